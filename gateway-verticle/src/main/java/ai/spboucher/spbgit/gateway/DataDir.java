@@ -1,0 +1,56 @@
+package ai.spboucher.spbgit.gateway;
+
+import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.auth.TokenStore;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.hooks.DurableFiles;
+import ai.spboucher.spbgit.hooks.RevocationList;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.time.Clock;
+
+/**
+ * The gateway's state on disk, opened once at start-up (blocking):
+ * {@code repos/}, {@code tokens.json}, {@code keys/}, {@code revoked-job-tokens.json} and, on first start,
+ * {@code initial-owner-token}.
+ */
+public record DataDir(Path root, RepositoryStore repos, TokenStore pats, SigningKey signingKey,
+                      RevocationList revocations) {
+
+  private static final System.Logger LOG = System.getLogger(DataDir.class.getName());
+  static final String INITIAL_OWNER_TOKEN = "initial-owner-token";
+
+  /** Opens (and on first start, initialises) the data directory. Blocking. */
+  public static DataDir open(Path root, Clock clock) throws IOException, GeneralSecurityException {
+    Files.createDirectories(root);
+    Path tokensFile = root.resolve("tokens.json");
+    boolean firstStart = !Files.exists(tokensFile);
+    TokenStore pats = TokenStore.load(tokensFile, clock);
+    DataDir dir = new DataDir(root, new RepositoryStore(root.resolve("repos")), pats,
+        SigningKey.loadOrCreate(root.resolve("keys")),
+        RevocationList.load(root.resolve("revoked-job-tokens.json"), clock));
+    if (firstStart && pats.isEmpty()) {
+      dir.writeInitialOwnerToken();
+    }
+    return dir;
+  }
+
+  public JobTokens jobTokens(Vertx vertx, Clock clock) {
+    return new JobTokens(vertx, signingKey, revocations, clock);
+  }
+
+  private void writeInitialOwnerToken() throws IOException {
+    TokenStore.CreatedToken token = pats.create("initial owner token");
+    Path file = root.resolve(INITIAL_OWNER_TOKEN);
+    Files.deleteIfExists(file);
+    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    DurableFiles.write(file, (token.secret() + "\n").getBytes(StandardCharsets.UTF_8));
+    LOG.log(System.Logger.Level.INFO, "created the owner token; it is in " + file.toAbsolutePath());
+  }
+}

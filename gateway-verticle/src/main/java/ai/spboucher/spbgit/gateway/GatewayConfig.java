@@ -1,0 +1,104 @@
+package ai.spboucher.spbgit.gateway;
+
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * The gateway's configuration, validated once at start-up.
+ *
+ * @param dataDir        where repositories, tokens, keys and logs live
+ * @param httpHost       the address to bind
+ * @param httpPort       the port to bind; 0 picks a free one
+ * @param publicUrl      the URL clients use, or null to derive it from the bound address
+ * @param maxPushBytes   the largest receive-pack request body (and pack) accepted, after decompression
+ * @param maxObjectBytes the largest single object accepted in a push
+ * @param gitWorkers     threads for JGit work, so long clones never starve other blocking work
+ */
+public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
+                            long maxObjectBytes, int gitWorkers) {
+
+  /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
+  public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
+
+  /** Environment variables, their JSON keys and defaults; the README table is generated from the same names. */
+  static final Map<String, String> ENVIRONMENT = Map.of(
+      "SPB_DATA_DIR", "dataDir",
+      "SPB_HTTP_HOST", "httpHost",
+      "SPB_HTTP_PORT", "httpPort",
+      "SPB_PUBLIC_URL", "publicUrl",
+      "SPB_MAX_PUSH_BYTES", "maxPushBytes",
+      "SPB_MAX_OBJECT_BYTES", "maxObjectBytes",
+      "SPB_GIT_WORKERS", "gitWorkers");
+
+  public GatewayConfig {
+    if (httpPort < 0 || httpPort > 65535) {
+      throw new IllegalArgumentException("SPB_HTTP_PORT must be between 0 and 65535, got " + httpPort);
+    }
+    if (maxPushBytes <= 0 || maxObjectBytes <= 0) {
+      throw new IllegalArgumentException("SPB_MAX_PUSH_BYTES and SPB_MAX_OBJECT_BYTES must be positive");
+    }
+    if (gitWorkers < 1) {
+      throw new IllegalArgumentException("SPB_GIT_WORKERS must be at least 1");
+    }
+    if (publicUrl != null && !publicUrl.matches("https?://[^\\s/]+(/[^\\s]*)?")) {
+      throw new IllegalArgumentException("SPB_PUBLIC_URL must be an http(s) URL, got " + publicUrl);
+    }
+    if (publicUrl != null && publicUrl.endsWith("/")) {
+      publicUrl = publicUrl.substring(0, publicUrl.length() - 1);
+    }
+  }
+
+  public static GatewayConfig from(JsonObject json) {
+    try {
+      return new GatewayConfig(
+          Path.of(json.getString("dataDir", "data")),
+          json.getString("httpHost", "127.0.0.1"),
+          Integer.parseInt(json.getString("httpPort", "8080")),
+          emptyToNull(json.getString("publicUrl")),
+          parseBytes(json.getString("maxPushBytes", "2g")),
+          parseBytes(json.getString("maxObjectBytes", "100m")),
+          Integer.parseInt(json.getString("gitWorkers", "16")));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
+    }
+  }
+
+  /** Builds the JSON form from environment variables (unset ones keep their defaults). */
+  public static JsonObject fromEnvironment(Map<String, String> env) {
+    JsonObject json = new JsonObject();
+    ENVIRONMENT.forEach((variable, key) -> {
+      String value = env.get(variable);
+      if (value != null && !value.isBlank()) {
+        json.put(key, value.trim());
+      }
+    });
+    return json;
+  }
+
+  /** The URL clients reach the gateway at, given the port actually bound. */
+  public String publicUrl(int boundPort) {
+    if (publicUrl != null) {
+      return publicUrl;
+    }
+    String host = httpHost.contains(":") ? "[" + httpHost + "]" : httpHost;
+    return "http://" + ("0.0.0.0".equals(httpHost) ? "127.0.0.1" : host) + ":" + boundPort;
+  }
+
+  /** Parses sizes such as {@code 512}, {@code 64k}, {@code 100m}, {@code 2g}. */
+  static long parseBytes(String value) {
+    String v = value.trim().toLowerCase();
+    long multiplier = switch (v.isEmpty() ? ' ' : v.charAt(v.length() - 1)) {
+      case 'k' -> 1L << 10;
+      case 'm' -> 1L << 20;
+      case 'g' -> 1L << 30;
+      default -> 1L;
+    };
+    String digits = multiplier == 1 ? v : v.substring(0, v.length() - 1);
+    return Math.multiplyExact(Long.parseLong(digits), multiplier);
+  }
+
+  private static String emptyToNull(String s) {
+    return s == null || s.isBlank() ? null : s;
+  }
+}

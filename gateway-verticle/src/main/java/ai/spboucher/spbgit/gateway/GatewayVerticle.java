@@ -1,0 +1,98 @@
+package ai.spboucher.spbgit.gateway;
+
+import ai.spboucher.spbgit.gateway.auth.Authenticator;
+import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
+import ai.spboucher.spbgit.gateway.http.ApiRoutes;
+import ai.spboucher.spbgit.gateway.http.HttpErrors;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.ext.web.Router;
+import java.time.Clock;
+
+/**
+ * The gateway's HTTP server: the REST API and git smart HTTP on one port. Opens the data directory on a worker
+ * thread, then listens; logs {@code listening on <url>} with the real port once ready.
+ */
+public final class GatewayVerticle extends VerticleBase {
+
+  private static final System.Logger LOG = System.getLogger(GatewayVerticle.class.getName());
+  private static final long USAGE_FLUSH_MS = 30_000;
+
+  private final GatewayConfig config;
+  private final Clock clock;
+  private WorkerExecutor gitPool;
+  private HttpServer server;
+  private DataDir data;
+  private String publicUrl;
+
+  public GatewayVerticle(GatewayConfig config, Clock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    // JGit can hold a thread for a whole clone: give it its own pool so API file I/O never queues behind it.
+    gitPool = vertx.createSharedWorkerExecutor("spb-git", config.gitWorkers());
+    return vertx.executeBlocking(() -> DataDir.open(config.dataDir(), clock))
+        .compose(dir -> {
+          data = dir;
+          return vertx.createHttpServer(new HttpServerOptions().setDecompressionSupported(false))
+              .requestHandler(router(dir))
+              .listen(config.httpPort(), config.httpHost());
+        })
+        .onSuccess(s -> {
+          server = s;
+          publicUrl = config.publicUrl(s.actualPort());
+          vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
+          LOG.log(System.Logger.Level.INFO, "listening on http://" + config.httpHost() + ":" + s.actualPort());
+        });
+  }
+
+  private Router router(DataDir dir) {
+    JobTokens jobTokens = dir.jobTokens(vertx, clock);
+    Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
+    Router router = Router.router(vertx);
+    new ApiRoutes(vertx, authenticator, dir.repos(), dir.pats(), jobTokens, this::cloneUrl, clock).mount(router);
+    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config).mount(router);
+    router.route().last().handler(ctx -> ctx.fail(404));
+    router.route().failureHandler(HttpErrors::handle);
+    return router;
+  }
+
+  private String cloneUrl(RepoName name) {
+    return publicUrl + "/" + name.value() + ".git";
+  }
+
+  /** The port actually bound; useful when configured with port 0. */
+  public int actualPort() {
+    return server.actualPort();
+  }
+
+  private void flushTokenUsage() {
+    if (data.pats().hasUnsavedUsage()) {
+      vertx.executeBlocking(() -> {
+        data.pats().save();
+        return null;
+      }).onFailure(e -> LOG.log(System.Logger.Level.WARNING, "cannot save token usage", e));
+    }
+  }
+
+  @Override
+  public Future<?> stop() {
+    Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
+    return closed.compose(v -> data == null ? Future.succeededFuture() : vertx.executeBlocking(() -> {
+      data.pats().save();
+      return null;
+    })).onComplete(ar -> {
+      if (gitPool != null) {
+        gitPool.close();
+      }
+    });
+  }
+}

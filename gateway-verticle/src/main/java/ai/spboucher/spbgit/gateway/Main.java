@@ -1,0 +1,96 @@
+package ai.spboucher.spbgit.gateway;
+
+import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import io.vertx.core.Vertx;
+import java.io.PrintStream;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * {@code java -jar spb-gateway.jar [serve]} starts the gateway; {@code mint-job-token --repo R --job J
+ * --ttl SECONDS} prints a job token signed with the data directory's key. Configuration comes from the
+ * environment (see README).
+ */
+public final class Main {
+
+  static final int USAGE = 2;
+  private static final String USAGE_TEXT = """
+      usage: spb-gateway [serve]
+             spb-gateway mint-job-token --repo REPO --job JOB [--ttl SECONDS]""";
+
+  private Main() {
+  }
+
+  public static void main(String[] args) {
+    configureLogging();
+    String command = args.length == 0 ? "serve" : args[0];
+    try {
+      GatewayConfig config = GatewayConfig.from(GatewayConfig.fromEnvironment(System.getenv()));
+      switch (command) {
+        case "serve" -> serve(config);
+        case "mint-job-token" -> System.exit(mintJobToken(config, args, System.out));
+        case "help", "--help", "-h" -> System.out.println(USAGE_TEXT);
+        default -> exit("unknown command '" + command + "'\n" + USAGE_TEXT);
+      }
+    } catch (IllegalArgumentException e) {
+      exit(e.getMessage());
+    }
+  }
+
+  private static void serve(GatewayConfig config) {
+    Vertx vertx = Vertx.vertx();
+    vertx.deployVerticle(new GatewayVerticle(config, Clock.systemUTC()))
+        .onFailure(e -> {
+          System.err.println("spb-gateway: cannot start: " + e.getMessage());
+          System.exit(1);
+        });
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> vertx.close().await()));
+  }
+
+  static int mintJobToken(GatewayConfig config, String[] args, PrintStream out) {
+    Map<String, String> options = options(args);
+    String repo = options.get("--repo");
+    String job = options.get("--job");
+    if (repo == null || job == null) {
+      throw new IllegalArgumentException("mint-job-token needs --repo and --job");
+    }
+    long ttl = Long.parseLong(options.getOrDefault("--ttl", "3600"));
+    ai.spboucher.spbgit.gateway.repos.RepoName.of(repo);
+    Vertx vertx = Vertx.vertx();
+    try {
+      DataDir data = DataDir.open(config.dataDir(), Clock.systemUTC());
+      JobTokens tokens = data.jobTokens(vertx, Clock.systemUTC());
+      out.println(tokens.issue(job, repo, Duration.ofSeconds(ttl)));
+      return 0;
+    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+      System.err.println("spb-gateway: cannot read the data directory: " + e.getMessage());
+      return 1;
+    } finally {
+      vertx.close();
+    }
+  }
+
+  private static Map<String, String> options(String[] args) {
+    Map<String, String> options = new HashMap<>();
+    for (int i = 1; i < args.length; i++) {
+      if (!args[i].startsWith("--") || i + 1 >= args.length) {
+        throw new IllegalArgumentException("expected --option value, got '" + args[i] + "'");
+      }
+      options.put(args[i], args[++i]);
+    }
+    return options;
+  }
+
+  private static void exit(String message) {
+    System.err.println("spb-gateway: " + message);
+    System.exit(USAGE);
+  }
+
+  private static void configureLogging() {
+    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+      System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
+    }
+  }
+}

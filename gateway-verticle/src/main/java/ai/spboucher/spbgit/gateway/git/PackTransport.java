@@ -1,0 +1,87 @@
+package ai.spboucher.spbgit.gateway.git;
+
+import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.hooks.JobTokenPreReceiveHook;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.List;
+import org.eclipse.jgit.lib.Repository;
+import org.eclipse.jgit.transport.PacketLineOut;
+import org.eclipse.jgit.transport.ReceivePack;
+import org.eclipse.jgit.transport.RefAdvertiser.PacketLineOutRefAdvertiser;
+import org.eclipse.jgit.transport.UploadPack;
+
+/**
+ * The JGit side of smart HTTP: ref advertisements, fetch and push, each in stateless-RPC form. Every method
+ * blocks on repository I/O and on the streams: run it on the git worker pool.
+ */
+final class PackTransport {
+
+  private final RepositoryStore repos;
+  private final long maxPushBytes;
+  private final long maxObjectBytes;
+
+  PackTransport(RepositoryStore repos, long maxPushBytes, long maxObjectBytes) {
+    this.repos = repos;
+    this.maxPushBytes = maxPushBytes;
+    this.maxObjectBytes = maxObjectBytes;
+  }
+
+  /** Writes the {@code info/refs} advertisement; {@code protocol} holds the client's Git-Protocol parameters. */
+  void advertise(RepoName name, GitService service, List<String> protocol, OutputStream out) throws IOException {
+    try (Repository repo = repos.open(name)) {
+      PacketLineOut pckOut = new PacketLineOut(out);
+      if (service == GitService.UPLOAD_PACK) {
+        UploadPack up = uploadPack(repo, protocol);
+        try {
+          // Writes the "# service=" preamble itself and switches to a v2 capability list when asked.
+          up.sendAdvertisedRefs(new PacketLineOutRefAdvertiser(pckOut), service.serviceName());
+        } finally {
+          up.getRevWalk().close();
+        }
+      } else {
+        pckOut.writeString("# service=" + service.serviceName() + "\n");
+        pckOut.end();
+        receivePack(repo, name, null).sendAdvertisedRefs(new PacketLineOutRefAdvertiser(pckOut));
+      }
+    }
+  }
+
+  void upload(RepoName name, List<String> protocol, InputStream in, OutputStream out) throws IOException {
+    try (Repository repo = repos.open(name)) {
+      uploadPack(repo, protocol).upload(in, out, null);
+    }
+  }
+
+  void receive(RepoName name, Principal pusher, InputStream in, OutputStream out) throws IOException {
+    try (Repository repo = repos.open(name)) {
+      receivePack(repo, name, pusher).receiveWithExceptionPropagation(in, out, null);
+    }
+  }
+
+  private static UploadPack uploadPack(Repository repo, List<String> protocol) {
+    UploadPack up = new UploadPack(repo);
+    up.setBiDirectionalPipe(false);
+    if (!protocol.isEmpty()) {
+      up.setExtraParameters(protocol);
+    }
+    return up;
+  }
+
+  private ReceivePack receivePack(Repository repo, RepoName name, Principal pusher) {
+    ReceivePack rp = new ReceivePack(repo);
+    rp.setBiDirectionalPipe(false);
+    rp.setAtomic(true);
+    rp.setMaxPackSizeLimit(maxPushBytes);
+    rp.setMaxObjectSizeLimit(maxObjectBytes);
+    rp.setCheckReceivedObjects(true);
+    rp.setAllowPushOptions(false);
+    if (pusher instanceof Principal.Job job) {
+      rp.setPreReceiveHook(new JobTokenPreReceiveHook(job.claims(), name.value()));
+    }
+    return rp;
+  }
+}

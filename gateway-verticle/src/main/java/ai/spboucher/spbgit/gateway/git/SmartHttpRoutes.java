@@ -1,0 +1,173 @@
+package ai.spboucher.spbgit.gateway.git;
+
+import ai.spboucher.spbgit.gateway.GatewayConfig;
+import ai.spboucher.spbgit.gateway.auth.Authenticator;
+import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
+import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.http.BadRequestException;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Arrays;
+import java.util.List;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * Git smart HTTP: {@code GET /<repo>.git/info/refs?service=...}, {@code POST /<repo>.git/git-upload-pack} and
+ * {@code POST /<repo>.git/git-receive-pack}. Fetch is anonymous; push needs Basic auth with a PAT or a job
+ * token, and a job token only for its own repository. All JGit work runs on the git worker pool; bodies stream
+ * in both directions.
+ */
+public final class SmartHttpRoutes {
+
+  private static final String REPO = "/(?<repo>[^/]+)\\.git";
+  /** Receive-pack results are a few lines per ref; holding them lets an unpack failure still answer 400. */
+  private static final long RECEIVE_REPORT_HOLD = 1 << 20;
+
+  private final Vertx vertx;
+  private final WorkerExecutor gitPool;
+  private final Authenticator authenticator;
+  private final PackTransport transport;
+  private final long maxPushBytes;
+
+  public SmartHttpRoutes(Vertx vertx, WorkerExecutor gitPool, Authenticator authenticator, RepositoryStore repos,
+                         GatewayConfig config) {
+    this.vertx = vertx;
+    this.gitPool = gitPool;
+    this.authenticator = authenticator;
+    this.transport = new PackTransport(repos, config.maxPushBytes(), config.maxObjectBytes());
+    this.maxPushBytes = config.maxPushBytes();
+  }
+
+  public void mount(Router router) {
+    router.getWithRegex(REPO + "/info/refs").handler(this::infoRefs);
+    router.postWithRegex(REPO + "/git-upload-pack").handler(ctx -> rpc(ctx, GitService.UPLOAD_PACK));
+    router.postWithRegex(REPO + "/git-receive-pack").handler(ctx -> rpc(ctx, GitService.RECEIVE_PACK));
+  }
+
+  private void infoRefs(RoutingContext ctx) {
+    RepoName name = RepoName.of(ctx.pathParam("repo"));
+    GitService service = GitService.named(ctx.request().getParam("service"))
+        .orElseThrow(() -> new BadRequestException(
+            "unsupported service: only smart HTTP with service=git-upload-pack or git-receive-pack is served"));
+    List<String> protocol = protocolParameters(ctx.request());
+    authorize(ctx.request(), name, service)
+        .compose(pusher -> gitPool.executeBlocking(() -> {
+          ByteArrayOutputStream out = new ByteArrayOutputStream();
+          transport.advertise(name, service, protocol, out);
+          return Buffer.buffer(out.toByteArray());
+        }, false))
+        .onSuccess(body -> ctx.response()
+            .putHeader("Content-Type", service.advertisementType())
+            .putHeader("Cache-Control", "no-cache")
+            .end(body))
+        .onFailure(ctx::fail);
+  }
+
+  private void rpc(RoutingContext ctx, GitService service) {
+    HttpServerRequest request = ctx.request();
+    RepoName name = RepoName.of(ctx.pathParam("repo"));
+    if (!service.requestType().equals(request.getHeader("Content-Type"))) {
+      ctx.fail(415, new BadRequestException("Content-Type must be " + service.requestType()));
+      return;
+    }
+    long limit = service == GitService.RECEIVE_PACK ? maxPushBytes : GatewayConfig.MAX_FETCH_REQUEST_BYTES;
+    // Attach before any asynchronous step, so no body chunk arrives without a reader.
+    RequestBodyStream body = RequestBodyStream.attach(request, vertx.getOrCreateContext(), limit);
+    boolean gzip = isGzip(request.getHeader("Content-Encoding"));
+    List<String> protocol = protocolParameters(request);
+    ResponseBodyStream out = new ResponseBodyStream(ctx.response(), vertx.getOrCreateContext(),
+        service.resultType(), service == GitService.RECEIVE_PACK ? RECEIVE_REPORT_HOLD : 0);
+    authorize(request, name, service)
+        .compose(pusher -> gitPool.executeBlocking(() -> {
+          InputStream in = gzip ? new LimitedInputStream(new GZIPInputStream(body, 65536), limit) : body;
+          if (service == GitService.UPLOAD_PACK) {
+            transport.upload(name, protocol, in, out);
+          } else {
+            transport.receive(name, pusher, in, out);
+          }
+          out.close();
+          return null;
+        }, false))
+        .onFailure(err -> {
+          if (out.committed()) {
+            // Mid-stream failure: the status line is gone, so the only honest signal left is a cut connection.
+            ctx.response().reset();
+          } else {
+            ctx.fail(err);
+          }
+        });
+  }
+
+  /** Anonymous for fetch; for push, a verified PAT or a job token scoped to this repository. */
+  private Future<Principal> authorize(HttpServerRequest request, RepoName name, GitService service) {
+    if (service == GitService.UPLOAD_PACK) {
+      return Future.succeededFuture();
+    }
+    try {
+      Principal pusher = authenticator.authenticate(request)
+          .orElseThrow(() -> new UnauthenticatedException("authentication required to push"));
+      if (pusher instanceof Principal.Job job && !job.claims().repo().equals(name.value())) {
+        throw new ForbiddenException("job token is scoped to repository " + job.claims().repo()
+            + " and cannot push to " + name);
+      }
+      return Future.succeededFuture(pusher);
+    } catch (UnauthenticatedException | ForbiddenException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  private static List<String> protocolParameters(HttpServerRequest request) {
+    String header = request.getHeader("Git-Protocol");
+    return header == null || header.isBlank() ? List.of() : Arrays.asList(header.split(":"));
+  }
+
+  private static boolean isGzip(String encoding) {
+    if (encoding == null || encoding.isBlank() || encoding.equalsIgnoreCase("identity")) {
+      return false;
+    }
+    if (encoding.equalsIgnoreCase("gzip") || encoding.equalsIgnoreCase("x-gzip")) {
+      return true;
+    }
+    throw new BadRequestException("unsupported Content-Encoding " + encoding);
+  }
+
+  /** Bounds what a small compressed body can expand to. */
+  private static final class LimitedInputStream extends java.io.FilterInputStream {
+    private final long limit;
+    private long count;
+
+    LimitedInputStream(InputStream in, long limit) {
+      super(in);
+      this.limit = limit;
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = super.read();
+      if (b >= 0 && ++count > limit) {
+        throw new BodyTooLargeException(limit);
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      int n = super.read(b, off, len);
+      if (n > 0 && (count += n) > limit) {
+        throw new BodyTooLargeException(limit);
+      }
+      return n;
+    }
+  }
+}

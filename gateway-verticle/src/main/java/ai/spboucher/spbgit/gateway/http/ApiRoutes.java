@@ -1,0 +1,178 @@
+package ai.spboucher.spbgit.gateway.http;
+
+import ai.spboucher.spbgit.gateway.auth.Authenticator;
+import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
+import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.auth.TokenStore;
+import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.hooks.JobTokenVerifier;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.function.Function;
+
+/**
+ * The REST API under {@code /api/v1}. Reads of public data are anonymous; everything else needs the owner's
+ * PAT as {@code Authorization: Bearer}. Job tokens never call the API: any write with one is refused before it
+ * is even verified. Blocking work (files, JGit) runs through {@code executeBlocking}.
+ */
+public final class ApiRoutes {
+
+  static final String PRINCIPAL = "principal";
+  private static final int MAX_BODY_BYTES = 64 << 10;
+  private static final int MAX_LABEL_LENGTH = 200;
+  private static final int MAX_DESCRIPTION_LENGTH = 1000;
+
+  private final Vertx vertx;
+  private final Authenticator authenticator;
+  private final RepositoryStore repos;
+  private final TokenStore pats;
+  private final JobTokens jobTokens;
+  private final Function<RepoName, String> cloneUrl;
+  private final Clock clock;
+
+  public ApiRoutes(Vertx vertx, Authenticator authenticator, RepositoryStore repos, TokenStore pats,
+                   JobTokens jobTokens, Function<RepoName, String> cloneUrl, Clock clock) {
+    this.vertx = vertx;
+    this.authenticator = authenticator;
+    this.repos = repos;
+    this.pats = pats;
+    this.jobTokens = jobTokens;
+    this.cloneUrl = cloneUrl;
+    this.clock = clock;
+  }
+
+  public void mount(Router router) {
+    router.route("/api/v1/*").handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
+    router.route("/api/v1/*").handler(this::authenticate);
+
+    router.get("/api/v1/repos").handler(this::listRepos);
+    router.post("/api/v1/repos").handler(this::createRepo);
+    router.delete("/api/v1/repos/:name").handler(this::deleteRepo);
+
+    router.get("/api/v1/tokens").handler(this::listTokens);
+    router.post("/api/v1/tokens").handler(this::createToken);
+    router.delete("/api/v1/tokens/:id").handler(this::revokeToken);
+
+    router.post("/api/v1/job-tokens").handler(this::issueJobToken);
+    router.delete("/api/v1/job-tokens/:jti").handler(this::revokeJobToken);
+
+    router.route("/api/v1/*").handler(ctx -> ctx.fail(404, new NotFoundException("no such API endpoint")));
+  }
+
+  private void authenticate(RoutingContext ctx) {
+    var credential = Authenticator.credentialOf(ctx.request());
+    if (credential.isPresent() && ctx.request().method() != HttpMethod.GET
+        && JobTokenVerifier.looksLikeJwt(credential.get())) {
+      throw new ForbiddenException("job tokens cannot call the API");
+    }
+    credential.map(authenticator::authenticate).ifPresent(p -> ctx.put(PRINCIPAL, p));
+    ctx.next();
+  }
+
+  private void listRepos(RoutingContext ctx) {
+    vertx.executeBlocking(repos::list)
+        .map(list -> new JsonArray(list.stream().map(r -> repoJson(r)).toList()))
+        .onSuccess(json -> Responses.json(ctx, 200, json))
+        .onFailure(ctx::fail);
+  }
+
+  private void createRepo(RoutingContext ctx) {
+    requireOwner(ctx);
+    JsonObject body = Responses.jsonBody(ctx);
+    RepoName name = RepoName.of(Responses.requiredString(body, "name"));
+    String description = Responses.optionalString(body, "description", MAX_DESCRIPTION_LENGTH);
+    vertx.executeBlocking(() -> repos.create(name, description))
+        .onSuccess(repo -> Responses.json(ctx, 201, repoJson(repo)))
+        .onFailure(ctx::fail);
+  }
+
+  private void deleteRepo(RoutingContext ctx) {
+    requireOwner(ctx);
+    RepoName name = RepoName.of(ctx.pathParam("name"));
+    vertx.executeBlocking(() -> {
+      repos.delete(name);
+      return null;
+    }).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+  }
+
+  private void listTokens(RoutingContext ctx) {
+    requireOwner(ctx);
+    Responses.json(ctx, 200, new JsonArray(pats.list().stream().map(TokenStore.TokenRecord::toJson).toList()));
+  }
+
+  private void createToken(RoutingContext ctx) {
+    requireOwner(ctx);
+    JsonObject body = Responses.jsonBody(ctx);
+    String label = Responses.requiredString(body, "label");
+    if (label.length() > MAX_LABEL_LENGTH) {
+      throw new BadRequestException("label is longer than " + MAX_LABEL_LENGTH + " characters");
+    }
+    vertx.executeBlocking(() -> pats.create(label))
+        .onSuccess(created -> Responses.json(ctx, 201, created.record().toJson().put("token", created.secret())))
+        .onFailure(ctx::fail);
+  }
+
+  private void revokeToken(RoutingContext ctx) {
+    requireOwner(ctx);
+    String id = ctx.pathParam("id");
+    vertx.executeBlocking(() -> pats.revoke(id))
+        .onSuccess(found -> {
+          if (found) {
+            Responses.noContent(ctx);
+          } else {
+            ctx.fail(new NotFoundException("no token with id " + id));
+          }
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void issueJobToken(RoutingContext ctx) {
+    requireOwner(ctx);
+    JsonObject body = Responses.jsonBody(ctx);
+    RepoName repo = RepoName.of(Responses.requiredString(body, "repo"));
+    String job = Responses.requiredString(body, "job");
+    long ttl = body.getValue("ttl") instanceof Number n ? n.longValue() : 3600;
+    String token = jobTokens.issue(job, repo.value(), Duration.ofSeconds(ttl));
+    Responses.json(ctx, 201, new JsonObject().put("token", token).put("job", job).put("repo", repo.value())
+        .put("expires", clock.instant().plusSeconds(ttl).toString()));
+  }
+
+  private void revokeJobToken(RoutingContext ctx) {
+    requireOwner(ctx);
+    String jti = ctx.pathParam("jti");
+    // The expiry is unknown from the id alone; keeping the entry for the longest lifetime is always enough.
+    Instant keepUntil = clock.instant().plus(JobTokenVerifier.MAX_LIFETIME);
+    vertx.executeBlocking(() -> {
+      jobTokens.revoke(jti, keepUntil);
+      return null;
+    }).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+  }
+
+  private JsonObject repoJson(RepositoryStore.RepoInfo repo) {
+    return new JsonObject().put("name", repo.name()).put("description", repo.description())
+        .put("clone_url", cloneUrl.apply(RepoName.of(repo.name())));
+  }
+
+  /** Only the owner's PAT passes; a job token is forbidden, no credential is unauthenticated. */
+  static Principal.Owner requireOwner(RoutingContext ctx) {
+    Principal principal = ctx.get(PRINCIPAL);
+    if (principal instanceof Principal.Owner owner) {
+      return owner;
+    }
+    if (principal instanceof Principal.Job) {
+      throw new ForbiddenException("job tokens cannot call the API");
+    }
+    throw new UnauthenticatedException("an owner token is required (Authorization: Bearer <token>)");
+  }
+}

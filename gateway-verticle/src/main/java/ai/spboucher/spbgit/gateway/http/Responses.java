@@ -1,0 +1,60 @@
+package ai.spboucher.spbgit.gateway.http;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+
+/** Small helpers for JSON requests and responses. */
+final class Responses {
+
+  private Responses() {
+  }
+
+  static void json(RoutingContext ctx, int status, Object body) {
+    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json")
+        .putHeader("Cache-Control", "no-store")
+        .end(body instanceof JsonObject o ? o.encode() : ((io.vertx.core.json.JsonArray) body).encode());
+  }
+
+  static void noContent(RoutingContext ctx) {
+    ctx.response().setStatusCode(204).end();
+  }
+
+  /** The request body as a JSON object, or a 400 saying what is wrong with it. */
+  static JsonObject jsonBody(RoutingContext ctx) {
+    if (ctx.body() == null || ctx.body().length() == 0) {
+      throw new BadRequestException("a JSON object body is required");
+    }
+    try {
+      Object value = ctx.body().buffer().toJsonValue();
+      if (value instanceof JsonObject object) {
+        return object;
+      }
+    } catch (DecodeException e) {
+      throw new BadRequestException("request body is not valid JSON");
+    }
+    throw new BadRequestException("request body must be a JSON object");
+  }
+
+  static String requiredString(JsonObject body, String field) {
+    Object value = body.getValue(field);
+    if (!(value instanceof String s) || s.isBlank()) {
+      throw new BadRequestException("'" + field + "' is required and must be a non-empty string");
+    }
+    return s;
+  }
+
+  static String optionalString(JsonObject body, String field, int maxLength) {
+    Object value = body.getValue(field);
+    if (value == null) {
+      return "";
+    }
+    if (!(value instanceof String s)) {
+      throw new BadRequestException("'" + field + "' must be a string");
+    }
+    if (s.length() > maxLength) {
+      throw new BadRequestException("'" + field + "' is longer than " + maxLength + " characters");
+    }
+    return s;
+  }
+}

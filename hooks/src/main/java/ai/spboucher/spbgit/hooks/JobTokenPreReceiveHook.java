@@ -1,0 +1,39 @@
+package ai.spboucher.spbgit.hooks;
+
+import java.util.Collection;
+import java.util.List;
+import org.eclipse.jgit.transport.PreReceiveHook;
+import org.eclipse.jgit.transport.ReceiveCommand;
+import org.eclipse.jgit.transport.ReceivePack;
+
+/**
+ * The in-process pre-receive gate for pushes made with a job token: every command outside the token's
+ * repository and ref scope is rejected with a reason naming the allowed scope. JGit calls it on the thread
+ * running {@link ReceivePack#receive}, before any ref is updated.
+ */
+public final class JobTokenPreReceiveHook implements PreReceiveHook {
+
+  private final JobTokenClaims claims;
+  private final String repo;
+
+  public JobTokenPreReceiveHook(JobTokenClaims claims, String repo) {
+    this.claims = claims;
+    this.repo = repo;
+  }
+
+  @Override
+  public void onPreReceive(ReceivePack rp, Collection<ReceiveCommand> commands) {
+    List<ReceiveCommand> pending = commands.stream()
+        .filter(c -> c.getResult() == ReceiveCommand.Result.NOT_ATTEMPTED)
+        .toList();
+    // During receive, JGit sets isAtomic() from the client's negotiated capabilities.
+    boolean atomic = rp.isAtomic();
+    List<PushGate.Verdict> verdicts = PushGate.evaluate(claims, repo,
+        pending.stream().map(ReceiveCommand::getRefName).toList(), atomic);
+    for (int i = 0; i < pending.size(); i++) {
+      ReceiveCommand command = pending.get(i);
+      verdicts.get(i).refusal()
+          .ifPresent(reason -> command.setResult(ReceiveCommand.Result.REJECTED_OTHER_REASON, reason));
+    }
+  }
+}

@@ -1,0 +1,224 @@
+package ai.spboucher.spbgit.hooks;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.PublicKey;
+import java.security.Signature;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+
+/**
+ * Verifies job tokens: compact JWS, ES256 only, signed by one of the gateway's keys (looked up by {@code kid}),
+ * issued by {@link #ISSUER} for {@link #AUDIENCE}, currently valid, at most {@link #MAX_LIFETIME} long, not
+ * revoked, and carrying a consistent job scope.
+ *
+ * <p>Deliberately written against the JCA rather than a general JWT library: the algorithm is pinned before
+ * the header is trusted for anything else, so {@code alg: none} and HMAC-with-the-public-key forgeries have
+ * no code path to succeed through. Instances are immutable and thread-safe.
+ */
+public final class JobTokenVerifier {
+
+  /** The {@code iss} every job token carries. */
+  public static final String ISSUER = "spb-git-gateway";
+  /** The {@code aud} every job token carries. */
+  public static final String AUDIENCE = "spb-git-push";
+  /** The longest a token may live, {@code exp - iat}; longer claims are refused even if correctly signed. */
+  public static final Duration MAX_LIFETIME = Duration.ofHours(2);
+  /** The only accepted JWS algorithm. */
+  public static final String ALGORITHM = "ES256";
+
+  private static final int MAX_TOKEN_LENGTH = 8192;
+  private static final int ES256_SIGNATURE_LENGTH = 64;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Map<String, PublicKey> keysById;
+  private final Predicate<String> isRevoked;
+  private final Clock clock;
+
+  /**
+   * @param keysById  the gateway's public keys by {@code kid}; several during a key rotation
+   * @param isRevoked answers whether a token id ({@code jti}) was revoked; consulted on every verification
+   * @param clock     the time source for {@code exp}/{@code nbf}
+   */
+  public JobTokenVerifier(Map<String, PublicKey> keysById, Predicate<String> isRevoked, Clock clock) {
+    this.keysById = Map.copyOf(keysById);
+    this.isRevoked = isRevoked;
+    this.clock = clock;
+  }
+
+  /** Whether {@code credential} has the shape of a JWT (three dot-separated parts), so it is not a PAT. */
+  public static boolean looksLikeJwt(String credential) {
+    return credential != null && credential.startsWith("eyJ") && credential.chars().filter(c -> c == '.').count() == 2;
+  }
+
+  /** Verifies {@code token} and returns its claims, or throws with the reason it was refused. */
+  public JobTokenClaims verify(String token) throws InvalidJobTokenException {
+    if (token == null || token.isEmpty()) {
+      throw new InvalidJobTokenException("no job token");
+    }
+    if (token.length() > MAX_TOKEN_LENGTH) {
+      throw new InvalidJobTokenException("job token too long");
+    }
+    String[] parts = token.split("\\.", -1);
+    if (parts.length != 3) {
+      throw new InvalidJobTokenException("job token is not a signed JWT");
+    }
+    JsonNode header = decodeJson(parts[0], "header");
+    if (!ALGORITHM.equals(text(header, "alg"))) {
+      throw new InvalidJobTokenException("job token algorithm must be " + ALGORITHM);
+    }
+    if (header.has("crit")) {
+      throw new InvalidJobTokenException("job token has unsupported critical header parameters");
+    }
+    PublicKey key = keysById.get(text(header, "kid"));
+    if (key == null) {
+      throw new InvalidJobTokenException("job token signed with an unknown key");
+    }
+    verifySignature(key, parts);
+    return claimsFrom(decodeJson(parts[1], "payload"));
+  }
+
+  private static void verifySignature(PublicKey key, String[] parts) throws InvalidJobTokenException {
+    byte[] joseSignature = decode(parts[2], "signature");
+    if (joseSignature.length != ES256_SIGNATURE_LENGTH) {
+      throw new InvalidJobTokenException("job token signature is invalid");
+    }
+    try {
+      Signature ecdsa = Signature.getInstance("SHA256withECDSA");
+      ecdsa.initVerify(key);
+      ecdsa.update((parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII));
+      if (!ecdsa.verify(EcdsaSignatures.joseToDer(joseSignature))) {
+        throw new InvalidJobTokenException("job token signature is invalid");
+      }
+    } catch (GeneralSecurityException e) {
+      throw new InvalidJobTokenException("job token signature is invalid");
+    }
+  }
+
+  private JobTokenClaims claimsFrom(JsonNode payload) throws InvalidJobTokenException {
+    if (!ISSUER.equals(text(payload, "iss"))) {
+      throw new InvalidJobTokenException("job token has the wrong issuer");
+    }
+    if (!audienceMatches(payload.get("aud"))) {
+      throw new InvalidJobTokenException("job token has the wrong audience");
+    }
+    Instant now = clock.instant();
+    Instant issuedAt = requiredTime(payload, "iat");
+    Instant notBefore = requiredTime(payload, "nbf");
+    Instant expiresAt = requiredTime(payload, "exp");
+    if (!expiresAt.isAfter(now)) {
+      throw new InvalidJobTokenException("job token has expired");
+    }
+    if (notBefore.isAfter(now)) {
+      throw new InvalidJobTokenException("job token is not valid yet");
+    }
+    if (Duration.between(issuedAt, expiresAt).compareTo(MAX_LIFETIME) > 0 || expiresAt.isBefore(issuedAt)) {
+      throw new InvalidJobTokenException("job token lifetime exceeds " + MAX_LIFETIME.toMinutes() + " minutes");
+    }
+    String tokenId = requiredText(payload, "jti");
+    if (isRevoked.test(tokenId)) {
+      throw new InvalidJobTokenException("job token has been revoked");
+    }
+    String jobId = requiredText(payload, "sub");
+    RefScope scope;
+    try {
+      scope = RefScope.forJob(jobId);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidJobTokenException("job token names an invalid job id");
+    }
+    JsonNode scopeNode = payload.get("scope");
+    if (scopeNode == null || !scopeNode.isObject()) {
+      throw new InvalidJobTokenException("job token has no scope");
+    }
+    String repo = requiredText(scopeNode, "repo");
+    if (!scope.glob().equals(text(scopeNode, "refs"))) {
+      throw new InvalidJobTokenException("job token ref scope must be " + scope.glob());
+    }
+    List<String> capabilities = stringList(payload.get("cap"));
+    if (!capabilities.contains(JobTokenClaims.PUSH_AGENT_REF)) {
+      throw new InvalidJobTokenException("job token lacks the " + JobTokenClaims.PUSH_AGENT_REF + " capability");
+    }
+    return new JobTokenClaims(jobId, tokenId, repo, scope, capabilities, issuedAt, notBefore, expiresAt);
+  }
+
+  private static boolean audienceMatches(JsonNode aud) {
+    if (aud == null) {
+      return false;
+    }
+    if (aud.isTextual()) {
+      return AUDIENCE.equals(aud.textValue());
+    }
+    if (aud.isArray()) {
+      for (JsonNode entry : aud) {
+        if (entry.isTextual() && AUDIENCE.equals(entry.textValue())) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static List<String> stringList(JsonNode node) {
+    List<String> values = new ArrayList<>();
+    if (node != null && node.isArray()) {
+      node.forEach(entry -> {
+        if (entry.isTextual()) {
+          values.add(entry.textValue());
+        }
+      });
+    }
+    return values;
+  }
+
+  private static Instant requiredTime(JsonNode node, String field) throws InvalidJobTokenException {
+    JsonNode value = node.get(field);
+    if (value == null || !value.canConvertToLong() || !value.isIntegralNumber()) {
+      throw new InvalidJobTokenException("job token has no valid '" + field + "' claim");
+    }
+    return Instant.ofEpochSecond(value.longValue());
+  }
+
+  private static String requiredText(JsonNode node, String field) throws InvalidJobTokenException {
+    String value = text(node, field);
+    if (value == null || value.isEmpty()) {
+      throw new InvalidJobTokenException("job token has no '" + field + "' claim");
+    }
+    return value;
+  }
+
+  private static String text(JsonNode node, String field) {
+    JsonNode value = node.get(field);
+    return value != null && value.isTextual() ? value.textValue() : null;
+  }
+
+  private static JsonNode decodeJson(String part, String what) throws InvalidJobTokenException {
+    try {
+      JsonNode node = JSON.readTree(decode(part, what));
+      if (node == null || !node.isObject()) {
+        throw new InvalidJobTokenException("job token " + what + " is not a JSON object");
+      }
+      return node;
+    } catch (JsonProcessingException e) {
+      throw new InvalidJobTokenException("job token " + what + " is not valid JSON");
+    } catch (java.io.IOException e) {
+      throw new InvalidJobTokenException("job token " + what + " is unreadable");
+    }
+  }
+
+  private static byte[] decode(String part, String what) throws InvalidJobTokenException {
+    try {
+      return Base64.getUrlDecoder().decode(part);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidJobTokenException("job token " + what + " is not base64url");
+    }
+  }
+}
