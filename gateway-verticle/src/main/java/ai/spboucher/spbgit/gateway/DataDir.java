@@ -25,6 +25,8 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
 
   private static final System.Logger LOG = System.getLogger(DataDir.class.getName());
   static final String INITIAL_OWNER_TOKEN = "initial-owner-token";
+  static final String KEYS = "keys";
+  static final String REVOCATIONS = "revoked-job-tokens.json";
 
   /** Opens (and on first start, initialises) the data directory. Blocking. */
   public static DataDir open(Path root, Clock clock) throws IOException, GeneralSecurityException {
@@ -33,8 +35,7 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
     boolean firstStart = !Files.exists(tokensFile);
     TokenStore pats = TokenStore.load(tokensFile, clock);
     DataDir dir = new DataDir(root, new RepositoryStore(root.resolve("repos")), pats,
-        SigningKey.loadOrCreate(root.resolve("keys")),
-        RevocationList.load(root.resolve("revoked-job-tokens.json"), clock));
+        SigningKey.loadOrCreate(root.resolve(KEYS)), RevocationList.load(root.resolve(REVOCATIONS), clock));
     if (firstStart && pats.isEmpty()) {
       dir.writeInitialOwnerToken();
     }

@@ -1,6 +1,11 @@
 package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.hooks.JobTokenVerifier;
+import ai.spboucher.spbgit.hooks.RefScope;
+import ai.spboucher.spbgit.hooks.RevocationList;
 import io.vertx.core.Vertx;
 import java.io.PrintStream;
 import java.time.Clock;
@@ -56,13 +61,19 @@ public final class Main {
     if (repo == null || job == null) {
       throw new IllegalArgumentException("mint-job-token needs --repo and --job");
     }
-    long ttl = Long.parseLong(options.getOrDefault("--ttl", "3600"));
-    ai.spboucher.spbgit.gateway.repos.RepoName.of(repo);
+    Duration ttl = Duration.ofSeconds(Long.parseLong(options.getOrDefault("--ttl", "3600")));
+    // Validate everything before touching the data directory, so a typo changes nothing on disk.
+    RepoName.of(repo);
+    RefScope.forJob(job);
+    if (ttl.toSeconds() < 1 || ttl.compareTo(JobTokenVerifier.MAX_LIFETIME) > 0) {
+      throw new IllegalArgumentException("--ttl must be between 1 and " + JobTokenVerifier.MAX_LIFETIME.toSeconds());
+    }
     Vertx vertx = Vertx.vertx();
     try {
-      DataDir data = DataDir.open(config.dataDir(), Clock.systemUTC());
-      JobTokens tokens = data.jobTokens(vertx, Clock.systemUTC());
-      out.println(tokens.issue(job, repo, Duration.ofSeconds(ttl)));
+      Clock clock = Clock.systemUTC();
+      SigningKey key = SigningKey.loadOrCreate(config.dataDir().resolve(DataDir.KEYS));
+      RevocationList revocations = RevocationList.load(config.dataDir().resolve(DataDir.REVOCATIONS), clock);
+      out.println(new JobTokens(vertx, key, revocations, clock).issue(job, repo, ttl));
       return 0;
     } catch (java.io.IOException | java.security.GeneralSecurityException e) {
       System.err.println("spb-gateway: cannot read the data directory: " + e.getMessage());

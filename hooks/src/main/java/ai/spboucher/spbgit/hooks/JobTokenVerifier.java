@@ -79,7 +79,9 @@ public final class JobTokenVerifier {
     if (header.has("crit")) {
       throw new InvalidJobTokenException("job token has unsupported critical header parameters");
     }
-    PublicKey key = keysById.get(text(header, "kid"));
+    String kid = text(header, "kid");
+    // Immutable maps throw on a null key, so a token without a kid must not reach get().
+    PublicKey key = kid == null ? null : keysById.get(kid);
     if (key == null) {
       throw new InvalidJobTokenException("job token signed with an unknown key");
     }
@@ -181,7 +183,8 @@ public final class JobTokenVerifier {
 
   private static Instant requiredTime(JsonNode node, String field) throws InvalidJobTokenException {
     JsonNode value = node.get(field);
-    if (value == null || !value.canConvertToLong() || !value.isIntegralNumber()) {
+    if (value == null || !value.canConvertToLong() || !value.isIntegralNumber()
+        || value.longValue() < Instant.MIN.getEpochSecond() || value.longValue() > Instant.MAX.getEpochSecond()) {
       throw new InvalidJobTokenException("job token has no valid '" + field + "' claim");
     }
     return Instant.ofEpochSecond(value.longValue());

@@ -104,7 +104,8 @@ public final class PreReceiveMain {
     for (PushGate.Verdict verdict : verdicts) {
       if (!verdict.admitted()) {
         refused = true;
-        err.println("refused " + printable(verdict.refName()) + ": " + verdict.refusal().get());
+        // An atomic refusal quotes another ref's name, so the reason needs escaping as much as the name.
+        err.println("refused " + printable(verdict.refName()) + ": " + printable(verdict.refusal().get()));
       }
     }
     return refused ? REFUSED : 0;

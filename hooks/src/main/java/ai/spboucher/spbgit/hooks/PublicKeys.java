@@ -45,7 +45,13 @@ public final class PublicKeys {
       throw new GeneralSecurityException("not a PEM public key");
     }
     String body = pem.substring(start + BEGIN.length(), end).replaceAll("\\s", "");
-    return KeyFactory.getInstance("EC").generatePublic(new X509EncodedKeySpec(Base64.getDecoder().decode(body)));
+    byte[] der;
+    try {
+      der = Base64.getDecoder().decode(body);
+    } catch (IllegalArgumentException e) {
+      throw new GeneralSecurityException("not a PEM public key", e);
+    }
+    return KeyFactory.getInstance("EC").generatePublic(new X509EncodedKeySpec(der));
   }
 
   /** Reads a PEM public key file. Blocking. */

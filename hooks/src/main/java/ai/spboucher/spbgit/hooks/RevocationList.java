@@ -43,7 +43,12 @@ public final class RevocationList {
         throw new IOException(file + " is not a revocation list");
       }
       for (JsonNode entry : entries) {
-        list.revoked.put(entry.get("jti").asText(), Instant.ofEpochSecond(entry.get("exp").asLong()));
+        JsonNode jti = entry.get("jti");
+        JsonNode exp = entry.get("exp");
+        if (jti == null || !jti.isTextual() || exp == null || !exp.isIntegralNumber() || !exp.canConvertToLong()) {
+          throw new IOException(file + " has a revocation entry without a textual jti and an integer exp");
+        }
+        list.revoked.put(jti.textValue(), Instant.ofEpochSecond(exp.longValue()));
       }
     }
     return list;

@@ -31,6 +31,7 @@ final class ResponseBodyStream extends OutputStream {
   private final Semaphore inFlight = new Semaphore(IN_FLIGHT_BYTES);
   private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
   private volatile boolean committed;
+  private long written;
   private volatile Throwable failure;
 
   /**
@@ -49,6 +50,11 @@ final class ResponseBodyStream extends OutputStream {
     return committed;
   }
 
+  /** Bytes JGit has written so far, sent or not. */
+  long bytesWritten() {
+    return written;
+  }
+
   @Override
   public void write(int b) throws IOException {
     write(new byte[] {(byte) b}, 0, 1);
@@ -58,6 +64,7 @@ final class ResponseBodyStream extends OutputStream {
   public void write(byte[] b, int off, int len) throws IOException {
     checkFailure();
     pending.write(b, off, len);
+    written += len;
     if (pending.size() >= Math.max(CHUNK, holdLimit)) {
       send();
     }

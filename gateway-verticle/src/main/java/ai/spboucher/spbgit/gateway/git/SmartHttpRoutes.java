@@ -16,8 +16,6 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.util.Arrays;
 import java.util.List;
 import java.util.zip.GZIPInputStream;
@@ -82,6 +80,11 @@ public final class SmartHttpRoutes {
       return;
     }
     long limit = service == GitService.RECEIVE_PACK ? maxPushBytes : GatewayConfig.MAX_FETCH_REQUEST_BYTES;
+    String declaredLength = request.getHeader("Content-Length");
+    if (declaredLength != null && declaredLength.matches("\\d{1,18}") && Long.parseLong(declaredLength) > limit) {
+      ctx.fail(413, new BadRequestException("request body exceeds the limit of " + limit + " bytes"));
+      return;
+    }
     // Attach before any asynchronous step, so no body chunk arrives without a reader.
     RequestBodyStream body = RequestBodyStream.attach(request, vertx.getOrCreateContext(), limit);
     boolean gzip = isGzip(request.getHeader("Content-Encoding"));
@@ -90,11 +93,16 @@ public final class SmartHttpRoutes {
         service.resultType(), service == GitService.RECEIVE_PACK ? RECEIVE_REPORT_HOLD : 0);
     authorize(request, name, service)
         .compose(pusher -> gitPool.executeBlocking(() -> {
-          InputStream in = gzip ? new LimitedInputStream(new GZIPInputStream(body, 65536), limit) : body;
+          WatchedInputStream in = new WatchedInputStream(gzip ? new GZIPInputStream(body, 65536) : body, limit);
           if (service == GitService.UPLOAD_PACK) {
             transport.upload(name, protocol, in, out);
           } else {
             transport.receive(name, pusher, in, out);
+          }
+          in.requireWellFormed();
+          if (service == GitService.UPLOAD_PACK && out.bytesWritten() == 0) {
+            // Every well-formed fetch request gets an answer; JGit returning silently means it saw no request.
+            throw new BadRequestException("malformed upload-pack request");
           }
           out.close();
           return null;
@@ -140,34 +148,5 @@ public final class SmartHttpRoutes {
       return true;
     }
     throw new BadRequestException("unsupported Content-Encoding " + encoding);
-  }
-
-  /** Bounds what a small compressed body can expand to. */
-  private static final class LimitedInputStream extends java.io.FilterInputStream {
-    private final long limit;
-    private long count;
-
-    LimitedInputStream(InputStream in, long limit) {
-      super(in);
-      this.limit = limit;
-    }
-
-    @Override
-    public int read() throws IOException {
-      int b = super.read();
-      if (b >= 0 && ++count > limit) {
-        throw new BodyTooLargeException(limit);
-      }
-      return b;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      int n = super.read(b, off, len);
-      if (n > 0 && (count += n) > limit) {
-        throw new BodyTooLargeException(limit);
-      }
-      return n;
-    }
   }
 }

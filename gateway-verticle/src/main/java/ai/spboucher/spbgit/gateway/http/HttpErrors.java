@@ -15,6 +15,7 @@ import org.eclipse.jgit.errors.PackProtocolException;
 import org.eclipse.jgit.errors.TooLargeObjectInPackException;
 import org.eclipse.jgit.errors.TooLargePackException;
 import org.eclipse.jgit.errors.UnpackException;
+import org.eclipse.jgit.transport.UploadPackInternalServerErrorException;
 
 /**
  * The one place where failures become HTTP answers: a status from the exception type and a JSON body
@@ -53,6 +54,9 @@ public final class HttpErrors {
 
   /** The status for a failure; {@code suggested} is what the failing handler asked for, or -1. */
   static int statusOf(Throwable t, int suggested) {
+    if (t instanceof UploadPackInternalServerErrorException && t.getCause() != null) {
+      return statusOf(t.getCause(), suggested);
+    }
     if (t instanceof UnauthenticatedException) {
       return 401;
     }
@@ -103,6 +107,9 @@ public final class HttpErrors {
         case 415 -> "unsupported media type";
         default -> "request failed";
       };
+    }
+    if (failure instanceof UploadPackInternalServerErrorException && failure.getCause() != null) {
+      return messageOf(failure.getCause(), status);
     }
     String message = failure.getMessage();
     if (failure instanceof UnpackException && failure.getCause() != null) {

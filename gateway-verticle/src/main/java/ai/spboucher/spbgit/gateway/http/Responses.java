@@ -22,11 +22,12 @@ final class Responses {
 
   /** The request body as a JSON object, or a 400 saying what is wrong with it. */
   static JsonObject jsonBody(RoutingContext ctx) {
-    if (ctx.body() == null || ctx.body().length() == 0) {
+    io.vertx.core.buffer.Buffer buffer = ctx.body() == null ? null : ctx.body().buffer();
+    if (buffer == null || buffer.length() == 0) {
       throw new BadRequestException("a JSON object body is required");
     }
     try {
-      Object value = ctx.body().buffer().toJsonValue();
+      Object value = buffer.toJsonValue();
       if (value instanceof JsonObject object) {
         return object;
       }

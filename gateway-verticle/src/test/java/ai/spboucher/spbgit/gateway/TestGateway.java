@@ -1,0 +1,99 @@
+package ai.spboucher.spbgit.gateway;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+
+/**
+ * A real gateway for end-to-end tests: deployed in this JVM on a free port with its own data directory, and a
+ * blocking HTTP client for driving the API from the test thread.
+ */
+final class TestGateway implements AutoCloseable {
+
+  final Vertx vertx;
+  final Path dataDir;
+  final GatewayVerticle verticle;
+  final String baseUrl;
+  final String ownerToken;
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  private TestGateway(Vertx vertx, Path dataDir, GatewayVerticle verticle) throws IOException {
+    this.vertx = vertx;
+    this.dataDir = dataDir;
+    this.verticle = verticle;
+    this.baseUrl = "http://127.0.0.1:" + verticle.actualPort();
+    this.ownerToken = Files.readString(dataDir.resolve(DataDir.INITIAL_OWNER_TOKEN)).strip();
+  }
+
+  static TestGateway start(Path dataDir) throws Exception {
+    return start(dataDir, new JsonObject());
+  }
+
+  static TestGateway start(Path dataDir, JsonObject overrides) throws Exception {
+    JsonObject json = new JsonObject().put("dataDir", dataDir.toString()).put("httpPort", "0").mergeIn(overrides);
+    Vertx vertx = Vertx.vertx();
+    GatewayVerticle verticle = new GatewayVerticle(GatewayConfig.from(json), Clock.systemUTC());
+    vertx.deployVerticle(verticle).await();
+    return new TestGateway(vertx, dataDir, verticle);
+  }
+
+  String repoUrl(String repo) {
+    return baseUrl + "/" + repo + ".git";
+  }
+
+  /** The repository URL with a credential embedded as the Basic password, as git clients send it. */
+  String pushUrl(String repo, String token) {
+    return "http://agent:" + token + "@127.0.0.1:" + verticle.actualPort() + "/" + repo + ".git";
+  }
+
+  Path repoDir(String repo) {
+    return dataDir.resolve("repos").resolve(repo + ".git");
+  }
+
+  HttpResponse<String> api(String method, String path, String token, String body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+    if (token != null) {
+      b.header("Authorization", "Bearer " + token);
+    }
+    if (body != null) {
+      b.header("Content-Type", "application/json");
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  HttpResponse<byte[]> raw(HttpRequest request) throws Exception {
+    return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  void createRepo(String name) throws Exception {
+    HttpResponse<String> r = api("POST", "/api/v1/repos", ownerToken, new JsonObject().put("name", name).encode());
+    if (r.statusCode() != 201) {
+      throw new AssertionError("cannot create " + name + ": " + r.statusCode() + " " + r.body());
+    }
+  }
+
+  String jobToken(String repo, String job, long ttlSeconds) throws Exception {
+    HttpResponse<String> r = api("POST", "/api/v1/job-tokens", ownerToken,
+        new JsonObject().put("repo", repo).put("job", job).put("ttl", ttlSeconds).encode());
+    if (r.statusCode() != 201) {
+      throw new AssertionError("cannot mint a job token: " + r.statusCode() + " " + r.body());
+    }
+    return new JsonObject(r.body()).getString("token");
+  }
+
+  @Override
+  public void close() {
+    vertx.close().await();
+  }
+}
