@@ -33,6 +33,8 @@ public final class JobTokenVerifier {
   public static final String AUDIENCE = "spb-git-push";
   /** The longest a token may live, {@code exp - iat}; longer claims are refused even if correctly signed. */
   public static final Duration MAX_LIFETIME = Duration.ofHours(2);
+  /** How far ahead of this clock a token's {@code iat} may be, for clocks of other nodes that run fast. */
+  public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
   /** The only accepted JWS algorithm. */
   public static final String ALGORITHM = "ES256";
 
@@ -122,6 +124,10 @@ public final class JobTokenVerifier {
     }
     if (notBefore.isAfter(now)) {
       throw new InvalidJobTokenException("job token is not valid yet");
+    }
+    if (issuedAt.isAfter(now.plus(MAX_CLOCK_SKEW))) {
+      // Otherwise a future iat would stretch the two-hour limit, which is measured from iat.
+      throw new InvalidJobTokenException("job token was issued in the future");
     }
     if (Duration.between(issuedAt, expiresAt).compareTo(MAX_LIFETIME) > 0 || expiresAt.isBefore(issuedAt)) {
       throw new InvalidJobTokenException("job token lifetime exceeds " + MAX_LIFETIME.toMinutes() + " minutes");

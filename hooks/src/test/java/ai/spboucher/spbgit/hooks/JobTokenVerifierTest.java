@@ -45,7 +45,8 @@ class JobTokenVerifierTest {
 
   private void assertRefused(String token, String reason) {
     InvalidJobTokenException e = assertThrows(InvalidJobTokenException.class, () -> verifier.verify(token));
-    assertTrue(e.getMessage().contains(reason), () -> "expected a refusal naming '" + reason + "', got: " + e.getMessage());
+    assertTrue(e.getMessage().contains(reason),
+        () -> "expected a refusal naming '" + reason + "', got: " + e.getMessage());
   }
 
   @Test
@@ -271,7 +272,8 @@ class JobTokenVerifierTest {
 
   @Test
   void refusesLifetimeLongerThanTwoHours() {
-    ObjectNode claims = TestTokens.claims(JOB, REPO, NOW.minusSeconds(60), JobTokenVerifier.MAX_LIFETIME.plusSeconds(1));
+    ObjectNode claims = TestTokens.claims(JOB, REPO, NOW.minusSeconds(60),
+        JobTokenVerifier.MAX_LIFETIME.plusSeconds(1));
 
     assertRefused(signed(claims), "lifetime exceeds 120 minutes");
   }
@@ -279,9 +281,19 @@ class JobTokenVerifierTest {
   @Test
   void refusesExpiryBeforeIssue() {
     ObjectNode claims = validClaims();
-    claims.put("iat", NOW.plus(Duration.ofHours(3)).getEpochSecond());
+    claims.put("iat", NOW.plus(Duration.ofMinutes(4)).getEpochSecond());
+    claims.put("exp", NOW.plus(Duration.ofMinutes(3)).getEpochSecond());
 
     assertRefused(signed(claims), "lifetime exceeds 120 minutes");
+  }
+
+  @Test
+  void refusesIssueTimeInTheFutureThatWouldStretchTheLifetime() {
+    ObjectNode claims = validClaims();
+    claims.put("iat", NOW.plus(Duration.ofHours(1)).getEpochSecond());
+    claims.put("exp", NOW.plus(Duration.ofHours(3)).getEpochSecond());
+
+    assertRefused(signed(claims), "issued in the future");
   }
 
   @Test
@@ -335,7 +347,8 @@ class JobTokenVerifierTest {
 
   @Test
   void refusesCapabilityAsPlainString() {
-    assertRefused(signed(validClaims().put("cap", JobTokenClaims.PUSH_AGENT_REF)), "lacks the push:agent-ref capability");
+    assertRefused(signed(validClaims().put("cap", JobTokenClaims.PUSH_AGENT_REF)),
+        "lacks the push:agent-ref capability");
   }
 
   @ParameterizedTest
@@ -381,7 +394,8 @@ class JobTokenVerifierTest {
 
     assertRefused("!!!." + token.substring(token.indexOf('.') + 1), "header is not base64url");
     String garbagePayload = TestTokens.encode(tokens.header()) + ".$$$";
-    assertRefused(garbagePayload + "." + TestTokens.base64url(tokens.es256(garbagePayload)), "payload is not base64url");
+    assertRefused(garbagePayload + "." + TestTokens.base64url(tokens.es256(garbagePayload)),
+        "payload is not base64url");
     assertRefused(token.substring(0, token.lastIndexOf('.') + 1) + "a+b/c=", "signature is not base64url");
   }
 
@@ -403,7 +417,8 @@ class JobTokenVerifierTest {
   void refusesNonObjectJsonPayload(String json) {
     String signingInput = TestTokens.encode(tokens.header()) + "." + TestTokens.base64url(json);
 
-    assertRefused(signingInput + "." + TestTokens.base64url(tokens.es256(signingInput)), "payload is not a JSON object");
+    assertRefused(signingInput + "." + TestTokens.base64url(tokens.es256(signingInput)),
+        "payload is not a JSON object");
   }
 
   @Test

@@ -101,8 +101,8 @@ class PreReceiveHookIT {
     TestGit.Result push = assertRefused(validToken(JOB), "refused refs/heads/main: outside the job's scope",
         "HEAD:refs/agents/job1/ok", "HEAD:refs/heads/main");
 
-    assertTrue(push.output().contains("remote: refused refs/agents/job1/ok: atomic push refused because refs/heads/main"),
-        push.output());
+    assertTrue(push.output()
+        .contains("remote: refused refs/agents/job1/ok: atomic push refused because refs/heads/main"), push.output());
   }
 
   @Test

@@ -10,6 +10,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -135,7 +136,7 @@ class PreReceiveMainTest {
   void refusesRevokedToken() throws IOException {
     String token = validToken();
     Path revocations = dir.resolve("revoked-job-tokens.json");
-    RevocationList.load(revocations, java.time.Clock.systemUTC())
+    RevocationList.load(revocations, Clock.systemUTC())
         .revoke(TestTokens.payloadOf(token).get("jti").textValue(), Instant.now().plus(Duration.ofHours(1)));
     setConfig("revokedJobTokens", revocations.toString());
     env.put("GIT_AUTH_TOKEN", token);

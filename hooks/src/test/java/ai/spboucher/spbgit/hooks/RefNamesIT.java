@@ -37,7 +37,7 @@ class RefNamesIT {
 
   @Test
   void agreesWithGitOnOrdinaryNames() throws Exception {
-    for (String name : List.of("refs/heads/main", "refs/agents/abc/proposal", "refs/agents/abc/x/y", "refs/tags/v1.0")) {
+    for (String name : List.of("refs/heads/main", "refs/agents/abc/x/y", "refs/tags/v1.0")) {
       assertTrue(gitAccepts(name), name);
       assertTrue(RefNames.problemWith(name).isEmpty(), name);
     }

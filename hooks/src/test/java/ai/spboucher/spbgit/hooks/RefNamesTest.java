@@ -66,6 +66,7 @@ class RefNamesTest {
   private static void assertProblem(String name, String reason) {
     Optional<String> problem = RefNames.problemWith(name);
     assertTrue(problem.isPresent(), () -> "accepted " + name);
-    assertTrue(problem.get().contains(reason), () -> "expected '" + reason + "' for " + name + ", got: " + problem.get());
+    assertTrue(problem.get().contains(reason),
+        () -> "expected '" + reason + "' for " + name + ", got: " + problem.get());
   }
 }
