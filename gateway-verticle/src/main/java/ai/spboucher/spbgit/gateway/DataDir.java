@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.gateway;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.auth.TokenStore;
+import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.DurableFiles;
 import ai.spboucher.spbgit.hooks.RevocationList;
@@ -17,16 +18,18 @@ import java.time.Clock;
 
 /**
  * The gateway's state on disk, opened once at start-up (blocking):
- * {@code repos/}, {@code tokens.json}, {@code keys/}, {@code revoked-job-tokens.json} and, on first start,
+ * {@code repos/}, {@code tokens.json}, {@code keys/}, {@code revoked-job-tokens.json}, the audit log
+ * {@code agent-jobs.jsonl} and, on first start,
  * {@code initial-owner-token}.
  */
 public record DataDir(Path root, RepositoryStore repos, TokenStore pats, SigningKey signingKey,
-                      RevocationList revocations) {
+                      RevocationList revocations, AuditLog audit) {
 
   private static final System.Logger LOG = System.getLogger(DataDir.class.getName());
   static final String INITIAL_OWNER_TOKEN = "initial-owner-token";
   static final String KEYS = "keys";
   static final String REVOCATIONS = "revoked-job-tokens.json";
+  static final String AUDIT_LOG = "agent-jobs.jsonl";
 
   /** Opens (and on first start, initialises) the data directory. Blocking. */
   public static DataDir open(Path root, Clock clock) throws IOException, GeneralSecurityException {
@@ -35,7 +38,8 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
     boolean firstStart = !Files.exists(tokensFile);
     TokenStore pats = TokenStore.load(tokensFile, clock);
     DataDir dir = new DataDir(root, new RepositoryStore(root.resolve("repos")), pats,
-        SigningKey.loadOrCreate(root.resolve(KEYS)), RevocationList.load(root.resolve(REVOCATIONS), clock));
+        SigningKey.loadOrCreate(root.resolve(KEYS)), RevocationList.load(root.resolve(REVOCATIONS), clock),
+        AuditLog.open(root.resolve(AUDIT_LOG), clock));
     if (firstStart && pats.isEmpty()) {
       dir.writeInitialOwnerToken();
     }

@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway;
 
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -14,9 +15,11 @@ import java.util.Map;
  * @param maxPushBytes   the largest receive-pack request body (and pack) accepted, after decompression
  * @param maxObjectBytes the largest single object accepted in a push
  * @param gitWorkers     threads for JGit work, so long clones never starve other blocking work
+ * @param natsUrl        the NATS server carrying the job queue and job events
+ * @param jobWallLimit   the wall-clock limit given to each job (its token lives a little longer, at most 2 h)
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
-                            long maxObjectBytes, int gitWorkers) {
+                            long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit) {
 
   /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
   public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
@@ -29,7 +32,9 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       "SPB_PUBLIC_URL", "publicUrl",
       "SPB_MAX_PUSH_BYTES", "maxPushBytes",
       "SPB_MAX_OBJECT_BYTES", "maxObjectBytes",
-      "SPB_GIT_WORKERS", "gitWorkers");
+      "SPB_GIT_WORKERS", "gitWorkers",
+      "SPB_NATS_URL", "natsUrl",
+      "SPB_JOB_WALL_LIMIT", "jobWallLimit");
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -43,6 +48,12 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     }
     if (publicUrl != null && !publicUrl.matches("https?://[^\\s/]+(/[^\\s]*)?")) {
       throw new IllegalArgumentException("SPB_PUBLIC_URL must be an http(s) URL, got " + publicUrl);
+    }
+    if (!natsUrl.matches("(nats|tls)://.+")) {
+      throw new IllegalArgumentException("SPB_NATS_URL must be a nats:// or tls:// URL, got " + natsUrl);
+    }
+    if (jobWallLimit.toSeconds() < 1 || jobWallLimit.compareTo(Duration.ofMinutes(100)) > 0) {
+      throw new IllegalArgumentException("SPB_JOB_WALL_LIMIT must be between 1s and 100m (job tokens live at most 2 h)");
     }
     if (publicUrl != null && publicUrl.endsWith("/")) {
       publicUrl = publicUrl.substring(0, publicUrl.length() - 1);
@@ -58,7 +69,9 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           emptyToNull(json.getString("publicUrl")),
           parseBytes(json.getString("maxPushBytes", "2g")),
           parseBytes(json.getString("maxObjectBytes", "100m")),
-          Integer.parseInt(json.getString("gitWorkers", "16")));
+          Integer.parseInt(json.getString("gitWorkers", "16")),
+          json.getString("natsUrl", "nats://127.0.0.1:4222"),
+          parseDuration(json.getString("jobWallLimit", "30m")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }
@@ -96,6 +109,18 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     };
     String digits = multiplier == 1 ? v : v.substring(0, v.length() - 1);
     return Math.multiplyExact(Long.parseLong(digits), multiplier);
+  }
+
+  /** Parses durations such as {@code 90s}, {@code 30m}, {@code 1h} or plain seconds. */
+  static Duration parseDuration(String value) {
+    String v = value.trim().toLowerCase();
+    char unit = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
+    long n = Long.parseLong(Character.isDigit(unit) ? v : v.substring(0, v.length() - 1));
+    return switch (unit) {
+      case 'h' -> Duration.ofHours(n);
+      case 'm' -> Duration.ofMinutes(n);
+      default -> Duration.ofSeconds(n);
+    };
   }
 
   private static String emptyToNull(String s) {

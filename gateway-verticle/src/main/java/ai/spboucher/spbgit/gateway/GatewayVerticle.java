@@ -5,6 +5,9 @@ import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
+import ai.spboucher.spbgit.gateway.http.JobRoutes;
+import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.nats.JobBus;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -22,6 +25,7 @@ public final class GatewayVerticle extends VerticleBase {
 
   private static final System.Logger LOG = System.getLogger(GatewayVerticle.class.getName());
   private static final long USAGE_FLUSH_MS = 30_000;
+  private static final long REAP_MS = 5_000;
 
   private final GatewayConfig config;
   private final Clock clock;
@@ -29,6 +33,8 @@ public final class GatewayVerticle extends VerticleBase {
   private HttpServer server;
   private DataDir data;
   private String publicUrl;
+  private JobService jobs;
+  private JobBus bus;
 
   public GatewayVerticle(GatewayConfig config, Clock clock) {
     this.config = config;
@@ -50,19 +56,34 @@ public final class GatewayVerticle extends VerticleBase {
           server = s;
           publicUrl = config.publicUrl(s.actualPort());
           vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
+          vertx.setPeriodic(REAP_MS, id -> jobs.reapOverdueJobs());
           LOG.log(System.Logger.Level.INFO, "listening on http://" + config.httpHost() + ":" + s.actualPort());
+          connectJobQueue();
         });
   }
 
   private Router router(DataDir dir) {
     JobTokens jobTokens = dir.jobTokens(vertx, clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
+    jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(), clock);
     Router router = Router.router(vertx);
     new ApiRoutes(vertx, authenticator, dir.repos(), dir.pats(), jobTokens, this::cloneUrl, clock).mount(router);
-    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config).mount(router);
+    new JobRoutes(vertx, jobs, dir.repos()).mount(router);
+    ApiRoutes.mountFallback(router);
+    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config, jobs::recordRefsWritten).mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
     return router;
+  }
+
+  /** Connecting may wait on the network: off the event loop, and the gateway serves git meanwhile. */
+  private void connectJobQueue() {
+    vertx.executeBlocking(() -> JobBus.connect(config.natsUrl()))
+        .onSuccess(connected -> {
+          bus = connected;
+          jobs.attach(connected);
+        })
+        .onFailure(e -> LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.natsUrl(), e));
   }
 
   private String cloneUrl(RepoName name) {
@@ -87,7 +108,11 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> stop() {
     Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
     return closed.compose(v -> data == null ? Future.succeededFuture() : vertx.executeBlocking(() -> {
+      if (bus != null) {
+        bus.close();
+      }
       data.pats().save();
+      data.audit().close();
       return null;
     })).onComplete(ar -> {
       if (gitPool != null) {

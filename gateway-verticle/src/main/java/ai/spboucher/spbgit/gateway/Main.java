@@ -7,7 +7,9 @@ import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import ai.spboucher.spbgit.hooks.RefScope;
 import ai.spboucher.spbgit.hooks.RevocationList;
 import io.vertx.core.Vertx;
+import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -23,7 +25,8 @@ public final class Main {
   static final int USAGE = 2;
   private static final String USAGE_TEXT = """
       usage: spb-gateway [serve]
-             spb-gateway mint-job-token --repo REPO --job JOB [--ttl SECONDS]""";
+             spb-gateway mint-job-token --repo REPO --job JOB [--ttl SECONDS]
+             spb-gateway audit verify""";
 
   private Main() {
   }
@@ -36,6 +39,7 @@ public final class Main {
       switch (command) {
         case "serve" -> serve(config);
         case "mint-job-token" -> System.exit(mintJobToken(config, args, System.out));
+        case "audit" -> System.exit(audit(config, args));
         case "help", "--help", "-h" -> System.out.println(USAGE_TEXT);
         default -> exit("unknown command '" + command + "'\n" + USAGE_TEXT);
       }
@@ -80,6 +84,22 @@ public final class Main {
       return 1;
     } finally {
       vertx.close();
+    }
+  }
+
+  /** {@code audit verify}: checks the audit log's hash chain; exit 0 when intact, 1 naming the first bad line. */
+  static int audit(GatewayConfig config, String[] args) {
+    if (args.length != 2 || !"verify".equals(args[1])) {
+      throw new IllegalArgumentException("usage: spb-gateway audit verify");
+    }
+    Path file = config.dataDir().resolve(DataDir.AUDIT_LOG);
+    try {
+      AuditLog.VerifyResult result = AuditLog.verify(file);
+      (result.ok() ? System.out : System.err).println(file + ": " + result.message());
+      return result.ok() ? 0 : 1;
+    } catch (java.io.IOException e) {
+      System.err.println("spb-gateway: cannot read " + file + ": " + e.getMessage());
+      return 1;
     }
   }
 

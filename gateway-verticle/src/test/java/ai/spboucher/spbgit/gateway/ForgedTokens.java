@@ -20,7 +20,7 @@ import javax.crypto.spec.SecretKeySpec;
  * Job tokens an attacker might present: signed with the gateway's real key but with bad claims, or forged
  * with another algorithm. Tests use these to try to get past the gate.
  */
-final class ForgedTokens {
+public final class ForgedTokens {
 
   private final JWTAuth realKey;
   private final String keyId;
@@ -36,7 +36,7 @@ final class ForgedTokens {
   }
 
   /** Claims a correctly issued token for {@code job} on {@code repo} would carry, valid for ten minutes. */
-  static JsonObject validClaims(String repo, String job) {
+  public static JsonObject validClaims(String repo, String job) {
     long now = Instant.now().getEpochSecond();
     return new JsonObject().put("iss", JobTokenVerifier.ISSUER).put("aud", JobTokenVerifier.AUDIENCE)
         .put("sub", job).put("jti", "forged-" + System.nanoTime()).put("iat", now).put("nbf", now)
@@ -46,13 +46,13 @@ final class ForgedTokens {
   }
 
   /** Signed with the gateway's real ES256 key: only the claims can make it invalid. */
-  String signed(JsonObject claims) {
+  public String signed(JsonObject claims) {
     return realKey.generateToken(claims, new JWTOptions().setAlgorithm("ES256").setNoTimestamp(true)
         .setHeader(new JsonObject().put("kid", keyId)));
   }
 
   /** The unsigned {@code alg: none} form. */
-  String algNone(JsonObject claims) {
+  public String algNone(JsonObject claims) {
     return encode(new JsonObject().put("alg", "none").put("typ", "JWT").put("kid", keyId)) + "."
         + encode(claims) + ".";
   }
@@ -68,19 +68,19 @@ final class ForgedTokens {
   }
 
   /** A valid token with one character of its signature changed. */
-  static String tamperedSignature(String token) {
+  public static String tamperedSignature(String token) {
     int i = token.lastIndexOf('.') + 5;
     char replacement = token.charAt(i) == 'A' ? 'B' : 'A';
     return token.substring(0, i) + replacement + token.substring(i + 1);
   }
 
   /** A valid token whose payload was edited after signing (here: widened to another repository). */
-  static String tamperedPayload(String token, JsonObject newClaims) {
+  public static String tamperedPayload(String token, JsonObject newClaims) {
     String[] parts = token.split("\\.");
     return parts[0] + "." + encode(newClaims) + "." + parts[2];
   }
 
-  static JsonObject claimsOf(String token) {
+  public static JsonObject claimsOf(String token) {
     return new JsonObject(new String(Base64.getUrlDecoder().decode(token.split("\\.")[1]), StandardCharsets.UTF_8));
   }
 

@@ -10,25 +10,25 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** Runs the real {@code git} CLI with an isolated HOME and no credential prompts. */
-final class GitCli {
+public final class GitCli {
 
-  record Result(int exit, String output) {
-    boolean ok() {
+  public record Result(int exit, String output) {
+    public boolean ok() {
       return exit == 0;
     }
   }
 
   private final Path home;
 
-  GitCli(Path home) {
+  public GitCli(Path home) {
     this.home = home;
   }
 
-  Result run(Path dir, String... args) throws IOException, InterruptedException {
+  public Result run(Path dir, String... args) throws IOException, InterruptedException {
     return run(dir, Map.of(), args);
   }
 
-  Result run(Path dir, Map<String, String> env, String... args) throws IOException, InterruptedException {
+  public Result run(Path dir, Map<String, String> env, String... args) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
     command.add("git");
     command.addAll(List.of(args));
@@ -51,7 +51,7 @@ final class GitCli {
     return new Result(p.exitValue(), out);
   }
 
-  Result ok(Path dir, String... args) throws IOException, InterruptedException {
+  public Result ok(Path dir, String... args) throws IOException, InterruptedException {
     Result r = run(dir, args);
     if (!r.ok()) {
       throw new AssertionError("git " + String.join(" ", args) + " failed (" + r.exit() + "):\n" + r.output());
@@ -60,7 +60,7 @@ final class GitCli {
   }
 
   /** A fresh work tree with one commit on {@code main}. */
-  Path workTree(Path parent, String name) throws IOException, InterruptedException {
+  public Path workTree(Path parent, String name) throws IOException, InterruptedException {
     Path dir = Files.createDirectories(parent.resolve(name));
     ok(dir, "init", "-q", "-b", "main");
     Files.writeString(dir.resolve("README.md"), "hello " + name + "\n");
@@ -70,7 +70,7 @@ final class GitCli {
   }
 
   /** The refs of a (bare) repository, as {@code for-each-ref} prints them. */
-  String refs(Path gitDir) throws IOException, InterruptedException {
+  public String refs(Path gitDir) throws IOException, InterruptedException {
     return ok(gitDir, "for-each-ref", "--format=%(refname) %(objectname)").output();
   }
 }

@@ -6,35 +6,35 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 
 /** Builds raw git protocol requests, for the requests a well-behaved git client refuses to send. */
-final class PktLines {
+public final class PktLines {
 
   static final String ZERO_ID = "0".repeat(40);
 
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
 
-  PktLines line(String payload) {
+  public PktLines line(String payload) {
     byte[] bytes = payload.getBytes(StandardCharsets.UTF_8);
     out.writeBytes(String.format("%04x", bytes.length + 4).getBytes(StandardCharsets.US_ASCII));
     out.writeBytes(bytes);
     return this;
   }
 
-  PktLines flush() {
+  public PktLines flush() {
     out.writeBytes("0000".getBytes(StandardCharsets.US_ASCII));
     return this;
   }
 
-  PktLines raw(byte[] bytes) {
+  public PktLines raw(byte[] bytes) {
     out.writeBytes(bytes);
     return this;
   }
 
-  byte[] bytes() {
+  public byte[] bytes() {
     return out.toByteArray();
   }
 
   /** A valid pack with no objects, for ref updates that point at objects the server already has. */
-  static byte[] emptyPack() throws Exception {
+  public static byte[] emptyPack() throws Exception {
     ByteBuffer header = ByteBuffer.allocate(12).put("PACK".getBytes(StandardCharsets.US_ASCII)).putInt(2).putInt(0);
     byte[] head = header.array();
     byte[] trailer = MessageDigest.getInstance("SHA-1").digest(head);
@@ -43,7 +43,7 @@ final class PktLines {
   }
 
   /** A receive-pack request creating {@code ref} at {@code id}. */
-  static byte[] createRef(String ref, String id, String capabilities) throws Exception {
+  public static byte[] createRef(String ref, String id, String capabilities) throws Exception {
     return new PktLines().line(ZERO_ID + " " + id + " " + ref + "\0" + capabilities + "\n").flush()
         .raw(emptyPack()).bytes();
   }

@@ -17,13 +17,13 @@ import java.time.Duration;
  * A real gateway for end-to-end tests: deployed in this JVM on a free port with its own data directory, and a
  * blocking HTTP client for driving the API from the test thread.
  */
-final class TestGateway implements AutoCloseable {
+public final class TestGateway implements AutoCloseable {
 
-  final Vertx vertx;
-  final Path dataDir;
-  final GatewayVerticle verticle;
-  final String baseUrl;
-  final String ownerToken;
+  public final Vertx vertx;
+  public final Path dataDir;
+  public final GatewayVerticle verticle;
+  public final String baseUrl;
+  public final String ownerToken;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private TestGateway(Vertx vertx, Path dataDir, GatewayVerticle verticle) throws IOException {
@@ -34,11 +34,11 @@ final class TestGateway implements AutoCloseable {
     this.ownerToken = Files.readString(dataDir.resolve(DataDir.INITIAL_OWNER_TOKEN)).strip();
   }
 
-  static TestGateway start(Path dataDir) throws Exception {
+  public static TestGateway start(Path dataDir) throws Exception {
     return start(dataDir, new JsonObject());
   }
 
-  static TestGateway start(Path dataDir, JsonObject overrides) throws Exception {
+  public static TestGateway start(Path dataDir, JsonObject overrides) throws Exception {
     JsonObject json = new JsonObject().put("dataDir", dataDir.toString()).put("httpPort", "0").mergeIn(overrides);
     Vertx vertx = Vertx.vertx();
     GatewayVerticle verticle = new GatewayVerticle(GatewayConfig.from(json), Clock.systemUTC());
@@ -46,20 +46,20 @@ final class TestGateway implements AutoCloseable {
     return new TestGateway(vertx, dataDir, verticle);
   }
 
-  String repoUrl(String repo) {
+  public String repoUrl(String repo) {
     return baseUrl + "/" + repo + ".git";
   }
 
   /** The repository URL with a credential embedded as the Basic password, as git clients send it. */
-  String pushUrl(String repo, String token) {
+  public String pushUrl(String repo, String token) {
     return "http://agent:" + token + "@127.0.0.1:" + verticle.actualPort() + "/" + repo + ".git";
   }
 
-  Path repoDir(String repo) {
+  public Path repoDir(String repo) {
     return dataDir.resolve("repos").resolve(repo + ".git");
   }
 
-  HttpResponse<String> api(String method, String path, String token, String body) throws Exception {
+  public HttpResponse<String> api(String method, String path, String token, String body) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30))
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
             : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
@@ -72,18 +72,18 @@ final class TestGateway implements AutoCloseable {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  HttpResponse<byte[]> raw(HttpRequest request) throws Exception {
+  public HttpResponse<byte[]> raw(HttpRequest request) throws Exception {
     return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
   }
 
-  void createRepo(String name) throws Exception {
+  public void createRepo(String name) throws Exception {
     HttpResponse<String> r = api("POST", "/api/v1/repos", ownerToken, new JsonObject().put("name", name).encode());
     if (r.statusCode() != 201) {
       throw new AssertionError("cannot create " + name + ": " + r.statusCode() + " " + r.body());
     }
   }
 
-  String jobToken(String repo, String job, long ttlSeconds) throws Exception {
+  public String jobToken(String repo, String job, long ttlSeconds) throws Exception {
     HttpResponse<String> r = api("POST", "/api/v1/job-tokens", ownerToken,
         new JsonObject().put("repo", repo).put("job", job).put("ttl", ttlSeconds).encode());
     if (r.statusCode() != 201) {

@@ -17,7 +17,9 @@ public final class Subjects {
   public static final String EVENTS_STREAM = "SPB_EVENTS";
   /** Wildcard covering every job's events. */
   public static final String ALL_EVENTS = "spb.events.>";
-  /** Durable consumer through which the gateway records events; none is lost while it is down. */
+  /** Wildcard covering every job's status changes (not its log). */
+  public static final String ALL_STATUS_EVENTS = "spb.events.*.status";
+  /** Durable consumer through which the gateway records status changes; none is lost while it is down. */
   public static final String GATEWAY_EVENTS_CONSUMER = "spb-gateway";
 
   /** Core NATS subject prefix for {@link CancelJob}; runners subscribe to {@code spb.cancel.>}. */
@@ -26,9 +28,14 @@ public final class Subjects {
   private Subjects() {
   }
 
-  /** The subject of one job's events. Job ids are {@code [a-z0-9-]}, so they are always a single token. */
-  public static String events(String jobId) {
-    return "spb.events." + jobId;
+  /** The subject of one job's status changes. Job ids are {@code [a-z0-9-]}: always a single subject token. */
+  public static String statusEvents(String jobId) {
+    return "spb.events." + jobId + ".status";
+  }
+
+  /** The subject of one job's log chunks; their {@code sequence} runs 1, 2, 3... without gaps. */
+  public static String logEvents(String jobId) {
+    return "spb.events." + jobId + ".log";
   }
 
   public static String cancel(String jobId) {

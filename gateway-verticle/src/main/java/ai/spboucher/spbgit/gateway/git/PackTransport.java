@@ -4,12 +4,15 @@ import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenPreReceiveHook;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.List;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.transport.PacketLineOut;
+import org.eclipse.jgit.transport.ReceiveCommand;
 import org.eclipse.jgit.transport.ReceivePack;
 import org.eclipse.jgit.transport.RefAdvertiser.PacketLineOutRefAdvertiser;
 import org.eclipse.jgit.transport.UploadPack;
@@ -23,11 +26,13 @@ final class PackTransport {
   private final RepositoryStore repos;
   private final long maxPushBytes;
   private final long maxObjectBytes;
+  private final JobPushListener jobPushes;
 
-  PackTransport(RepositoryStore repos, long maxPushBytes, long maxObjectBytes) {
+  PackTransport(RepositoryStore repos, long maxPushBytes, long maxObjectBytes, JobPushListener jobPushes) {
     this.repos = repos;
     this.maxPushBytes = maxPushBytes;
     this.maxObjectBytes = maxObjectBytes;
+    this.jobPushes = jobPushes;
   }
 
   /** Writes the {@code info/refs} advertisement; {@code protocol} holds the client's Git-Protocol parameters. */
@@ -74,13 +79,21 @@ final class PackTransport {
   private ReceivePack receivePack(Repository repo, RepoName name, Principal pusher) {
     ReceivePack rp = new ReceivePack(repo);
     rp.setBiDirectionalPipe(false);
-    rp.setAtomic(true);
     rp.setMaxPackSizeLimit(maxPushBytes);
     rp.setMaxObjectSizeLimit(maxObjectBytes);
     rp.setCheckReceivedObjects(true);
     rp.setAllowPushOptions(false);
     if (pusher instanceof Principal.Job job) {
       rp.setPreReceiveHook(new JobTokenPreReceiveHook(job.claims(), name.value()));
+      rp.setPostReceiveHook((receivePack, commands) -> {
+        JsonArray refs = new JsonArray();
+        commands.stream().filter(c -> c.getResult() == ReceiveCommand.Result.OK).forEach(c -> refs.add(
+            new JsonObject().put("ref", c.getRefName()).put("old", c.getOldId().name()).put("new", c.getNewId().name())
+                .put("token_id", job.tokenId())));
+        if (!refs.isEmpty()) {
+          jobPushes.refsWritten(job.claims().jobId(), name.value(), refs);
+        }
+      });
     }
     return rp;
   }

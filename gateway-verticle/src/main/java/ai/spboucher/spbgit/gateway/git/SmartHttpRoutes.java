@@ -39,11 +39,11 @@ public final class SmartHttpRoutes {
   private final long maxPushBytes;
 
   public SmartHttpRoutes(Vertx vertx, WorkerExecutor gitPool, Authenticator authenticator, RepositoryStore repos,
-                         GatewayConfig config) {
+                         GatewayConfig config, JobPushListener jobPushes) {
     this.vertx = vertx;
     this.gitPool = gitPool;
     this.authenticator = authenticator;
-    this.transport = new PackTransport(repos, config.maxPushBytes(), config.maxObjectBytes());
+    this.transport = new PackTransport(repos, config.maxPushBytes(), config.maxObjectBytes(), jobPushes);
     this.maxPushBytes = config.maxPushBytes();
   }
 

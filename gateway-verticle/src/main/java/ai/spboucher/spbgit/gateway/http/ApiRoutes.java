@@ -66,7 +66,10 @@ public final class ApiRoutes {
 
     router.post("/api/v1/job-tokens").handler(this::issueJobToken);
     router.delete("/api/v1/job-tokens/:jti").handler(this::revokeJobToken);
+  }
 
+  /** Answers 404 for any other API path; mount after every API route. */
+  public static void mountFallback(Router router) {
     router.route("/api/v1/*").handler(ctx -> ctx.fail(404, new NotFoundException("no such API endpoint")));
   }
 

@@ -32,8 +32,8 @@ public final class HttpErrors {
   public static void handle(RoutingContext ctx) {
     Throwable failure = ctx.failure();
     int status = failure == null ? ctx.statusCode() : statusOf(failure, ctx.statusCode());
-    String message = status >= 500 ? "internal error" : messageOf(failure, status);
-    if (status >= 500) {
+    String message = status >= 500 && status != 503 ? "internal error" : messageOf(failure, status);
+    if (status >= 500 && status != 503) {
       LOG.log(System.Logger.Level.ERROR, "request failed: " + ctx.request().method() + " " + ctx.request().path(),
           failure);
     }
@@ -66,8 +66,11 @@ public final class HttpErrors {
     if (t instanceof RepoNotFoundException || t instanceof NotFoundException) {
       return 404;
     }
-    if (t instanceof RepoExistsException) {
+    if (t instanceof RepoExistsException || t instanceof ConflictException) {
       return 409;
+    }
+    if (t instanceof UnavailableException) {
+      return 503;
     }
     if (t instanceof TooLargePackException || t instanceof TooLargeObjectInPackException
         || t instanceof ai.spboucher.spbgit.gateway.git.BodyTooLargeException) {

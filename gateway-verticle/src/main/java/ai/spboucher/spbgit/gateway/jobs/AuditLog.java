@@ -1,0 +1,443 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonObject;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Predicate;
+
+/**
+ * The append-only audit log of agent jobs, {@code <data>/agent-jobs.jsonl}: one compact JSON object per line,
+ * each carrying {@code seq} (its 1-based line number), {@code ts} (ISO-8601 instant) and {@code prev} (hex
+ * SHA-256 of the previous line's exact bytes, 64 zeros for the first line), so that editing, deleting,
+ * reordering or inserting a line is detected by {@link #verify(Path)}.
+ *
+ * <p>Crash handling: a crash mid-append leaves a torn last line. {@link #open} moves such a line (no trailing
+ * newline, or not a JSON object) to a sibling {@code agent-jobs.jsonl.torn-<epochMillis>} and truncates the log
+ * to its last complete line, logging a warning; nothing is ever appended after a torn line. A bad line anywhere
+ * else is tampering or disk corruption: it is left in place, the log stays open for appends, and
+ * {@link #verify(Path)} keeps reporting it.
+ *
+ * <p>Reads ({@link #entries()}) come from an in-memory copy of the lines, loaded at open and extended by every
+ * append, so they never touch the disk; the whole log is held in memory (entries are small).
+ *
+ * <p>Threading: every method blocks (file I/O and fsync) and belongs on a worker thread, never on an event loop.
+ * All instance methods are synchronized, so appends from several threads are serialised and each line's
+ * {@code prev} is the line written just before it. Do not interrupt a thread inside {@link #append}: an interrupt
+ * closes the underlying channel and the log must then be reopened.
+ */
+public final class AuditLog implements Closeable {
+
+  /** The outcome of checking a log file: {@code badLine} is 0 when every line checks out. */
+  public record VerifyResult(long lines, long badLine, String message) {
+
+    static VerifyResult intact(long lines) {
+      return new VerifyResult(lines, 0, lines + " entries, chain intact");
+    }
+
+    static VerifyResult broken(long lines, long badLine, String why) {
+      return new VerifyResult(lines, badLine, "line " + badLine + ": " + why);
+    }
+
+    public boolean ok() {
+      return badLine == 0;
+    }
+  }
+
+  /** The {@code prev} of the first line. */
+  public static final String GENESIS_PREV = "0".repeat(64);
+
+  private static final System.Logger LOG = System.getLogger(AuditLog.class.getName());
+  private static final List<String> RESERVED_FIELDS = List.of("seq", "ts", "prev");
+  private static final byte NEWLINE = '\n';
+
+  private final Path file;
+  private final Clock clock;
+  private final FileChannel channel;
+  private final FileLock lock;
+  private final List<String> entries;
+  private final VerifyResult checkAtOpen;
+  private long lines;
+  private long size;
+  private String lastHash;
+  /** A failed append could not be rolled back: the file may hold a partial line past {@link #size}. */
+  private boolean dirty;
+
+  private AuditLog(Path file, Clock clock, FileChannel channel, FileLock lock, Lines content,
+                   VerifyResult checkAtOpen) {
+    this.file = file;
+    this.clock = clock;
+    this.channel = channel;
+    this.lock = lock;
+    this.checkAtOpen = checkAtOpen;
+    this.entries = new ArrayList<>();
+    for (byte[] line : content.complete()) {
+      if (parseObject(line) != null) {
+        entries.add(new String(line, StandardCharsets.UTF_8));
+      }
+    }
+    this.lines = content.complete().size();
+    this.size = content.completeLength();
+    this.lastHash = lines == 0 ? GENESIS_PREV : sha256Hex(content.complete().get((int) lines - 1));
+  }
+
+  /**
+   * Opens the log, creating it (and its directory) if missing, sets aside a torn last line and checks the chain;
+   * a broken chain is logged, not fatal. Takes an exclusive file lock so that a second gateway on the same data
+   * directory fails here instead of interleaving lines. Blocking.
+   */
+  public static AuditLog open(Path file, Clock clock) throws IOException {
+    Path dir = file.toAbsolutePath().getParent();
+    Files.createDirectories(dir);
+    FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+        StandardOpenOption.WRITE);
+    try {
+      FileLock lock = lockExclusively(channel, file);
+      syncDirectory(dir);
+      Lines content = Lines.split(readAll(channel));
+      content = setAsideTornLine(file, clock, channel, content);
+      VerifyResult check = checkChain(content);
+      if (!check.ok()) {
+        LOG.log(System.Logger.Level.WARNING, "audit log " + file + " fails verification (" + check.message()
+            + "); it stays as it is and new entries are appended after it");
+      }
+      return new AuditLog(file, clock, channel, lock, content, check);
+    } catch (IOException | RuntimeException e) {
+      channel.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Checks every line of a log file: a JSON object whose {@code seq} is its line number, whose {@code ts} is an
+   * ISO-8601 instant and whose {@code prev} is the SHA-256 of the previous line; a last line without a newline is
+   * reported as torn. Reads the file without locking it: run against a live gateway, an append in progress can
+   * show up as a torn last line. Blocking.
+   *
+   * @throws IOException if the file cannot be read (including when it does not exist)
+   */
+  public static VerifyResult verify(Path file) throws IOException {
+    return checkChain(Lines.split(Files.readAllBytes(file)));
+  }
+
+  /** {@link #verify(Path)} on this log's file, serialised with appends so that no append is seen half-done. */
+  public synchronized VerifyResult verify() throws IOException {
+    return checkChain(Lines.split(readAll(channel)));
+  }
+
+  /** What the chain check found when the log was opened (after any torn last line was set aside). */
+  public VerifyResult checkAtOpen() {
+    return checkAtOpen;
+  }
+
+  public Path file() {
+    return file;
+  }
+
+  /**
+   * Appends {@code event} with {@code seq}, {@code ts} and {@code prev} prepended, and fsyncs before returning.
+   * Returns the entry as stored (decoded from the written line, exactly as a later reader sees it).
+   *
+   * @throws IllegalArgumentException if the event sets {@code seq}, {@code ts} or {@code prev}
+   * @throws IOException if the write or the fsync fails (disk full, I/O error); the file is then truncated back
+   *     to its previous length, best effort, and the log's state is unchanged
+   */
+  public synchronized JsonObject append(JsonObject event) throws IOException {
+    Objects.requireNonNull(event, "event");
+    for (String reserved : RESERVED_FIELDS) {
+      if (event.containsKey(reserved)) {
+        throw new IllegalArgumentException("an audit event must not set '" + reserved + "': the log assigns it");
+      }
+    }
+    JsonObject stored = new JsonObject().put("seq", lines + 1).put("ts", clock.instant().toString())
+        .put("prev", lastHash);
+    event.forEach(field -> stored.put(field.getKey(), field.getValue()));
+    String encoded = stored.encode();
+    byte[] line = encoded.getBytes(StandardCharsets.UTF_8);
+    // JSON escapes control characters, so this only guards against a broken encoder splitting the chain.
+    for (byte b : line) {
+      if (b == NEWLINE) {
+        throw new IllegalStateException("the JSON encoder produced a raw newline");
+      }
+    }
+    rollBackIfDirty();
+    ByteBuffer buffer = ByteBuffer.allocate(line.length + 1).put(line).put(NEWLINE).flip();
+    try {
+      long position = size;
+      while (buffer.hasRemaining()) {
+        position += channel.write(buffer, position);
+      }
+      channel.force(true);
+    } catch (IOException e) {
+      rollBack(e);
+      throw e;
+    }
+    size += line.length + 1;
+    lines++;
+    lastHash = sha256Hex(line);
+    entries.add(encoded);
+    return new JsonObject(encoded);
+  }
+
+  /** Every well-formed entry, oldest first, as fresh objects the caller may modify. */
+  public synchronized List<JsonObject> entries() {
+    return entries(entry -> true);
+  }
+
+  /** The well-formed entries that match {@code filter}, oldest first, as fresh objects. */
+  public synchronized List<JsonObject> entries(Predicate<JsonObject> filter) {
+    List<JsonObject> matching = new ArrayList<>();
+    for (String line : entries) {
+      JsonObject entry = new JsonObject(line);
+      if (filter.test(entry)) {
+        matching.add(entry);
+      }
+    }
+    return matching;
+  }
+
+  /** Number of lines in the log, which is also the {@code seq} of the last one. */
+  public synchronized long size() {
+    return lines;
+  }
+
+  /** Releases the file lock and closes the file. */
+  @Override
+  public synchronized void close() throws IOException {
+    try {
+      if (lock.isValid()) {
+        lock.release();
+      }
+    } finally {
+      channel.close();
+    }
+  }
+
+  private void rollBack(IOException failure) {
+    try {
+      channel.truncate(size);
+      channel.force(true);
+    } catch (IOException e) {
+      dirty = true;
+      failure.addSuppressed(e);
+    }
+  }
+
+  private void rollBackIfDirty() throws IOException {
+    if (dirty) {
+      channel.truncate(size);
+      channel.force(true);
+      dirty = false;
+    }
+  }
+
+  private static FileLock lockExclusively(FileChannel channel, Path file) throws IOException {
+    FileLock lock;
+    try {
+      lock = channel.tryLock();
+    } catch (OverlappingFileLockException e) {
+      throw new IOException("audit log " + file + " is already open in this process", e);
+    }
+    if (lock == null) {
+      throw new IOException("audit log " + file + " is open in another process");
+    }
+    return lock;
+  }
+
+  /**
+   * If the last line is torn (no newline, or not a JSON object), copies its exact bytes to a new side file,
+   * fsyncs it, and only then truncates the log to the end of the previous line.
+   */
+  private static Lines setAsideTornLine(Path file, Clock clock, FileChannel channel, Lines content)
+      throws IOException {
+    Lines kept;
+    byte[] torn;
+    if (content.tail().length > 0) {
+      kept = new Lines(content.complete(), new byte[0]);
+      torn = content.tail();
+    } else if (!content.complete().isEmpty() && parseObject(content.last()) == null) {
+      byte[] last = content.last();
+      kept = new Lines(content.complete().subList(0, content.complete().size() - 1), new byte[0]);
+      torn = Arrays.copyOf(last, last.length + 1);
+      torn[last.length] = NEWLINE;
+    } else {
+      return content;
+    }
+    Path side = writeSideFile(file, clock, torn);
+    channel.truncate(kept.completeLength());
+    channel.force(true);
+    LOG.log(System.Logger.Level.WARNING, "audit log " + file + " ended with a torn line (" + torn.length
+        + " bytes, as a crash mid-append leaves); moved it to " + side + " and truncated the log after line "
+        + kept.complete().size());
+    return kept;
+  }
+
+  private static Path writeSideFile(Path file, Clock clock, byte[] bytes) throws IOException {
+    String base = file.getFileName() + ".torn-" + clock.millis();
+    Path side = file.toAbsolutePath().resolveSibling(base);
+    for (int attempt = 2; ; attempt++) {
+      try (FileChannel out = FileChannel.open(side, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        while (buffer.hasRemaining()) {
+          out.write(buffer);
+        }
+        out.force(true);
+        break;
+      } catch (FileAlreadyExistsException e) {
+        side = side.resolveSibling(base + "-" + attempt);
+      }
+    }
+    // The side file's name must be durable before the log is truncated, or a crash could lose the bytes.
+    syncDirectory(side.getParent());
+    return side;
+  }
+
+  private static void syncDirectory(Path dir) {
+    try (FileChannel directory = FileChannel.open(dir, StandardOpenOption.READ)) {
+      directory.force(true);
+    } catch (IOException e) {
+      // Some platforms cannot open or fsync a directory; the file fsyncs are then all we can do.
+      LOG.log(System.Logger.Level.DEBUG, "cannot fsync directory " + dir + ": " + e);
+    }
+  }
+
+  private static byte[] readAll(FileChannel channel) throws IOException {
+    long length = channel.size();
+    if (length > Integer.MAX_VALUE - 8) {
+      throw new IOException("audit log is too large to load (" + length + " bytes)");
+    }
+    ByteBuffer buffer = ByteBuffer.allocate((int) length);
+    long position = 0;
+    while (buffer.hasRemaining()) {
+      int read = channel.read(buffer, position);
+      if (read < 0) {
+        break;
+      }
+      position += read;
+    }
+    return Arrays.copyOf(buffer.array(), buffer.position());
+  }
+
+  private static VerifyResult checkChain(Lines content) {
+    List<byte[]> complete = content.complete();
+    String prev = GENESIS_PREV;
+    for (int i = 0; i < complete.size(); i++) {
+      long lineNumber = i + 1L;
+      String problem = problemWith(complete.get(i), lineNumber, prev);
+      if (problem != null) {
+        return VerifyResult.broken(complete.size(), lineNumber, problem);
+      }
+      prev = sha256Hex(complete.get(i));
+    }
+    if (content.tail().length > 0) {
+      return VerifyResult.broken(complete.size(), complete.size() + 1L,
+          "torn: " + content.tail().length + " bytes without a trailing newline");
+    }
+    return VerifyResult.intact(complete.size());
+  }
+
+  /** Why this line breaks the chain, or null if it does not. */
+  private static String problemWith(byte[] line, long lineNumber, String expectedPrev) {
+    JsonObject entry = parseObject(line);
+    if (entry == null) {
+      return "not a valid UTF-8 JSON object";
+    }
+    Object seq = entry.getValue("seq");
+    if (!(seq instanceof Integer || seq instanceof Long)) {
+      return "seq is missing or not an integer";
+    }
+    if (((Number) seq).longValue() != lineNumber) {
+      return "seq is " + seq + ", expected " + lineNumber;
+    }
+    if (!(entry.getValue("ts") instanceof String ts) || !isInstant(ts)) {
+      return "ts is missing or not an ISO-8601 instant";
+    }
+    if (!expectedPrev.equals(entry.getValue("prev"))) {
+      return lineNumber == 1 ? "prev is not " + GENESIS_PREV.length() + " zeros, as the first line's must be"
+          : "prev does not match the hash of line " + (lineNumber - 1);
+    }
+    return null;
+  }
+
+  private static boolean isInstant(String text) {
+    try {
+      Instant.parse(text);
+      return true;
+    } catch (DateTimeParseException e) {
+      return false;
+    }
+  }
+
+  /** The line as a JSON object, or null if it is not valid UTF-8 or not exactly one JSON object. */
+  static JsonObject parseObject(byte[] line) {
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(line)).toString();
+    } catch (CharacterCodingException e) {
+      return null;
+    }
+    try {
+      return Json.decodeValue(text) instanceof JsonObject object ? object : null;
+    } catch (DecodeException e) {
+      return null;
+    }
+  }
+
+  static String sha256Hex(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM must provide SHA-256", e);
+    }
+  }
+
+  /** A file's bytes cut at each newline: the complete lines (without newline) and what follows the last one. */
+  private record Lines(List<byte[]> complete, byte[] tail) {
+
+    static Lines split(byte[] content) {
+      List<byte[]> complete = new ArrayList<>();
+      int start = 0;
+      for (int i = 0; i < content.length; i++) {
+        if (content[i] == NEWLINE) {
+          complete.add(Arrays.copyOfRange(content, start, i));
+          start = i + 1;
+        }
+      }
+      return new Lines(complete, Arrays.copyOfRange(content, start, content.length));
+    }
+
+    byte[] last() {
+      return complete.get(complete.size() - 1);
+    }
+
+    /** Bytes taken by the complete lines, newlines included. */
+    long completeLength() {
+      long length = 0;
+      for (byte[] line : complete) {
+        length += line.length + 1;
+      }
+      return length;
+    }
+  }
+}

@@ -1,0 +1,100 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Every job's current state, derived only from audit entries: {@link #apply} is how the gateway updates a job
+ * after logging the change, and how it rebuilds all jobs from the log at start-up. Entries that would move a
+ * job backwards (a late "started" after "finished", a duplicate) change nothing, so replaying is idempotent.
+ *
+ * <p>Not thread-safe: owned by the gateway's jobs verticle context.
+ */
+public final class JobBook {
+
+  /** Audit event names. */
+  public static final String CREATED = "job_created";
+  public static final String DISPATCHED = "job_dispatched";
+  public static final String STARTED = "job_started";
+  public static final String REFS_WRITTEN = "refs_written";
+  public static final String FINISHED = "job_finished";
+
+  private final Map<String, Job> jobs = new LinkedHashMap<>();
+
+  public static JobBook replay(List<JsonObject> entries) {
+    JobBook book = new JobBook();
+    entries.forEach(book::apply);
+    return book;
+  }
+
+  /** Applies one audit entry; returns the job as it is afterwards, if the entry concerned a known job. */
+  public Optional<Job> apply(JsonObject entry) {
+    String id = entry.getString("job");
+    String event = entry.getString("event");
+    if (id == null || event == null) {
+      return Optional.empty();
+    }
+    if (CREATED.equals(event)) {
+      jobs.putIfAbsent(id, created(entry));
+      return Optional.of(jobs.get(id));
+    }
+    Job job = jobs.get(id);
+    if (job == null) {
+      return Optional.empty();
+    }
+    Job next = switch (event) {
+      case DISPATCHED -> Job.QUEUED.equals(job.status()) ? job.dispatched(entry.getLong("queue_seq", 0L)) : job;
+      case STARTED -> job.isFinished() || Job.STARTED.equals(job.status()) ? job
+          : job.started(entry.getString("runner"), entry.getString("container"), entry.getString("ts"));
+      case REFS_WRITTEN -> job.withRefs(refs(entry.getJsonArray("refs")));
+      case FINISHED -> job.isFinished() ? job
+          : job.finished(entry.getString("exit_reason"), entry.getString("runner"), entry.getString("container"),
+          entry.getString("ts"), entry.getString("detail"));
+      default -> job;
+    };
+    jobs.put(id, next);
+    return Optional.of(next);
+  }
+
+  public Optional<Job> get(String id) {
+    return Optional.ofNullable(jobs.get(id));
+  }
+
+  /** Jobs of one repository (or all, with null), newest first. */
+  public List<Job> list(String repo) {
+    List<Job> list = new ArrayList<>();
+    for (Job job : jobs.values()) {
+      if (repo == null || repo.equals(job.repo())) {
+        list.add(job);
+      }
+    }
+    list.sort(Comparator.comparing(Job::id).reversed());
+    return list;
+  }
+
+  /** Jobs not finished yet. */
+  public List<Job> unfinished() {
+    return jobs.values().stream().filter(j -> !j.isFinished()).toList();
+  }
+
+  private static Job created(JsonObject e) {
+    return new Job(e.getString("job"), e.getString("repo"), e.getString("task"), e.getString("exec"),
+        e.getString("test_command"), e.getString("base"), e.getString("requester"), e.getString("token_id"),
+        e.getString("token_expires"), e.getString("deadline"), Job.QUEUED, null, null, null, e.getString("ts"),
+        null, null, null, List.of(), 0);
+  }
+
+  private static List<JsonObject> refs(JsonArray refs) {
+    List<JsonObject> list = new ArrayList<>();
+    if (refs != null) {
+      refs.forEach(r -> list.add((JsonObject) r));
+    }
+    return list;
+  }
+}

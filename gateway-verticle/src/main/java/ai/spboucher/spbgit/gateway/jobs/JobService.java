@@ -1,0 +1,261 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.http.BadRequestException;
+import ai.spboucher.spbgit.gateway.http.ConflictException;
+import ai.spboucher.spbgit.gateway.http.NotFoundException;
+import ai.spboucher.spbgit.gateway.http.UnavailableException;
+import ai.spboucher.spbgit.gateway.nats.JobBus;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.hooks.JobTokenClaims;
+import ai.spboucher.spbgit.hooks.RefNames;
+import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.Limits;
+import ai.spboucher.spbgit.proto.Mode;
+import ai.spboucher.spbgit.proto.StatusChange;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import org.eclipse.jgit.lib.Repository;
+
+/**
+ * The job lifecycle on the gateway: create (audit, token, queue), follow (status events from runners), cancel,
+ * and end (audit, revoke the token). Every change is appended to the audit log first and only then applied to
+ * the {@link JobBook}, so the log stays the source of truth.
+ *
+ * <p>Threading: call every method on the gateway's context; audit appends run, in order, on a single-thread
+ * worker pool; {@link #recordRefsWritten} may be called from any thread.
+ */
+public final class JobService {
+
+  private static final System.Logger LOG = System.getLogger(JobService.class.getName());
+  /** How long a job may wait in the queue on top of its wall-clock limit before it is given up. */
+  static final Duration QUEUE_ALLOWANCE = Duration.ofMinutes(10);
+  /** Slack after the deadline before an unfinished job is declared lost. */
+  static final Duration LOST_AFTER = Duration.ofSeconds(60);
+  private static final int MAX_TASK_LENGTH = 20_000;
+  private static final int MAX_COMMAND_LENGTH = 20_000;
+
+  private final Vertx vertx;
+  private final Context context;
+  private final AuditLog audit;
+  private final WorkerExecutor auditWriter;
+  private final JobBook book;
+  private final JobTokens tokens;
+  private final RepositoryStore repos;
+  private final Function<RepoName, String> cloneUrl;
+  private final Duration wallLimit;
+  private final Clock clock;
+  private volatile JobBus bus;
+  /** Job tokens between minting and publishing; never written to the audit log. */
+  private final Map<String, String> pendingTokens = new HashMap<>();
+
+  public JobService(Vertx vertx, AuditLog audit, JobTokens tokens, RepositoryStore repos,
+                    Function<RepoName, String> cloneUrl, Duration wallLimit, Clock clock) {
+    this.vertx = vertx;
+    this.context = vertx.getOrCreateContext();
+    this.audit = audit;
+    // One thread: appends happen in the order they were asked for, which keeps the hash chain meaningful.
+    this.auditWriter = vertx.createSharedWorkerExecutor("spb-audit", 1);
+    this.book = JobBook.replay(audit.entries());
+    this.tokens = tokens;
+    this.repos = repos;
+    this.cloneUrl = cloneUrl;
+    this.wallLimit = wallLimit;
+    this.clock = clock;
+  }
+
+  /** Attaches the job queue once connected; before that, creating and cancelling answer 503. */
+  public void attach(JobBus jobBus) {
+    this.bus = jobBus;
+    jobBus.consumeStatus(context, this::onEvent);
+  }
+
+  public Optional<Job> get(String id) {
+    return book.get(id);
+  }
+
+  public List<Job> list(String repo) {
+    return book.list(repo);
+  }
+
+  public List<JsonObject> auditEntries(String repo, String job) {
+    return audit.entries(e -> (repo == null || repo.equals(e.getString("repo"))
+        || (e.getString("job") != null && book.get(e.getString("job")).map(j -> j.repo().equals(repo))
+        .orElse(false))) && (job == null || job.equals(e.getString("job"))));
+  }
+
+  /** Validates, records, and queues a job in exec mode. */
+  public Future<Job> create(RepoName repo, JsonObject body, Principal.Owner owner) {
+    String task = required(body, "task", MAX_TASK_LENGTH);
+    Object execValue = body.getValue("exec");
+    if (execValue == null) {
+      throw new BadRequestException("'exec' is required: jobs run a shell command (exec mode); no model "
+          + "provider is configured for llm mode");
+    }
+    String exec = required(body, "exec", MAX_COMMAND_LENGTH);
+    String test = optional(body, "test_command", MAX_COMMAND_LENGTH);
+    String base = optional(body, "base", 200);
+    String baseRef = base.isEmpty() ? "main" : base;
+    if (RefNames.problemWith("refs/heads/" + baseRef).isPresent()) {
+      throw new BadRequestException("'base' must be a branch name");
+    }
+    JobBus queue = bus;
+    if (queue == null || !queue.isConnected()) {
+      throw new UnavailableException("the job queue (NATS) is not reachable; try again shortly");
+    }
+    return vertx.executeBlocking(() -> requireBranch(repo, baseRef))
+        .compose(v -> record(createdEntry(repo, task, exec, test, baseRef, owner)))
+        .compose(job -> queue.publish(request(job), context)
+            .compose(sequence -> record(entry(JobBook.DISPATCHED, job.id()).put("queue_seq", sequence)))
+            .recover(err -> finish(job.id(), "runner_error", "", "", "could not queue the job: "
+                + err.getMessage()).compose(j -> Future.failedFuture(
+                new UnavailableException("could not queue the job: " + err.getMessage())))));
+  }
+
+  /** Cancels a job that has not finished. */
+  public Future<Job> cancel(String id) {
+    Job job = book.get(id).orElseThrow(() -> new NotFoundException("no job " + id));
+    if (job.isFinished()) {
+      return Future.failedFuture(new ConflictException("job " + id + " already finished: " + job.exitReason()));
+    }
+    JobBus queue = bus;
+    if (queue == null || !queue.isConnected()) {
+      return Future.failedFuture(new UnavailableException("the job queue (NATS) is not reachable"));
+    }
+    return vertx.executeBlocking(() -> queue.cancel(id, job.queueSequence()))
+        .compose(removedFromQueue -> removedFromQueue
+            ? finish(id, "cancelled", "", "", "cancelled before a runner took it")
+            // A runner has it: the runner stops the container and reports the end.
+            : Future.succeededFuture(book.get(id).get()));
+  }
+
+  /** Records refs a job token pushed (from the receive-pack post-receive step). Any thread. */
+  public void recordRefsWritten(String jobId, String repo, JsonArray refs) {
+    context.runOnContext(v -> record(entry(JobBook.REFS_WRITTEN, jobId).put("repo", repo).put("refs", refs))
+        .onFailure(e -> LOG.log(System.Logger.Level.ERROR, "cannot audit refs of job " + jobId, e)));
+  }
+
+  /** Declares jobs lost that no runner finished by their deadline. */
+  public void reapOverdueJobs() {
+    Instant now = clock.instant();
+    for (Job job : book.unfinished()) {
+      if (job.deadline() != null && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now)) {
+        finish(job.id(), "runner_lost", "", "", "no runner reported an end by the deadline");
+      }
+    }
+  }
+
+  private Future<?> onEvent(JobEvent event) {
+    if (!event.hasStatus() || book.get(event.getJobId()).map(Job::isFinished).orElse(true)) {
+      return Future.succeededFuture();  // Unknown job, or a late event for a job that already ended.
+    }
+    StatusChange change = event.getStatus();
+    if (change.getStatus() == JobStatus.STARTED) {
+      return record(entry(JobBook.STARTED, event.getJobId()).put("runner", change.getRunnerId())
+          .put("container", change.getContainerId()));
+    }
+    if (change.getStatus() == JobStatus.FINISHED) {
+      return finish(event.getJobId(), change.getExitReason(), change.getRunnerId(), change.getContainerId(),
+          change.getDetail());
+    }
+    return Future.succeededFuture();
+  }
+
+  /** Ends a job: audits the end, then revokes its token so it cannot push any more. */
+  private Future<Job> finish(String id, String reason, String runner, String container, String detail) {
+    return record(entry(JobBook.FINISHED, id).put("exit_reason", reason).put("runner", runner)
+        .put("container", container).put("detail", detail))
+        .compose(job -> auditWriter.executeBlocking(() -> {
+          tokens.revoke(job.tokenId(), Instant.parse(job.tokenExpires()));
+          return job;
+        }, true));
+  }
+
+  private Future<Job> record(JsonObject entry) {
+    return auditWriter.executeBlocking(() -> audit.append(entry), true)
+        .map(stored -> book.apply(stored).orElseThrow(() -> new NotFoundException("no job " + entry.getString("job"))));
+  }
+
+  private JsonObject createdEntry(RepoName repo, String task, String exec, String test, String base,
+                                  Principal.Owner owner) {
+    String id = JobIds.next(clock);
+    Instant deadline = clock.instant().plus(wallLimit).plus(QUEUE_ALLOWANCE);
+    String token = tokens.issue(id, repo.value(), Duration.between(clock.instant(), deadline).plusMinutes(2));
+    JobTokenClaims claims;
+    try {
+      claims = tokens.verify(token);
+    } catch (Exception e) {
+      throw new IllegalStateException("a freshly issued job token does not verify", e);
+    }
+    pendingTokens.put(id, token);
+    return entry(JobBook.CREATED, id).put("repo", repo.value()).put("requester", owner.tokenId())
+        .put("task", task).put("exec", exec).put("test_command", test).put("base", base)
+        .put("mode", "exec").put("provider", null).put("model", null)
+        .put("token_id", claims.tokenId()).put("token_expires", claims.expiresAt().toString())
+        .put("deadline", deadline.toString());
+  }
+
+  private JobRequest request(Job job) {
+    String token = pendingTokens.remove(job.id());
+    return JobRequest.newBuilder()
+        .setJobId(job.id()).setRepo(job.repo()).setCloneUrl(cloneUrl.apply(RepoName.of(job.repo())))
+        .setBaseRef(job.baseRef()).setTask(job.task()).setMode(Mode.MODE_EXEC)
+        .setExecCommand(job.execCommand()).setTestCommand(job.testCommand() == null ? "" : job.testCommand())
+        .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))
+        .setJobToken(token)
+        .setDeadlineEpochMs(Instant.parse(job.deadline()).toEpochMilli())
+        .setCreatedEpochMs(clock.millis())
+        .build();
+  }
+
+  private Void requireBranch(RepoName repo, String base) throws java.io.IOException {
+    try (Repository repository = repos.open(repo)) {
+      if (repository.exactRef("refs/heads/" + base) == null) {
+        throw new ConflictException("repository " + repo + " has no branch '" + base + "' to start from");
+      }
+    }
+    return null;
+  }
+
+  private static JsonObject entry(String event, String jobId) {
+    return new JsonObject().put("event", event).put("job", jobId);
+  }
+
+  private static String required(JsonObject body, String field, int max) {
+    String value = optional(body, field, max);
+    if (value.isBlank()) {
+      throw new BadRequestException("'" + field + "' is required and must be a non-empty string");
+    }
+    return value;
+  }
+
+  private static String optional(JsonObject body, String field, int max) {
+    Object value = body.getValue(field);
+    if (value == null) {
+      return "";
+    }
+    if (!(value instanceof String s)) {
+      throw new BadRequestException("'" + field + "' must be a string");
+    }
+    if (s.length() > max) {
+      throw new BadRequestException("'" + field + "' is longer than " + max + " characters");
+    }
+    return s;
+  }
+}

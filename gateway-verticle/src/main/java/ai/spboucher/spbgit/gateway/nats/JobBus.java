@@ -1,0 +1,162 @@
+package ai.spboucher.spbgit.gateway.nats;
+
+import ai.spboucher.spbgit.proto.CancelJob;
+import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.Streams;
+import ai.spboucher.spbgit.proto.Subjects;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import io.nats.client.PublishOptions;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.PublishAck;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * The gateway's side of NATS: publishes job requests (deduplicated by job id) and cancels, and consumes every
+ * job's status changes through a durable consumer, so none is lost while the gateway is down. Reconnects
+ * forever; while disconnected, {@link #isConnected} is false and the jobs API answers 503.
+ *
+ * <p>Threading: {@link #connect} and {@link #close} block. The consumer runs on its own thread and hands each
+ * event to the handler on the given Vert.x context, acknowledging it only when the handler's future succeeds.
+ */
+public final class JobBus implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(JobBus.class.getName());
+  public static final Duration EVENT_RETENTION = Duration.ofDays(30);
+
+  private final Connection connection;
+  private volatile boolean closing;
+  private Thread consumer;
+
+  private JobBus(Connection connection) {
+    this.connection = connection;
+  }
+
+  /** Starts connecting; returns at once if the server is not reachable yet (it keeps trying). Blocking. */
+  public static JobBus connect(String url) throws IOException, InterruptedException {
+    Options options = new Options.Builder().server(url).connectionName("spb-gateway").maxReconnects(-1)
+        .reconnectWait(Duration.ofMillis(500)).connectionTimeout(Duration.ofSeconds(2)).build();
+    return new JobBus(Nats.connectReconnectOnConnect(options));
+  }
+
+  public boolean isConnected() {
+    return connection.getStatus() == Connection.Status.CONNECTED;
+  }
+
+  /** Publishes a job request; the future carries the stream sequence it was stored at. */
+  public Future<Long> publish(JobRequest request, Context context) {
+    try {
+      CompletableFuture<PublishAck> ack = connection.jetStream().publishAsync(Subjects.JOB_REQUESTS,
+          request.toByteArray(), PublishOptions.builder().messageId(request.getJobId()).build());
+      return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context).map(PublishAck::getSeqno);
+    } catch (IOException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  /** Tells every runner to stop the job, and removes it from the queue if no runner took it yet. Blocking. */
+  public boolean cancel(String jobId, long queueSequence) {
+    connection.publish(Subjects.cancel(jobId), CancelJob.newBuilder().setJobId(jobId).setReason("owner")
+        .build().toByteArray());
+    if (queueSequence <= 0) {
+      return false;
+    }
+    try {
+      return connection.jetStreamManagement().deleteMessage(Subjects.JOBS_STREAM, queueSequence);
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  /** Starts consuming status events; {@code handler} runs on {@code context}. */
+  public void consumeStatus(Context context, Function<JobEvent, Future<?>> handler) {
+    consumer = new Thread(() -> consumeLoop(context, handler), "spb-status-events");
+    consumer.setDaemon(true);
+    consumer.start();
+  }
+
+  private void consumeLoop(Context context, Function<JobEvent, Future<?>> handler) {
+    JetStreamSubscription subscription = null;
+    while (!closing) {
+      try {
+        if (subscription == null) {
+          if (!isConnected()) {
+            Thread.sleep(250);
+            continue;
+          }
+          Streams.ensure(connection.jetStreamManagement(), EVENT_RETENTION, 1);
+          subscription = connection.jetStream().subscribe(Subjects.ALL_STATUS_EVENTS,
+              PullSubscribeOptions.bind(Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
+        }
+        List<Message> batch = subscription.fetch(100, Duration.ofSeconds(1));
+        for (Message message : batch) {
+          handleInOrder(message, context, handler);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception e) {
+        if (!closing) {
+          LOG.log(System.Logger.Level.WARNING, "status consumer failed (retrying): " + e.getMessage());
+        }
+        subscription = null;
+        sleepQuietly(1000);
+      }
+    }
+  }
+
+  /** One at a time, so a job's events are applied in the order its runner sent them. */
+  private void handleInOrder(Message message, Context context, Function<JobEvent, Future<?>> handler)
+      throws InterruptedException {
+    JobEvent event;
+    try {
+      event = JobEvent.parseFrom(message.getData());
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "discarding an unreadable job event");
+      message.term();
+      return;
+    }
+    CountDownLatch done = new CountDownLatch(1);
+    context.runOnContext(v -> handler.apply(event).onComplete(ar -> {
+      if (ar.succeeded()) {
+        message.ack();
+      } else {
+        LOG.log(System.Logger.Level.WARNING, "cannot record event of job " + event.getJobId() + ": "
+            + ar.cause().getMessage());
+        message.nakWithDelay(Duration.ofSeconds(1));
+      }
+      done.countDown();
+    }));
+    done.await(60, TimeUnit.SECONDS);
+  }
+
+  private static void sleepQuietly(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    closing = true;
+    if (consumer != null) {
+      consumer.interrupt();
+      consumer.join(5000);
+    }
+    connection.close();
+  }
+}

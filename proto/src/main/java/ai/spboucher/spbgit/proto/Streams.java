@@ -1,0 +1,74 @@
+package ai.spboucher.spbgit.proto;
+
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.DeliverPolicy;
+import io.nats.client.api.RetentionPolicy;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
+import java.io.IOException;
+import java.time.Duration;
+
+/**
+ * The JetStream streams and durable consumers of the protocol. Both the gateway and the runners call
+ * {@link #ensure} on connect, so whichever starts first creates them; it is idempotent. Blocking.
+ */
+public final class Streams {
+
+  /** How long the stream keeps a request for deduplication by {@code Nats-Msg-Id} (the job id). */
+  public static final Duration DUPLICATE_WINDOW = Duration.ofMinutes(10);
+  /** A runner acks a job as soon as it takes it; this only covers a runner dying between fetch and ack. */
+  public static final Duration JOB_ACK_WAIT = Duration.ofSeconds(30);
+
+  private Streams() {
+  }
+
+  /** Creates or updates both streams and both durable consumers. */
+  public static void ensure(JetStreamManagement jsm, Duration eventRetention, int replicas)
+      throws IOException, JetStreamApiException {
+    upsert(jsm, StreamConfiguration.builder()
+        .name(Subjects.JOBS_STREAM)
+        .subjects(Subjects.JOB_REQUESTS)
+        .retentionPolicy(RetentionPolicy.WorkQueue)
+        .storageType(StorageType.File)
+        .duplicateWindow(DUPLICATE_WINDOW)
+        .replicas(replicas)
+        .build());
+    upsert(jsm, StreamConfiguration.builder()
+        .name(Subjects.EVENTS_STREAM)
+        .subjects(Subjects.ALL_EVENTS)
+        .retentionPolicy(RetentionPolicy.Limits)
+        .storageType(StorageType.File)
+        .maxAge(eventRetention)
+        .replicas(replicas)
+        .build());
+    jsm.addOrUpdateConsumer(Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
+        .durable(Subjects.RUNNERS_CONSUMER)
+        .ackPolicy(AckPolicy.Explicit)
+        .ackWait(JOB_ACK_WAIT)
+        .filterSubject(Subjects.JOB_REQUESTS)
+        .build());
+    jsm.addOrUpdateConsumer(Subjects.EVENTS_STREAM, ConsumerConfiguration.builder()
+        .durable(Subjects.GATEWAY_EVENTS_CONSUMER)
+        .ackPolicy(AckPolicy.Explicit)
+        .ackWait(Duration.ofSeconds(30))
+        .deliverPolicy(DeliverPolicy.All)
+        .filterSubject(Subjects.ALL_STATUS_EVENTS)
+        .build());
+  }
+
+  private static void upsert(JetStreamManagement jsm, StreamConfiguration config)
+      throws IOException, JetStreamApiException {
+    try {
+      jsm.getStreamInfo(config.getName());
+      jsm.updateStream(config);
+    } catch (JetStreamApiException e) {
+      if (e.getErrorCode() != 404) {
+        throw e;
+      }
+      jsm.addStream(config);
+    }
+  }
+}

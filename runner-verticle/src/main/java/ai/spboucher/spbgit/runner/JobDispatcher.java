@@ -1,0 +1,186 @@
+package ai.spboucher.spbgit.runner;
+
+import ai.spboucher.spbgit.proto.CancelJob;
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.runner.docker.DockerSandbox;
+import ai.spboucher.spbgit.runner.docker.SandboxSpec;
+import ai.spboucher.spbgit.runner.docker.WorkVolume;
+import ai.spboucher.spbgit.runner.nats.EventPublisher;
+import ai.spboucher.spbgit.runner.nats.NatsLink;
+import com.github.dockerjava.api.model.Container;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.nats.client.Dispatcher;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.PullSubscribeOptions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Takes jobs from the shared JetStream work queue, never more than the free slots, and runs each as a
+ * {@link JobExecution} on its own thread. A job is acknowledged as soon as it is taken, so a job runs at most
+ * once: if this runner dies mid-job, its restart finds the leftover container and reports {@code runner_lost}.
+ *
+ * <p>Threading: the fetch loop owns one thread; jobs run on a pool of {@code slots} threads; cancel requests
+ * arrive on a NATS dispatcher thread.
+ */
+final class JobDispatcher {
+
+  private static final System.Logger LOG = System.getLogger(JobDispatcher.class.getName());
+  private static final Duration FETCH_WAIT = Duration.ofSeconds(1);
+
+  private final RunnerConfig config;
+  private final DockerSandbox docker;
+  private final NatsLink nats;
+  private final Clock clock;
+  private final Semaphore freeSlots;
+  private final ExecutorService jobs;
+  private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
+  private volatile boolean stopping;
+  private Thread fetchLoop;
+  private Dispatcher cancels;
+
+  JobDispatcher(RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock) {
+    this.config = config;
+    this.docker = docker;
+    this.nats = nats;
+    this.clock = clock;
+    this.freeSlots = new Semaphore(config.slots());
+    this.jobs = Executors.newFixedThreadPool(config.slots(), r -> {
+      Thread t = new Thread(r, "spb-job");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Removes containers a previous run of this runner left behind and reports their jobs lost. Blocking. */
+  void reclaimLeftovers() throws java.io.IOException {
+    for (Container leftover : docker.containersOf(config.runnerId())) {
+      String jobId = leftover.getLabels().get(SandboxSpec.JOB_LABEL);
+      LOG.log(System.Logger.Level.WARNING, "removing leftover container " + leftover.getId() + " of job " + jobId);
+      docker.remove(leftover.getId());
+      if (jobId != null) {
+        new EventPublisher(nats.jetStream(), jobId, clock).status(JobStatus.FINISHED, ExitReason.RUNNER_LOST,
+            config.runnerId(), leftover.getId(), "the runner restarted while the job was running");
+      }
+    }
+    WorkVolume.releaseLeftovers(config.workRoot());
+  }
+
+  void start() {
+    cancels = nats.connection().createDispatcher(this::onCancel);
+    cancels.subscribe(Subjects.CANCEL_PREFIX + ">");
+    fetchLoop = new Thread(this::fetchJobs, "spb-fetch");
+    fetchLoop.setDaemon(true);
+    fetchLoop.start();
+  }
+
+  private void fetchJobs() {
+    JetStreamSubscription subscription = null;
+    while (!stopping) {
+      try {
+        if (subscription == null) {
+          nats.ensureStreams();
+          subscription = nats.jetStream().subscribe(Subjects.JOB_REQUESTS,
+              PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER));
+        }
+        freeSlots.acquire();
+        int free = 1 + freeSlots.drainPermits();
+        List<Message> batch = subscription.fetch(free, FETCH_WAIT);
+        freeSlots.release(free - batch.size());
+        batch.forEach(this::take);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception e) {
+        LOG.log(System.Logger.Level.WARNING, "cannot fetch jobs (retrying): " + e.getMessage());
+        subscription = null;
+        sleep(1000);
+      }
+    }
+  }
+
+  /** Called with a slot already reserved for the message. */
+  private void take(Message message) {
+    JobRequest request;
+    try {
+      request = JobRequest.parseFrom(message.getData());
+      message.ackSync(Duration.ofSeconds(5));
+    } catch (InvalidProtocolBufferException e) {
+      LOG.log(System.Logger.Level.ERROR, "discarding an unreadable job request: " + e.getMessage());
+      message.term();
+      freeSlots.release();
+      return;
+    } catch (Exception e) {
+      // Not acknowledged: the queue will offer it again, to this runner or another.
+      LOG.log(System.Logger.Level.WARNING, "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
+      freeSlots.release();
+      return;
+    }
+    EventPublisher events = new EventPublisher(nats.jetStream(), request.getJobId(), clock);
+    JobExecution execution = new JobExecution(config, docker, request, events, clock);
+    running.put(request.getJobId(), execution);
+    LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
+    jobs.execute(() -> {
+      try {
+        execution.run();
+      } finally {
+        running.remove(request.getJobId());
+        freeSlots.release();
+      }
+    });
+  }
+
+  private void onCancel(Message message) {
+    try {
+      CancelJob cancel = CancelJob.parseFrom(message.getData());
+      JobExecution execution = running.get(cancel.getJobId());
+      if (execution != null) {
+        LOG.log(System.Logger.Level.INFO, "cancelling job " + cancel.getJobId());
+        // docker kill blocks; keep the NATS dispatcher thread free for other cancels.
+        new Thread(() -> execution.cancel(ExitReason.CANCELLED), "spb-cancel").start();
+      }
+    } catch (InvalidProtocolBufferException e) {
+      LOG.log(System.Logger.Level.WARNING, "ignoring an unreadable cancel request");
+    }
+  }
+
+  /** Stops taking jobs; running ones are stopped and reported lost. Blocking. */
+  void stop() {
+    stopping = true;
+    if (fetchLoop != null) {
+      fetchLoop.interrupt();
+    }
+    if (cancels != null) {
+      nats.connection().closeDispatcher(cancels);
+    }
+    running.values().forEach(execution -> execution.cancel(ExitReason.RUNNER_LOST));
+    jobs.shutdown();
+    try {
+      jobs.awaitTermination(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  int runningJobs() {
+    return running.size();
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,210 @@
+package ai.spboucher.spbgit.runner;
+
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.runner.docker.DockerSandbox;
+import ai.spboucher.spbgit.runner.docker.SandboxSpec;
+import ai.spboucher.spbgit.runner.docker.WorkVolume;
+import ai.spboucher.spbgit.runner.egress.EgressPolicy;
+import ai.spboucher.spbgit.runner.egress.EgressProxy;
+import ai.spboucher.spbgit.runner.egress.EgressRecorder;
+import ai.spboucher.spbgit.runner.nats.EventPublisher;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One job on this runner, from taking it to removing its container: a size-capped work volume, an egress
+ * proxy admitting only the job's allow-list, one fresh hardened container, its output streamed as events,
+ * and an exit reason decided from what the runner observed. {@link #run} blocks for the job's whole life on
+ * one worker thread; {@link #cancel} may be called from any thread.
+ */
+final class JobExecution {
+
+  private static final System.Logger LOG = System.getLogger(JobExecution.class.getName());
+  private static final Duration STOP_GRACE = Duration.ofSeconds(30);
+
+  private final RunnerConfig config;
+  private final DockerSandbox docker;
+  private final JobRequest request;
+  private final EventPublisher events;
+  private final Clock clock;
+  private volatile String containerId;
+  private volatile String cancelReason;
+
+  JobExecution(RunnerConfig config, DockerSandbox docker, JobRequest request, EventPublisher events, Clock clock) {
+    this.config = config;
+    this.docker = docker;
+    this.request = request;
+    this.events = events;
+    this.clock = clock;
+  }
+
+  String jobId() {
+    return request.getJobId();
+  }
+
+  /** Stops the job: its container is killed and it ends with {@code reason} (cancelled or runner_lost). */
+  void cancel(String reason) {
+    cancelReason = reason;
+    String id = containerId;
+    if (id != null) {
+      docker.kill(id);
+    }
+  }
+
+  void run() {
+    Duration wall = wallLimit();
+    if (wall.isNegative() || wall.isZero()) {
+      events.status(JobStatus.FINISHED, ExitReason.TIMEOUT, config.runnerId(), "", "deadline passed before start");
+      return;
+    }
+    Path jobDir = config.workRoot().resolve(jobId());
+    WorkVolume work = new WorkVolume(jobDir.resolve("work"), diskLimit());
+    EgressProxy proxy = null;
+    LogPump pump = new LogPump(events, jobId());
+    String reason = ExitReason.RUNNER_ERROR;
+    String detail = "";
+    try {
+      Path egressDir = Files.createDirectories(jobDir.resolve("egress"));
+      Files.setPosixFilePermissions(egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+      boolean mounted = work.mount();
+      EgressRecorder recorder = new EgressRecorder();
+      proxy = EgressProxy.start(egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()), recorder);
+      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(), environment(),
+          Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
+          (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
+          (long) limit(request.getLimits().getPids(), config.pidsLimit()), work.dir(), egressDir, mounted,
+          diskLimit());
+      containerId = docker.create(spec);
+      Closeable logs = null;
+      try {
+        pump.runnerLine("job " + jobId() + " starting in container " + containerId.substring(0, 12)
+            + " on runner " + config.runnerId() + " (wall clock limit " + wall.toSeconds() + " s, egress "
+            + proxy.policy().entries() + ")");
+        docker.start(containerId);
+        logs = docker.followLogs(containerId, pump::offer, pump::dockerStreamEnded);
+        events.status(JobStatus.STARTED, "", config.runnerId(), containerId, "");
+        reason = awaitOutcome(wall, work, pump);
+      } finally {
+        pump.awaitDockerStreamEnd(STOP_GRACE.toMillis());
+        if (logs != null) {
+          logs.close();
+        }
+      }
+      pump.runnerLine("job ended: " + reason);
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.ERROR, "job " + jobId() + " failed in the runner", e);
+      reason = ExitReason.RUNNER_ERROR;
+      detail = String.valueOf(e.getMessage());
+      pump.runnerLine("runner error: " + detail);
+    } finally {
+      closeQuietly(pump);
+      events.status(JobStatus.FINISHED, reason, config.runnerId(), containerId == null ? "" : containerId, detail);
+      cleanUp(work, proxy, jobDir);
+    }
+  }
+
+  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump) {
+    Long exit = docker.awaitExit(containerId, wall);
+    boolean timedOut = exit == null && cancelReason == null;
+    if (exit == null) {
+      if (timedOut) {
+        pump.runnerLine("wall clock limit of " + wall.toSeconds() + " s reached: stopping the container");
+      }
+      docker.kill(containerId);
+      docker.awaitExit(containerId, STOP_GRACE);
+    }
+    InspectContainerResponse state = docker.inspect(containerId);
+    Long exitCode = state.getState().getExitCodeLong();
+    String cancelled = cancelReason;
+    if (cancelled != null) {
+      return cancelled;
+    }
+    return ExitReason.decide(new ExitReason.Observation(false, timedOut,
+        Boolean.TRUE.equals(state.getState().getOOMKilled()), work.isFull(), exitCode == null ? -1 : exitCode));
+  }
+
+  private Map<String, String> environment() {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("SPB_JOB_ID", jobId());
+    env.put("SPB_REPO", request.getRepo());
+    env.put("SPB_CLONE_URL", request.getCloneUrl());
+    env.put("SPB_BASE_REF", request.getBaseRef());
+    env.put("SPB_TASK", request.getTask());
+    env.put("SPB_MODE", "exec");
+    env.put("SPB_EXEC", request.getExecCommand());
+    env.put("SPB_TEST_COMMAND", request.getTestCommand());
+    env.put("SPB_JOB_TOKEN", request.getJobToken());
+    return env;
+  }
+
+  /** The clone URL's host:port, the job's extra entries and the runner's own entries. */
+  private List<String> allowList() {
+    List<String> entries = new ArrayList<>();
+    URI clone = URI.create(request.getCloneUrl());
+    int port = clone.getPort() > 0 ? clone.getPort() : ("https".equals(clone.getScheme()) ? 443 : 80);
+    entries.add(clone.getHost() + ":" + port);
+    entries.addAll(request.getEgressAllowList());
+    entries.addAll(config.egressAllow());
+    return entries;
+  }
+
+  private Duration wallLimit() {
+    Duration limit = request.getLimits().getWallSeconds() > 0
+        ? Duration.ofSeconds(Math.min(request.getLimits().getWallSeconds(), config.wallLimit().toSeconds()))
+        : config.wallLimit();
+    if (request.getDeadlineEpochMs() > 0) {
+      Duration untilDeadline = Duration.ofMillis(request.getDeadlineEpochMs() - clock.millis());
+      return untilDeadline.compareTo(limit) < 0 ? untilDeadline : limit;
+    }
+    return limit;
+  }
+
+  private long diskLimit() {
+    long asked = request.getLimits().getDiskBytes();
+    return asked > 0 ? Math.min(asked, config.diskBytes()) : config.diskBytes();
+  }
+
+  private static double limit(double asked, double max) {
+    return asked > 0 ? Math.min(asked, max) : max;
+  }
+
+  private void cleanUp(WorkVolume work, EgressProxy proxy, Path jobDir) {
+    if (containerId != null) {
+      try {
+        docker.remove(containerId);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "cannot remove container of job " + jobId() + ": " + e.getMessage());
+      }
+    }
+    if (proxy != null) {
+      proxy.close();
+    }
+    work.release();
+    try {
+      Files.deleteIfExists(jobDir.resolve("egress"));
+      Files.deleteIfExists(jobDir);
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot remove " + jobDir + ": " + e.getMessage());
+    }
+  }
+
+  private static void closeQuietly(LogPump pump) {
+    try {
+      pump.close(STOP_GRACE.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

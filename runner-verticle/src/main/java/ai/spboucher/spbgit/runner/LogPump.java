@@ -1,0 +1,113 @@
+package ai.spboucher.spbgit.runner;
+
+import ai.spboucher.spbgit.proto.LogStream;
+import ai.spboucher.spbgit.runner.nats.EventPublisher;
+import com.github.dockerjava.api.model.Frame;
+import com.github.dockerjava.api.model.StreamType;
+import java.io.ByteArrayOutputStream;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Carries a container's output to NATS: docker-java's stream thread offers frames, one pump thread coalesces
+ * consecutive frames of the same stream (up to {@link #MAX_CHUNK} bytes or {@link #LINGER_MS}) and publishes
+ * them in order. The bounded queue pushes back on the docker stream when NATS is slow instead of growing.
+ */
+final class LogPump {
+
+  static final int MAX_CHUNK = 64 << 10;
+  static final long LINGER_MS = 20;
+  private static final Object END = new Object();
+
+  private final EventPublisher publisher;
+  private final BlockingQueue<Object> frames = new ArrayBlockingQueue<>(4096);
+  private final CountDownLatch dockerStreamEnded = new CountDownLatch(1);
+  private final CountDownLatch drained = new CountDownLatch(1);
+  private final Thread thread;
+
+  LogPump(EventPublisher publisher, String jobId) {
+    this.publisher = publisher;
+    this.thread = new Thread(this::pump, "spb-logs-" + jobId);
+    this.thread.setDaemon(true);
+    this.thread.start();
+  }
+
+  /** Called on docker-java's stream thread. */
+  void offer(Frame frame) {
+    put(frame);
+  }
+
+  /** A line the runner itself adds to the job's log. */
+  void runnerLine(String line) {
+    put(new RunnerLine(line));
+  }
+
+  /** Called when docker-java's log stream ends (the container stopped, or following failed). */
+  void dockerStreamEnded() {
+    dockerStreamEnded.countDown();
+  }
+
+  /** Waits for the container's log stream to end, so no frame arrives after the runner's last line. */
+  boolean awaitDockerStreamEnd(long timeoutMs) throws InterruptedException {
+    return dockerStreamEnded.await(timeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** No more lines will come; returns once everything queued is published, or the timeout passes. */
+  boolean close(long timeoutMs) throws InterruptedException {
+    put(END);
+    return drained.await(timeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  private void put(Object item) {
+    try {
+      frames.put(item);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private record RunnerLine(String line) {
+  }
+
+  private void pump() {
+    ByteArrayOutputStream chunk = new ByteArrayOutputStream();
+    LogStream chunkStream = null;
+    try {
+      while (true) {
+        Object item = chunk.size() == 0 ? frames.take() : frames.poll(LINGER_MS, TimeUnit.MILLISECONDS);
+        if (item == null || item == END || item instanceof RunnerLine) {
+          flush(chunk, chunkStream);
+          chunkStream = null;
+          if (item == END) {
+            return;
+          }
+          if (item instanceof RunnerLine r) {
+            publisher.log(LogStream.RUNNER, ("[spb-runner] " + r.line() + "\n").getBytes(
+                java.nio.charset.StandardCharsets.UTF_8));
+          }
+          continue;
+        }
+        Frame frame = (Frame) item;
+        LogStream stream = frame.getStreamType() == StreamType.STDERR ? LogStream.STDERR : LogStream.STDOUT;
+        if (chunkStream != null && (stream != chunkStream || chunk.size() + frame.getPayload().length > MAX_CHUNK)) {
+          flush(chunk, chunkStream);
+        }
+        chunkStream = stream;
+        chunk.writeBytes(frame.getPayload());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      drained.countDown();
+    }
+  }
+
+  private void flush(ByteArrayOutputStream chunk, LogStream stream) {
+    if (chunk.size() > 0 && stream != null) {
+      publisher.log(stream, chunk.toByteArray());
+    }
+    chunk.reset();
+  }
+}

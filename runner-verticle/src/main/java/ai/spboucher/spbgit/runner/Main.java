@@ -1,0 +1,32 @@
+package ai.spboucher.spbgit.runner;
+
+import io.vertx.core.Vertx;
+import java.time.Clock;
+
+/** {@code java -jar spb-runner.jar}: a runner node, configured from {@code SPB_*} environment variables. */
+public final class Main {
+
+  private Main() {
+  }
+
+  public static void main(String[] args) {
+    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+      System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
+    }
+    RunnerConfig config;
+    try {
+      config = RunnerConfig.fromEnvironment(System.getenv());
+    } catch (IllegalArgumentException e) {
+      System.err.println("spb-runner: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    Vertx vertx = Vertx.vertx();
+    vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC()))
+        .onFailure(e -> {
+          System.err.println("spb-runner: cannot start: " + e.getMessage());
+          System.exit(1);
+        });
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> vertx.close().await()));
+  }
+}

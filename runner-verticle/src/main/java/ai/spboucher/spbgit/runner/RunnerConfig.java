@@ -1,0 +1,92 @@
+package ai.spboucher.spbgit.runner;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The runner's configuration, validated once at start-up. Limits here are the runner's maxima and defaults; a
+ * job may ask for less, never for more.
+ */
+public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
+                           long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
+                           List<String> egressAllow, String dockerHost, Path workRoot) {
+
+  public RunnerConfig {
+    if (!natsUrl.matches("(nats|tls)://.+")) {
+      throw new IllegalArgumentException("SPB_NATS_URL must be a nats:// or tls:// URL, got " + natsUrl);
+    }
+    if (!runnerId.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
+      throw new IllegalArgumentException("SPB_RUNNER_ID must be 1-63 of A-Z a-z 0-9 . _ -, got " + runnerId);
+    }
+    if (slots < 1 || slots > 64) {
+      throw new IllegalArgumentException("SPB_RUNNER_SLOTS must be between 1 and 64");
+    }
+    if (cpus <= 0 || memoryBytes < (16 << 20) || diskBytes < (1 << 20) || wallLimit.isNegative()
+        || wallLimit.isZero() || pidsLimit < 16) {
+      throw new IllegalArgumentException("limits must be positive (memory at least 16m, disk at least 1m, "
+          + "pids at least 16)");
+    }
+    egressAllow = List.copyOf(egressAllow);
+  }
+
+  /** Reads {@code SPB_*} variables; unset ones take the documented defaults. */
+  public static RunnerConfig fromEnvironment(Map<String, String> env) {
+    try {
+      return new RunnerConfig(
+          env.getOrDefault("SPB_NATS_URL", "nats://127.0.0.1:4222"),
+          env.getOrDefault("SPB_RUNNER_ID", hostName()),
+          Integer.parseInt(env.getOrDefault("SPB_RUNNER_SLOTS", "1")),
+          env.getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest"),
+          Double.parseDouble(env.getOrDefault("SPB_LIMIT_CPUS", "2")),
+          parseBytes(env.getOrDefault("SPB_LIMIT_MEMORY", "4g")),
+          parseBytes(env.getOrDefault("SPB_LIMIT_DISK", "2g")),
+          parseDuration(env.getOrDefault("SPB_LIMIT_WALL", "30m")),
+          Long.parseLong(env.getOrDefault("SPB_LIMIT_PIDS", "512")),
+          Arrays.stream(env.getOrDefault("SPB_EGRESS_ALLOW", "").split("[,\\s]+")).filter(s -> !s.isBlank())
+              .toList(),
+          env.getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock"),
+          Path.of(env.getOrDefault("SPB_RUNNER_WORK_DIR", "/var/lib/spbgit-runner")));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
+    }
+  }
+
+  /** Parses sizes such as {@code 512}, {@code 64k}, {@code 100m}, {@code 2g}. */
+  public static long parseBytes(String value) {
+    String v = value.trim().toLowerCase();
+    long multiplier = switch (v.isEmpty() ? ' ' : v.charAt(v.length() - 1)) {
+      case 'k' -> 1L << 10;
+      case 'm' -> 1L << 20;
+      case 'g' -> 1L << 30;
+      default -> 1L;
+    };
+    return Math.multiplyExact(Long.parseLong(multiplier == 1 ? v : v.substring(0, v.length() - 1)), multiplier);
+  }
+
+  /** Parses durations such as {@code 90s}, {@code 30m}, {@code 2h} or plain seconds. */
+  public static Duration parseDuration(String value) {
+    String v = value.trim().toLowerCase();
+    char unit = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
+    String digits = Character.isDigit(unit) ? v : v.substring(0, v.length() - 1);
+    long n = Long.parseLong(digits);
+    return switch (unit) {
+      case 'h' -> Duration.ofHours(n);
+      case 'm' -> Duration.ofMinutes(n);
+      default -> Duration.ofSeconds(n);
+    };
+  }
+
+  private static String hostName() {
+    try {
+      String name = InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9._-]", "-");
+      return name.isEmpty() ? "runner" : name;
+    } catch (UnknownHostException e) {
+      return "runner";
+    }
+  }
+}

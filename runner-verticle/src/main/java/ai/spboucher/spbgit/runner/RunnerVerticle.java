@@ -1,0 +1,62 @@
+package ai.spboucher.spbgit.runner;
+
+import ai.spboucher.spbgit.runner.docker.DockerSandbox;
+import ai.spboucher.spbgit.runner.nats.NatsLink;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import java.nio.file.Files;
+import java.time.Clock;
+
+/**
+ * The runner node: checks the Docker engine and the agent image, connects to NATS, reclaims what a previous
+ * run left behind, then starts taking jobs. All of that blocks, so it runs in {@code executeBlocking}; jobs
+ * themselves run on the dispatcher's own threads.
+ */
+public final class RunnerVerticle extends VerticleBase {
+
+  private static final System.Logger LOG = System.getLogger(RunnerVerticle.class.getName());
+
+  private final RunnerConfig config;
+  private final Clock clock;
+  private DockerSandbox docker;
+  private NatsLink nats;
+  private JobDispatcher dispatcher;
+
+  public RunnerVerticle(RunnerConfig config, Clock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    return vertx.executeBlocking(() -> {
+      Files.createDirectories(config.workRoot());
+      docker = new DockerSandbox(config.dockerHost());
+      docker.check(config.agentImage());
+      nats = NatsLink.connect(config.natsUrl(), "spb-runner-" + config.runnerId());
+      nats.ensureStreams();
+      dispatcher = new JobDispatcher(config, docker, nats, clock);
+      dispatcher.reclaimLeftovers();
+      dispatcher.start();
+      LOG.log(System.Logger.Level.INFO, "runner " + config.runnerId() + " ready with " + config.slots()
+          + " slot(s), image " + config.agentImage());
+      return null;
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    return vertx.executeBlocking(() -> {
+      if (dispatcher != null) {
+        dispatcher.stop();
+      }
+      if (nats != null) {
+        nats.close();
+      }
+      if (docker != null) {
+        docker.close();
+      }
+      return null;
+    });
+  }
+}

@@ -1,0 +1,83 @@
+package ai.spboucher.spbgit.runner.docker;
+
+import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Ulimit;
+import com.github.dockerjava.api.model.Volume;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything about one job's container that the hardening depends on, as plain data: the image, the
+ * environment (the job token is the only secret), the labels, and a {@link HostConfig} with a read-only root,
+ * no network, no capabilities, no new privileges, and CPU, memory (no swap) and pid limits.
+ */
+public record SandboxSpec(String image, String jobId, String runnerId, Map<String, String> env, double cpus,
+                          long memoryBytes, long pidsLimit, Path workDir, Path egressDir, boolean workIsMounted,
+                          long diskBytes) {
+
+  /** Label carrying the job id on every job container. */
+  public static final String JOB_LABEL = "spb.job";
+  /** Label carrying the runner id: what a restarted runner looks for to clean up after itself. */
+  public static final String RUNNER_LABEL = "spb.runner";
+  /** The proxy address inside the container, forwarded to the runner's unix socket. */
+  public static final String PROXY_URL = "http://127.0.0.1:3128";
+  public static final String CONTAINER_UID = "1000:1000";
+  static final String TMP_SIZE = "64m";
+
+  public SandboxSpec {
+    env = Map.copyOf(env);
+  }
+
+  public Map<String, String> labels() {
+    return Map.of(JOB_LABEL, jobId, RUNNER_LABEL, runnerId);
+  }
+
+  /** The container's environment as {@code KEY=value}, with the proxy variables ordinary tools honour. */
+  public List<String> environment() {
+    Map<String, String> all = new LinkedHashMap<>();
+    all.put("HOME", "/work/home");
+    all.put("HTTP_PROXY", PROXY_URL);
+    all.put("HTTPS_PROXY", PROXY_URL);
+    all.put("http_proxy", PROXY_URL);
+    all.put("https_proxy", PROXY_URL);
+    all.put("NO_PROXY", "");
+    all.put("no_proxy", "");
+    all.putAll(env);
+    List<String> list = new ArrayList<>();
+    all.forEach((k, v) -> list.add(k + "=" + v));
+    return list;
+  }
+
+  public HostConfig hostConfig() {
+    Map<String, String> tmpfs = new LinkedHashMap<>();
+    tmpfs.put("/tmp", "rw,nosuid,nodev,size=" + TMP_SIZE + ",mode=1777");
+    List<Bind> binds = new ArrayList<>();
+    binds.add(new Bind(egressDir.toString(), new Volume("/run/spb"), com.github.dockerjava.api.model.AccessMode.ro));
+    if (workIsMounted) {
+      binds.add(new Bind(workDir.toString(), new Volume("/work")));
+    } else {
+      // Without a host-side size-capped volume, Docker's own tmpfs caps /work instead.
+      tmpfs.put("/work", "rw,nosuid,nodev,size=" + diskBytes + ",uid=1000,gid=1000,mode=0700");
+    }
+    return HostConfig.newHostConfig()
+        .withReadonlyRootfs(true)
+        .withNetworkMode("none")
+        .withCapDrop(Capability.ALL)
+        .withSecurityOpts(List.of("no-new-privileges"))
+        .withPrivileged(false)
+        .withNanoCPUs((long) (cpus * 1_000_000_000L))
+        .withMemory(memoryBytes)
+        .withMemorySwap(memoryBytes)
+        .withPidsLimit(pidsLimit)
+        .withIpcMode("private")
+        .withUlimits(List.of(new Ulimit("nofile", 4096L, 4096L), new Ulimit("core", 0L, 0L)))
+        .withTmpFs(tmpfs)
+        .withBinds(binds)
+        .withAutoRemove(false);
+  }
+}

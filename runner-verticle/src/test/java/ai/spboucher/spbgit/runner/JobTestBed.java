@@ -1,0 +1,189 @@
+package ai.spboucher.spbgit.runner;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import ai.spboucher.spbgit.gateway.GitCli;
+import ai.spboucher.spbgit.gateway.TestGateway;
+import ai.spboucher.spbgit.proto.JobEvent;
+import com.github.dockerjava.api.exception.NotFoundException;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.Nats;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.DeliverPolicy;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * Everything a job needs, for real: nats-server, a gateway and runners in this JVM, the Docker engine and the
+ * locally built agent image. Tests fail, not skip, when {@code CI=true} and Docker is missing.
+ */
+public final class JobTestBed implements AutoCloseable {
+
+  public static final String IMAGE = System.getenv().getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest");
+
+  public final Path tmp;
+  public final NatsServerProcess nats;
+  public final TestGateway gateway;
+  public final GitCli git;
+  private final List<Vertx> runners = new ArrayList<>();
+
+  private JobTestBed(Path tmp, NatsServerProcess nats, TestGateway gateway, GitCli git) {
+    this.tmp = tmp;
+    this.nats = nats;
+    this.gateway = gateway;
+    this.git = git;
+  }
+
+  /** Starts NATS and a gateway whose jobs get {@code wallLimit}; add runners with {@link #startRunner}. */
+  public static JobTestBed start(Path tmp, String wallLimit) throws Exception {
+    requireDocker();
+    NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), new JsonObject()
+        .put("natsUrl", nats.url()).put("jobWallLimit", wallLimit));
+    return new JobTestBed(tmp, nats, gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))));
+  }
+
+  static void requireDocker() {
+    boolean ci = "true".equals(System.getenv("CI"));
+    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+      docker.check(IMAGE);
+    } catch (Exception e) {
+      if (ci) {
+        fail("Docker with image " + IMAGE + " is required in CI: " + e.getMessage());
+      }
+      Assumptions.abort("Docker or the agent image is not available: " + e.getMessage());
+    }
+  }
+
+  /** A runner in this JVM; {@code env} overrides its {@code SPB_*} settings. */
+  public Vertx startRunner(String id, Map<String, String> env) {
+    Map<String, String> all = new HashMap<>(runnerEnv(id));
+    all.putAll(env);
+    Vertx vertx = Vertx.vertx();
+    vertx.deployVerticle(new RunnerVerticle(RunnerConfig.fromEnvironment(all), Clock.systemUTC())).await();
+    runners.add(vertx);
+    return vertx;
+  }
+
+  public Map<String, String> runnerEnv(String id) {
+    Map<String, String> env = new HashMap<>();
+    env.put("SPB_NATS_URL", nats.url());
+    env.put("SPB_RUNNER_ID", id);
+    env.put("SPB_AGENT_IMAGE", IMAGE);
+    env.put("SPB_RUNNER_WORK_DIR", tmp.resolve("runner-" + id).toString());
+    env.put("SPB_LIMIT_MEMORY", "256m");
+    env.put("SPB_LIMIT_DISK", "32m");
+    env.put("SPB_LIMIT_CPUS", "1");
+    env.put("SPB_LIMIT_PIDS", "128");
+    return env;
+  }
+
+  /** Creates {@code repo} with one commit on main holding {@code files}. */
+  public void createRepo(String repo, Map<String, String> files) throws Exception {
+    gateway.createRepo(repo);
+    Path work = Files.createDirectories(tmp.resolve("seed-" + repo));
+    git.ok(work, "init", "-q", "-b", "main");
+    for (var file : files.entrySet()) {
+      Path path = work.resolve(file.getKey());
+      Files.createDirectories(path.getParent());
+      Files.writeString(path, file.getValue());
+    }
+    git.ok(work, "add", ".");
+    git.ok(work, "commit", "-q", "-m", "seed");
+    git.ok(work, "push", "-q", gateway.pushUrl(repo, gateway.ownerToken), "main");
+  }
+
+  /** Starts a job; returns its JSON. */
+  public JsonObject submit(String repo, String exec, String testCommand) throws Exception {
+    JsonObject body = new JsonObject().put("task", "test job").put("exec", exec);
+    if (testCommand != null) {
+      body.put("test_command", testCommand);
+    }
+    HttpResponse<String> r = gateway.api("POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken,
+        body.encode());
+    assertEquals(201, r.statusCode(), r.body());
+    return new JsonObject(r.body());
+  }
+
+  public JsonObject job(String repo, String id) throws Exception {
+    return new JsonObject(gateway.api("GET", "/api/v1/repos/" + repo + "/agent-jobs/" + id, gateway.ownerToken,
+        null).body());
+  }
+
+  /** Waits until the job reaches {@code status}; fails with its state and log on timeout. */
+  public JsonObject await(String repo, String id, String status, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    JsonObject job = job(repo, id);
+    while (System.nanoTime() < deadline) {
+      job = job(repo, id);
+      if (status.equals(job.getString("status"))) {
+        return job;
+      }
+      Thread.sleep(200);
+    }
+    return fail("job " + id + " did not become " + status + " within " + timeout + ": " + job.encodePrettily()
+        + "\nlog:\n" + log(id));
+  }
+
+  public JsonObject awaitFinished(String repo, String id) throws Exception {
+    return await(repo, id, "finished", Duration.ofSeconds(120));
+  }
+
+  /** The job's whole log as published on NATS, in sequence order; asserts the sequence has no gap. */
+  public String log(String jobId) throws Exception {
+    StringBuilder out = new StringBuilder();
+    try (Connection connection = Nats.connect(nats.url())) {
+      JetStreamSubscription sub = connection.jetStream().subscribe("spb.events." + jobId + ".log",
+          PullSubscribeOptions.builder().stream("SPB_EVENTS").configuration(
+              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+      long expected = 1;
+      while (true) {
+        List<Message> batch = sub.fetch(500, Duration.ofMillis(500));
+        if (batch.isEmpty()) {
+          break;
+        }
+        for (Message m : batch) {
+          JobEvent event = JobEvent.parseFrom(m.getData());
+          assertEquals(expected++, event.getSequence(), "log sequence of job " + jobId);
+          out.append(event.getLog().getData().toStringUtf8());
+          m.ack();
+        }
+      }
+    }
+    return out.toString();
+  }
+
+  /** Whether any container of this job still exists. */
+  public boolean containerExists(String jobId) {
+    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+      docker.client().inspectContainerCmd("spb-job-" + jobId).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (Vertx runner : runners) {
+      runner.close().await();
+    }
+    gateway.close();
+    nats.close();
+  }
+}
