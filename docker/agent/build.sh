@@ -163,11 +163,17 @@ flock 9
 
 key=$(rootfs_key)
 rootfs_tar="$cache_dir/agent-rootfs-$SUITE-$key.tar"
-work=$(mktemp -d "$cache_dir/work.XXXXXX")
-# --one-file-system: should debootstrap die with /proc or /dev still mounted in the target, the
-# cleanup must not reach through into the host's.
-trap 'rm -rf --one-file-system "$work"' EXIT
-root="$work/rootfs"
+base_repo=${SPB_AGENT_ROOTFS_IMAGE:-spbgit/agent-rootfs}
+base_image="$base_repo:$key"
+work=""
+container=""
+cleanup() {
+  [ -z "$container" ] || docker rm -f "$container" >/dev/null 2>&1 || true
+  # --one-file-system: should debootstrap die with /proc or /dev still mounted in the target, the
+  # cleanup must not reach through into the host's.
+  [ -z "$work" ] || rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
 started=$SECONDS
 
 if [ "$refresh" = true ] || [ ! -s "$rootfs_tar" ]; then
@@ -178,37 +184,49 @@ if [ "$refresh" = true ] || [ ! -s "$rootfs_tar" ]; then
     step "no $SUITE-security mirror found in /etc/apt/sources*: skipping the security upgrade"
     security=none
   fi
-  mkdir "$root"
-  bootstrap_rootfs "$root" "$mirror" "$security"
-  prepare_rootfs "$root"
+  work=$(mktemp -d "$cache_dir/work.XXXXXX")
+  mkdir "$work/rootfs"
+  bootstrap_rootfs "$work/rootfs" "$mirror" "$security"
+  prepare_rootfs "$work/rootfs"
   step "caching root filesystem as $rootfs_tar"
-  tar -C "$root" --numeric-owner -cf "$rootfs_tar.tmp" .
+  tar -C "$work/rootfs" --numeric-owner -cf "$rootfs_tar.tmp" .
   mv "$rootfs_tar.tmp" "$rootfs_tar"
   # Older tarballs belong to package lists or recipes that are no longer used.
   find "$cache_dir" -maxdepth 1 -name "agent-rootfs-*.tar" ! -name "${rootfs_tar##*/}" -delete
+  docker image rm "$base_image" >/dev/null 2>&1 || true
 else
   step "using cached root filesystem $rootfs_tar"
-  mkdir "$root"
-  tar -C "$root" --numeric-owner -xf "$rootfs_tar"
 fi
 
-install -m 0755 -o 0 -g 0 "$here/spb-agent" "$root/usr/local/bin/spb-agent"
+# The root filesystem is its own image and the entrypoint a second, tiny layer on top: an
+# entrypoint change then costs a `docker commit`, not a re-import of the whole tarball.
+if ! docker image inspect "$base_image" >/dev/null 2>&1; then
+  step "importing $base_image"
+  docker import --message "spb-agent root filesystem $key" "$rootfs_tar" "$base_image" >/dev/null
+  docker image ls --format '{{.Repository}}:{{.Tag}}' "$base_repo" | grep -vxF "$base_image" \
+    | xargs -r docker image rm >/dev/null 2>&1 || true
+fi
 
 previous=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
-step "importing $image"
-tar -C "$root" --numeric-owner -c . | docker import \
+step "adding the entrypoint and committing $image"
+# Never started: the container only carries the entrypoint into a new layer.
+container=$(docker create --network none "$base_image" /usr/local/bin/spb-agent)
+tar -C "$here" --owner=0 --group=0 --numeric-owner --mode=0755 \
+  --transform 's|^spb-agent$|usr/local/bin/spb-agent|' -c spb-agent | docker cp - "$container:/"
+docker commit \
   --change 'USER 1000:1000' \
   --change 'WORKDIR /work' \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'ENV HOME=/work/home' \
   --change 'ENV LANG=C.UTF-8' \
   --change 'ENTRYPOINT ["/usr/local/bin/spb-agent"]' \
+  --change 'CMD []' \
   --change "LABEL spb.agent.inputs=$inputs_hash" \
   --change "LABEL spb.agent.rootfs=$key" \
   --message "spb-agent inputs $inputs_hash" \
-  - "$image" >/dev/null
+  "$container" "$image" >/dev/null
 if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect --format '{{.Id}}' "$image")" ]; then
-  # Each import makes a new untagged image; drop the one this build replaced (kept if a container uses it).
+  # Each build makes a new image; drop the one it replaced (kept while a container uses it).
   docker image rm "$previous" >/dev/null 2>&1 || true
 fi
 step "built $image (inputs ${inputs_hash:0:12}, rootfs $key) in $((SECONDS - started)) s"

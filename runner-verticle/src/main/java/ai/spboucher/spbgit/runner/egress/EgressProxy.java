@@ -292,7 +292,9 @@ public final class EgressProxy implements AutoCloseable {
 
     /**
      * Binds the socket (which must not exist yet: the runner gives each job a fresh directory), makes it
-     * mode 0666 so the container's unprivileged user can connect, and starts accepting.
+     * mode 0666 so the container's unprivileged user can connect, and starts accepting. A bind mount of the
+     * socket file pins the old socket: if a proxy may be restarted under a running container, mount the
+     * directory instead.
      */
     public EgressProxy start() throws IOException {
       ProxySettings settings = new ProxySettings(policy, recorder, maxConnections, maxHeadBytes, headTimeout,
