@@ -1,0 +1,54 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class JobBookTest {
+
+  private static JsonObject e(String event, String job) {
+    return new JsonObject().put("event", event).put("job", job).put("ts", "2026-11-29T00:00:00Z");
+  }
+
+  private static JsonObject created(String job) {
+    return e(JobBook.CREATED, job).put("repo", "demo").put("task", "t").put("exec", "true").put("base", "main")
+        .put("token_id", "jti-" + job).put("token_expires", "2026-11-29T01:00:00Z")
+        .put("deadline", "2026-11-29T00:40:00Z");
+  }
+
+  @Test
+  void replaysALifecycle() {
+    JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.DISPATCHED, "a").put("queue_seq", 7),
+        e(JobBook.STARTED, "a").put("runner", "r1").put("container", "c1"),
+        e(JobBook.REFS_WRITTEN, "a").put("refs", new JsonArray().add(new JsonObject().put("ref", "refs/agents/a/p"))),
+        e(JobBook.FINISHED, "a").put("exit_reason", "ok")));
+    Job job = book.get("a").get();
+    assertEquals("finished", job.status());
+    assertEquals("ok", job.exitReason());
+    assertEquals("r1", job.runnerId());
+    assertEquals("c1", job.containerId());
+    assertEquals(7, job.queueSequence());
+    assertEquals("refs/agents/a/p", job.refsWritten().get(0).getString("ref"));
+  }
+
+  @Test
+  void lateAndDuplicateEventsDoNotMoveAJobBackwards() {
+    JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.FINISHED, "a").put("exit_reason", "cancelled"),
+        e(JobBook.STARTED, "a").put("runner", "late"), e(JobBook.FINISHED, "a").put("exit_reason", "ok")));
+    Job job = book.get("a").get();
+    assertEquals("cancelled", job.exitReason());
+    assertEquals(null, job.runnerId());
+  }
+
+  @Test
+  void ignoresEntriesForUnknownJobsAndListsNewestFirst() {
+    JobBook book = JobBook.replay(List.of(e(JobBook.STARTED, "ghost"), created("a1"), created("b2")));
+    assertTrue(book.get("ghost").isEmpty());
+    assertEquals(List.of("b2", "a1"), book.list("demo").stream().map(Job::id).toList());
+    assertEquals(2, book.unfinished().size());
+  }
+}

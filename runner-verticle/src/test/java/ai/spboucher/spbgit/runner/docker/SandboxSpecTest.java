@@ -1,0 +1,57 @@
+package ai.spboucher.spbgit.runner.docker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.HostConfig;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SandboxSpecTest {
+
+  private final SandboxSpec spec = new SandboxSpec("spbgit/agent:latest", "j1", "r1",
+      Map.of("SPB_JOB_TOKEN", "t", "NO_PROXY", "override-attempt"), 1.5, 512L << 20, 256, Path.of("/w/j1/work"),
+      Path.of("/w/j1/egress"), true, 64L << 20);
+
+  @Test
+  void hostConfigIsLockedDown() {
+    HostConfig host = spec.hostConfig();
+    assertTrue(host.getReadonlyRootfs());
+    assertEquals("none", host.getNetworkMode());
+    assertTrue(Arrays.asList(host.getCapDrop()).contains(Capability.ALL));
+    assertTrue(host.getSecurityOpts().contains("no-new-privileges"));
+    assertEquals(512L << 20, host.getMemory());
+    assertEquals(host.getMemory(), host.getMemorySwap());
+    assertEquals(256L, host.getPidsLimit());
+    assertEquals(1_500_000_000L, host.getNanoCPUs());
+    assertFalse(Boolean.TRUE.equals(host.getPrivileged()));
+  }
+
+  @Test
+  void mountsOnlyWorkAndTheEgressSocketReadOnly() {
+    var binds = spec.hostConfig().getBinds();
+    assertEquals(2, binds.length);
+    var egress = Arrays.stream(binds).filter(b -> b.getVolume().getPath().equals("/run/spb")).findFirst().get();
+    assertEquals("ro", egress.getAccessMode().toString());
+  }
+
+  @Test
+  void withoutAHostVolumeWorkIsADockerTmpfsOfTheDiskSize() {
+    SandboxSpec unmounted = new SandboxSpec("i", "j1", "r1", Map.of(), 1, 64L << 20, 64, Path.of("/w"),
+        Path.of("/e"), false, 32L << 20);
+    assertTrue(unmounted.hostConfig().getTmpFs().get("/work").contains("size=" + (32L << 20)));
+  }
+
+  @Test
+  void environmentRoutesToolsThroughTheProxy() {
+    var env = spec.environment();
+    assertTrue(env.contains("HTTP_PROXY=http://127.0.0.1:3128"));
+    assertTrue(env.contains("https_proxy=http://127.0.0.1:3128"));
+    assertTrue(env.contains("SPB_JOB_TOKEN=t"));
+    assertEquals(Map.of("spb.job", "j1", "spb.runner", "r1"), spec.labels());
+  }
+}
