@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the sandbox image spbgit/agent:latest without any container registry:
-# debootstrap a minimal Debian bookworm from the machine's apt mirror, add the agent user and the
-# entrypoint, then `docker import` the root filesystem.
+# debootstrap a minimal Debian bookworm from the machine's apt mirror, add the agent user,
+# `docker import` the root filesystem, then commit the entrypoint as a small layer on top.
 #
 # usage: docker/agent/build.sh [--if-missing] [--refresh]
 #   --if-missing  exit 0 at once when the image already carries the current inputs label
@@ -13,10 +13,12 @@
 #                               "none" skips the security upgrade)
 #   SPB_CACHE_DIR               where the root filesystem tarball is cached (/var/cache/spbgit)
 #   SPB_AGENT_IMAGE             image name (spbgit/agent:latest)
+#   SPB_AGENT_ROOTFS_IMAGE      repository of the root filesystem image (spbgit/agent-rootfs)
 #
 # The image label spb.agent.inputs is the sha256 of this script and the entrypoint, so callers can
 # tell whether an existing image is current. The root filesystem tarball is keyed by the package
 # list and the functions that prepare it, so an entrypoint change rebuilds in seconds.
+# Needs root, debootstrap and a running engine (docker/ensure-docker.sh).
 set -euo pipefail
 
 readonly SUITE=bookworm
