@@ -6,6 +6,11 @@ import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
 import ai.spboucher.spbgit.gateway.http.JobRoutes;
+import ai.spboucher.spbgit.gateway.http.WebRoutes;
+import ai.spboucher.spbgit.gateway.auth.Sessions;
+import ai.spboucher.spbgit.gateway.nats.JobLogs;
+import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
+import java.util.function.Supplier;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.nats.JobBus;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
@@ -34,7 +39,7 @@ public final class GatewayVerticle extends VerticleBase {
   private DataDir data;
   private String publicUrl;
   private JobService jobs;
-  private JobBus bus;
+  private volatile JobBus bus;
 
   public GatewayVerticle(GatewayConfig config, Clock clock) {
     this.config = config;
@@ -66,24 +71,41 @@ public final class GatewayVerticle extends VerticleBase {
     JobTokens jobTokens = dir.jobTokens(vertx, clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
     jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(), clock);
+    Sessions sessions = new Sessions(clock);
+    Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs();
     Router router = Router.router(vertx);
-    new ApiRoutes(vertx, authenticator, dir.repos(), dir.pats(), jobTokens, this::cloneUrl, clock).mount(router);
-    new JobRoutes(vertx, jobs, dir.repos()).mount(router);
+    new ApiRoutes(vertx, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl, clock)
+        .mount(router);
+    new JobRoutes(vertx, jobs, dir.repos(), logs).mount(router);
+    new LogSocketRoutes(vertx, jobs, logs, () -> publicUrl).mount(router);
     ApiRoutes.mountFallback(router);
+    new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
     new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config, jobs::recordRefsWritten).mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
     return router;
   }
 
-  /** Connecting may wait on the network: off the event loop, and the gateway serves git meanwhile. */
+  /**
+   * Connecting waits for NATS as long as it is down: on a thread of its own, so neither the event loop nor the
+   * worker pools wait with it, and the gateway serves git meanwhile.
+   */
   private void connectJobQueue() {
-    vertx.executeBlocking(() -> JobBus.connect(config.natsUrl()))
-        .onSuccess(connected -> {
+    var context = vertx.getOrCreateContext();
+    Thread connector = new Thread(() -> {
+      try {
+        JobBus connected = JobBus.connect(config.natsUrl());
+        context.runOnContext(v -> {
           bus = connected;
           jobs.attach(connected);
-        })
-        .onFailure(e -> LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.natsUrl(), e));
+          LOG.log(System.Logger.Level.INFO, "connected to NATS at " + config.natsUrl());
+        });
+      } catch (Exception e) {
+        LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.natsUrl(), e);
+      }
+    }, "spb-nats-connect");
+    connector.setDaemon(true);
+    connector.start();
   }
 
   private String cloneUrl(RepoName name) {

@@ -19,6 +19,10 @@ public final class Streams {
 
   /** How long the stream keeps a request for deduplication by {@code Nats-Msg-Id} (the job id). */
   public static final Duration DUPLICATE_WINDOW = Duration.ofMinutes(10);
+  /** How long the events stream keeps a job's log and status changes for replay. */
+  public static final Duration EVENT_RETENTION = Duration.ofDays(30);
+  /** Runners retry publishing an event for up to ten minutes; a retry that did land must be recognised. */
+  public static final Duration EVENT_DUPLICATE_WINDOW = Duration.ofMinutes(15);
   /** A runner acks a job as soon as it takes it; this only covers a runner dying between fetch and ack. */
   public static final Duration JOB_ACK_WAIT = Duration.ofSeconds(30);
 
@@ -42,6 +46,7 @@ public final class Streams {
         .retentionPolicy(RetentionPolicy.Limits)
         .storageType(StorageType.File)
         .maxAge(eventRetention)
+        .duplicateWindow(EVENT_DUPLICATE_WINDOW)
         .replicas(replicas)
         .build());
     jsm.addOrUpdateConsumer(Subjects.JOBS_STREAM, ConsumerConfiguration.builder()

@@ -1,6 +1,10 @@
 package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.proto.CancelJob;
+import ai.spboucher.spbgit.proto.JobEvent;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.api.MessageInfo;
+import java.io.IOException;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Subjects;
@@ -68,12 +72,31 @@ final class JobDispatcher {
       String jobId = leftover.getLabels().get(SandboxSpec.JOB_LABEL);
       LOG.log(System.Logger.Level.WARNING, "removing leftover container " + leftover.getId() + " of job " + jobId);
       docker.remove(leftover.getId());
-      if (jobId != null) {
-        new EventPublisher(nats.jetStream(), jobId, clock).status(JobStatus.FINISHED, ExitReason.RUNNER_LOST,
-            config.runnerId(), leftover.getId(), "the runner restarted while the job was running");
+      if (jobId == null) {
+        continue;
       }
+      JobEvent last = lastStatus(jobId);
+      if (last != null && last.getStatus().getStatus() == JobStatus.FINISHED) {
+        continue;  // The runner died while cleaning up after a job that had already ended.
+      }
+      new EventPublisher(nats.jetStream(), jobId, clock, last == null ? 0 : last.getSequence())
+          .status(JobStatus.FINISHED, ExitReason.RUNNER_LOST, config.runnerId(), leftover.getId(),
+              "the runner restarted while the job was running");
     }
     WorkVolume.releaseLeftovers(config.workRoot());
+  }
+
+  /** The last status event published for the job, or null. Blocking. */
+  private JobEvent lastStatus(String jobId) {
+    try {
+      MessageInfo info = nats.connection().jetStreamManagement()
+          .getLastMessage(Subjects.EVENTS_STREAM, Subjects.statusEvents(jobId));
+      return JobEvent.parseFrom(info.getData());
+    } catch (JetStreamApiException e) {
+      return null;  // No status event yet.
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   void start() {

@@ -72,7 +72,7 @@ final class JobExecution {
     Path jobDir = config.workRoot().resolve(jobId());
     WorkVolume work = new WorkVolume(jobDir.resolve("work"), diskLimit());
     EgressProxy proxy = null;
-    LogPump pump = new LogPump(events, jobId());
+    LogPump pump = new LogPump(events, jobId(), config.logCapBytes());
     String reason = ExitReason.RUNNER_ERROR;
     String detail = "";
     try {
@@ -87,6 +87,12 @@ final class JobExecution {
           (long) limit(request.getLimits().getPids(), config.pidsLimit()), work.dir(), egressDir, mounted,
           diskLimit());
       containerId = docker.create(spec);
+      if (cancelReason != null) {
+        // Cancelled while the container was being prepared: it never starts.
+        reason = cancelReason;
+        pump.runnerLine("job ended before it started: " + reason);
+        return;
+      }
       Closeable logs = null;
       try {
         pump.runnerLine("job " + jobId() + " starting in container " + containerId.substring(0, 12)

@@ -14,21 +14,33 @@ import java.util.concurrent.TimeUnit;
  * Carries a container's output to NATS: docker-java's stream thread offers frames, one pump thread coalesces
  * consecutive frames of the same stream (up to {@link #MAX_CHUNK} bytes or {@link #LINGER_MS}) and publishes
  * them in order. The bounded queue pushes back on the docker stream when NATS is slow instead of growing.
+ *
+ * <p>Two bounds keep a flood harmless, and neither is silent: a line longer than {@link #MAX_LINE} bytes is
+ * split by inserting a newline (so no viewer ever has to lay out a megabyte line), and once the job's log
+ * reaches its cap, further output is counted but not kept, and the log says so, then and at the end.
  */
 final class LogPump {
 
   static final int MAX_CHUNK = 64 << 10;
+  /** The longest line kept as one line; longer lines are split at this many bytes. */
+  public static final int MAX_LINE = 16 << 10;
   static final long LINGER_MS = 20;
   private static final Object END = new Object();
 
   private final EventPublisher publisher;
+  private final long capBytes;
+  private long keptBytes;
+  private long droppedBytes;
+  private boolean capAnnounced;
+  private final java.util.Map<LogStream, Integer> lineLength = new java.util.EnumMap<>(LogStream.class);
   private final BlockingQueue<Object> frames = new ArrayBlockingQueue<>(4096);
   private final CountDownLatch dockerStreamEnded = new CountDownLatch(1);
   private final CountDownLatch drained = new CountDownLatch(1);
   private final Thread thread;
 
-  LogPump(EventPublisher publisher, String jobId) {
+  LogPump(EventPublisher publisher, String jobId, long capBytes) {
     this.publisher = publisher;
+    this.capBytes = capBytes;
     this.thread = new Thread(this::pump, "spb-logs-" + jobId);
     this.thread.setDaemon(true);
     this.thread.start();
@@ -81,11 +93,13 @@ final class LogPump {
           flush(chunk, chunkStream);
           chunkStream = null;
           if (item == END) {
+            if (droppedBytes > 0) {
+              publishRunnerLine("log cap reached: " + droppedBytes + " more bytes of output were not kept");
+            }
             return;
           }
           if (item instanceof RunnerLine r) {
-            publisher.log(LogStream.RUNNER, ("[spb-runner] " + r.line() + "\n").getBytes(
-                java.nio.charset.StandardCharsets.UTF_8));
+            publishRunnerLine(r.line());
           }
           continue;
         }
@@ -95,13 +109,42 @@ final class LogPump {
           flush(chunk, chunkStream);
         }
         chunkStream = stream;
-        chunk.writeBytes(frame.getPayload());
+        append(chunk, stream, frame.getPayload());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
       drained.countDown();
     }
+  }
+
+  /** Appends within the cap, splitting over-long lines. */
+  private void append(ByteArrayOutputStream chunk, LogStream stream, byte[] payload) {
+    int length = lineLength.getOrDefault(stream, 0);
+    for (byte b : payload) {
+      if (keptBytes >= capBytes) {
+        droppedBytes++;
+        continue;
+      }
+      if (length == MAX_LINE && b != '\n') {
+        chunk.write('\n');
+        keptBytes++;
+        length = 0;
+      }
+      chunk.write(b);
+      keptBytes++;
+      length = b == '\n' ? 0 : length + 1;
+      if (keptBytes >= capBytes && !capAnnounced) {
+        capAnnounced = true;
+        flush(chunk, stream);
+        publishRunnerLine("log cap of " + capBytes + " bytes reached: further output is not kept");
+      }
+    }
+    lineLength.put(stream, length);
+  }
+
+  private void publishRunnerLine(String line) {
+    publisher.log(LogStream.RUNNER, ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 
   private void flush(ByteArrayOutputStream chunk, LogStream stream) {

@@ -14,7 +14,7 @@ import java.util.Map;
  */
 public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
                            long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
-                           List<String> egressAllow, String dockerHost, Path workRoot) {
+                           List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes) {
 
   public RunnerConfig {
     if (!natsUrl.matches("(nats|tls)://.+")) {
@@ -31,7 +31,12 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
       throw new IllegalArgumentException("limits must be positive (memory at least 16m, disk at least 1m, "
           + "pids at least 16)");
     }
+    if (logCapBytes < (64 << 10)) {
+      throw new IllegalArgumentException("SPB_LOG_CAP must be at least 64k");
+    }
     egressAllow = List.copyOf(egressAllow);
+    // Fail at start-up, not in every job, on a malformed entry.
+    ai.spboucher.spbgit.runner.egress.EgressPolicy.of(egressAllow);
   }
 
   /** Reads {@code SPB_*} variables; unset ones take the documented defaults. */
@@ -50,7 +55,8 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           Arrays.stream(env.getOrDefault("SPB_EGRESS_ALLOW", "").split("[,\\s]+")).filter(s -> !s.isBlank())
               .toList(),
           env.getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock"),
-          Path.of(env.getOrDefault("SPB_RUNNER_WORK_DIR", "/var/lib/spbgit-runner")));
+          Path.of(env.getOrDefault("SPB_RUNNER_WORK_DIR", "/var/lib/spbgit-runner")),
+          parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
     }

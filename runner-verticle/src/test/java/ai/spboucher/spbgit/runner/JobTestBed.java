@@ -6,14 +6,19 @@ import static org.junit.jupiter.api.Assertions.fail;
 import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.ConsumerInfo;
 import io.nats.client.api.DeliverPolicy;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -36,24 +41,29 @@ public final class JobTestBed implements AutoCloseable {
 
   public final Path tmp;
   public final NatsServerProcess nats;
-  public final TestGateway gateway;
+  /** The running gateway; replaced by {@link #startGateway} after {@link #stopGateway}. */
+  public TestGateway gateway;
   public final GitCli git;
   private final List<Vertx> runners = new ArrayList<>();
+  private final JsonObject gatewayOverrides;
 
-  private JobTestBed(Path tmp, NatsServerProcess nats, TestGateway gateway, GitCli git) {
+  private JobTestBed(Path tmp, NatsServerProcess nats, TestGateway gateway, GitCli git,
+                     JsonObject gatewayOverrides) {
     this.tmp = tmp;
     this.nats = nats;
     this.gateway = gateway;
     this.git = git;
+    this.gatewayOverrides = gatewayOverrides;
   }
 
   /** Starts NATS and a gateway whose jobs get {@code wallLimit}; add runners with {@link #startRunner}. */
   public static JobTestBed start(Path tmp, String wallLimit) throws Exception {
     requireDocker();
     NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
-    TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), new JsonObject()
-        .put("natsUrl", nats.url()).put("jobWallLimit", wallLimit));
-    return new JobTestBed(tmp, nats, gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))));
+    JsonObject overrides = new JsonObject().put("natsUrl", nats.url()).put("jobWallLimit", wallLimit);
+    TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
+    return new JobTestBed(tmp, nats, gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))),
+        overrides);
   }
 
   static void requireDocker() {
@@ -176,6 +186,114 @@ public final class JobTestBed implements AutoCloseable {
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** Closes the gateway (its HTTP server, NATS consumer and audit log), keeping its data directory. */
+  public void stopGateway() {
+    gateway.close();
+  }
+
+  /** Starts a gateway again on the same data directory and settings; it listens on a new port. */
+  public void startGateway() throws Exception {
+    gateway = TestGateway.start(gateway.dataDir, gatewayOverrides.copy());
+  }
+
+  /** {@link #stopGateway} then {@link #startGateway}. */
+  public void restartGateway() throws Exception {
+    stopGateway();
+    startGateway();
+  }
+
+  /** The gateway's audit log file. */
+  public Path auditLog() {
+    return gateway.dataDir.resolve("agent-jobs.jsonl");
+  }
+
+  /** The job's audit entries, oldest first, as the API serves them. */
+  public List<JsonObject> auditEntries(String jobId) throws Exception {
+    HttpResponse<String> r = gateway.api("GET", "/api/v1/agent-jobs?job=" + jobId, gateway.ownerToken, null);
+    assertEquals(200, r.statusCode(), r.body());
+    return new JsonArray(r.body()).stream().map(e -> (JsonObject) e).toList();
+  }
+
+  /** The names of the job's audit events, oldest first. */
+  public List<String> auditEvents(String jobId) throws Exception {
+    return auditEntries(jobId).stream().map(e -> e.getString("event")).toList();
+  }
+
+  /** Asks the gateway to cancel the job. */
+  public HttpResponse<String> cancel(String repo, String id) throws Exception {
+    return gateway.api("POST", "/api/v1/repos/" + repo + "/agent-jobs/" + id + "/cancel", gateway.ownerToken, null);
+  }
+
+  /** Every status event runners published for the job, in stream order, read straight from NATS. */
+  public List<JobEvent> statusEvents(String jobId) throws Exception {
+    List<JobEvent> events = new ArrayList<>();
+    try (Connection connection = Nats.connect(nats.url())) {
+      JetStreamSubscription sub = connection.jetStream().subscribe(Subjects.statusEvents(jobId),
+          PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
+              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+      while (true) {
+        List<Message> batch = sub.fetch(100, Duration.ofMillis(500));
+        if (batch.isEmpty()) {
+          return events;
+        }
+        for (Message m : batch) {
+          events.add(JobEvent.parseFrom(m.getData()));
+          m.ack();
+        }
+      }
+    }
+  }
+
+  /** How many job requests wait in the queue stream, not yet taken by a runner. */
+  public long queuedRequests() throws Exception {
+    try (Connection connection = Nats.connect(nats.url())) {
+      return connection.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount();
+    }
+  }
+
+  /** The state of the runners' shared durable consumer on the queue. */
+  public ConsumerInfo runnersConsumer() throws Exception {
+    try (Connection connection = Nats.connect(nats.url())) {
+      return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER);
+    }
+  }
+
+  /** Containers, in any state, labelled as belonging to the job. */
+  public List<Container> jobContainers(String jobId) {
+    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+      return docker.client().listContainersCmd().withShowAll(true)
+          .withLabelFilter(Map.of(SandboxSpec.JOB_LABEL, jobId)).exec();
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Force-removes the job's containers, for clean-up after a test that may leave one behind. */
+  public void removeContainers(String jobId) {
+    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+      jobContainers(jobId).forEach(c -> docker.remove(c.getId()));
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Polls {@code condition} every 200 ms; fails with {@code what} if it does not hold within {@code timeout}. */
+  public static void awaitCondition(String what, Duration timeout, Check condition) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.holds()) {
+      if (System.nanoTime() > deadline) {
+        fail("not within " + timeout + ": " + what);
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  /** A condition that may throw, for {@link #awaitCondition}. */
+  @FunctionalInterface
+  public interface Check {
+    boolean holds() throws Exception;
   }
 
   @Override

@@ -181,22 +181,6 @@ class SandboxIT {
     assertFalse(bed.containerExists(id));
   }
 
-  @Test
-  void tokenIsRefusedAfterTheJobEnds() throws Exception {
-    String id = bed.submit("probe", "git config --global credential.helper "
-        + "'!f() { echo username=agent; echo password=$SPB_JOB_TOKEN; }; f' "
-        + "&& git config --global url.\"$SPB_CLONE_URL\".insteadOf origin-url "
-        + "&& echo \"$SPB_JOB_TOKEN\" > /work/token-copy", null).getString("id");
-    bed.awaitFinished("probe", id);
-    String claims = bed.log(id);
-    assertFalse(claims.contains("eyJ"), "the token is not printed");
-    JsonObject entry = new io.vertx.core.json.JsonArray(bed.gateway.api("GET", "/api/v1/agent-jobs?job=" + id,
-        bed.gateway.ownerToken, null).body()).getJsonObject(0);
-    String tokenId = entry.getString("token_id");
-    assertTrue(Files.readString(bed.gateway.dataDir.resolve("revoked-job-tokens.json")).contains(tokenId),
-        "the job's token is revoked when it ends");
-  }
-
   private static Map<String, String> probes(String log) {
     return log.lines().filter(l -> l.startsWith("PROBE "))
         .map(l -> l.substring(6).split("=", 2))

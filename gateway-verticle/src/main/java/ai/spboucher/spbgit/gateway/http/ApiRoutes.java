@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.auth.Sessions;
 import ai.spboucher.spbgit.gateway.auth.TokenStore;
 import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
@@ -29,6 +30,11 @@ import java.util.function.Function;
 public final class ApiRoutes {
 
   static final String PRINCIPAL = "principal";
+  static final String VIA_SESSION = "via_session";
+  /** The session cookie set by {@code POST /session}. */
+  public static final String SESSION_COOKIE = "spb_session";
+  /** The header a signed-in browser echoes its CSRF token in on every state-changing request. */
+  public static final String CSRF_HEADER = "X-CSRF-Token";
   private static final int MAX_BODY_BYTES = 64 << 10;
   private static final int MAX_LABEL_LENGTH = 200;
   private static final int MAX_DESCRIPTION_LENGTH = 1000;
@@ -40,9 +46,10 @@ public final class ApiRoutes {
   private final JobTokens jobTokens;
   private final Function<RepoName, String> cloneUrl;
   private final Clock clock;
+  private final Sessions sessions;
 
   public ApiRoutes(Vertx vertx, Authenticator authenticator, RepositoryStore repos, TokenStore pats,
-                   JobTokens jobTokens, Function<RepoName, String> cloneUrl, Clock clock) {
+                   JobTokens jobTokens, Sessions sessions, Function<RepoName, String> cloneUrl, Clock clock) {
     this.vertx = vertx;
     this.authenticator = authenticator;
     this.repos = repos;
@@ -50,10 +57,13 @@ public final class ApiRoutes {
     this.jobTokens = jobTokens;
     this.cloneUrl = cloneUrl;
     this.clock = clock;
+    this.sessions = sessions;
   }
 
   public void mount(Router router) {
-    router.route("/api/v1/*").handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
+    // Not on GET: a websocket upgrade must reach its handler with the request unread.
+    router.route("/api/v1/*").method(HttpMethod.POST).method(HttpMethod.PUT).method(HttpMethod.PATCH)
+        .method(HttpMethod.DELETE).handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
     router.route("/api/v1/*").handler(this::authenticate);
 
     router.get("/api/v1/repos").handler(this::listRepos);
@@ -79,12 +89,41 @@ public final class ApiRoutes {
         && JobTokenVerifier.looksLikeJwt(credential.get())) {
       throw new ForbiddenException("job tokens cannot call the API");
     }
-    credential.map(authenticator::authenticate).ifPresent(p -> ctx.put(PRINCIPAL, p));
+    if (credential.isPresent()) {
+      ctx.put(PRINCIPAL, authenticator.authenticate(credential.get()));
+    } else {
+      sessionOwner(ctx).ifPresent(owner -> ctx.put(PRINCIPAL, owner));
+    }
     ctx.next();
   }
 
+  /**
+   * The owner of the request's session cookie, if it is live and its PAT still exists; a state-changing
+   * request must also carry the session's CSRF token, or it is refused.
+   */
+  private java.util.Optional<Principal.Owner> sessionOwner(RoutingContext ctx) {
+    var cookie = ctx.request().getCookie(SESSION_COOKIE);
+    var session = sessions.find(cookie == null ? null : cookie.getValue())
+        .filter(s -> pats.list().stream().anyMatch(t -> t.id().equals(s.tokenId())));
+    if (session.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    HttpMethod method = ctx.request().method();
+    if (method != HttpMethod.GET && method != HttpMethod.HEAD && !Sessions.sameToken(session.get().csrf(),
+        ctx.request().getHeader(CSRF_HEADER))) {
+      throw new ForbiddenException("missing or invalid CSRF token (send the " + CSRF_HEADER + " header)");
+    }
+    ctx.put(VIA_SESSION, true);
+    return java.util.Optional.of(new Principal.Owner(session.get().tokenId()));
+  }
+
+  /** Whether the request was authenticated by a browser session cookie rather than a token header. */
+  public static boolean viaSession(RoutingContext ctx) {
+    return Boolean.TRUE.equals(ctx.get(VIA_SESSION));
+  }
+
   private void listRepos(RoutingContext ctx) {
-    vertx.executeBlocking(repos::list)
+    vertx.executeBlocking(repos::list, false)
         .map(list -> new JsonArray(list.stream().map(r -> repoJson(r)).toList()))
         .onSuccess(json -> Responses.json(ctx, 200, json))
         .onFailure(ctx::fail);
@@ -95,7 +134,7 @@ public final class ApiRoutes {
     JsonObject body = Responses.jsonBody(ctx);
     RepoName name = RepoName.of(Responses.requiredString(body, "name"));
     String description = Responses.optionalString(body, "description", MAX_DESCRIPTION_LENGTH);
-    vertx.executeBlocking(() -> repos.create(name, description))
+    vertx.executeBlocking(() -> repos.create(name, description), false)
         .onSuccess(repo -> Responses.json(ctx, 201, repoJson(repo)))
         .onFailure(ctx::fail);
   }
@@ -106,7 +145,7 @@ public final class ApiRoutes {
     vertx.executeBlocking(() -> {
       repos.delete(name);
       return null;
-    }).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+    }, false).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
   }
 
   private void listTokens(RoutingContext ctx) {
@@ -121,7 +160,7 @@ public final class ApiRoutes {
     if (label.length() > MAX_LABEL_LENGTH) {
       throw new BadRequestException("label is longer than " + MAX_LABEL_LENGTH + " characters");
     }
-    vertx.executeBlocking(() -> pats.create(label))
+    vertx.executeBlocking(() -> pats.create(label), false)
         .onSuccess(created -> Responses.json(ctx, 201, created.record().toJson().put("token", created.secret())))
         .onFailure(ctx::fail);
   }
@@ -129,9 +168,10 @@ public final class ApiRoutes {
   private void revokeToken(RoutingContext ctx) {
     requireOwner(ctx);
     String id = ctx.pathParam("id");
-    vertx.executeBlocking(() -> pats.revoke(id))
+    vertx.executeBlocking(() -> pats.revoke(id), false)
         .onSuccess(found -> {
           if (found) {
+            sessions.closeAllOf(id);
             Responses.noContent(ctx);
           } else {
             ctx.fail(new NotFoundException("no token with id " + id));
@@ -159,7 +199,7 @@ public final class ApiRoutes {
     vertx.executeBlocking(() -> {
       jobTokens.revoke(jti, keepUntil);
       return null;
-    }).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+    }, false).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
   }
 
   private JsonObject repoJson(RepositoryStore.RepoInfo repo) {
@@ -168,7 +208,7 @@ public final class ApiRoutes {
   }
 
   /** Only the owner's PAT passes; a job token is forbidden, no credential is unauthenticated. */
-  static Principal.Owner requireOwner(RoutingContext ctx) {
+  public static Principal.Owner requireOwner(RoutingContext ctx) {
     Principal principal = ctx.get(PRINCIPAL);
     if (principal instanceof Principal.Owner owner) {
       return owner;

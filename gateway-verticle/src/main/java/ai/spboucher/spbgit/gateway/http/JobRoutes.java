@@ -2,69 +2,133 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.Supplier;
 
 /**
- * Agent jobs under {@code /api/v1}: start, list, show and cancel a repository's jobs, and read the audit log.
- * Owner PAT only; job tokens are refused like on every other API route.
+ * Agent jobs under {@code /api/v1}: start, list, show, cancel, review (diff, log) and decide (approve, reject,
+ * delete refs), and read the audit log. Owner only (PAT or signed-in session with CSRF token); job tokens are
+ * refused like on every other API route.
  */
 public final class JobRoutes {
 
   private final Vertx vertx;
   private final JobService jobs;
   private final RepositoryStore repos;
+  private final Supplier<JobLogs> logs;
 
-  public JobRoutes(Vertx vertx, JobService jobs, RepositoryStore repos) {
+  public JobRoutes(Vertx vertx, JobService jobs, RepositoryStore repos, Supplier<JobLogs> logs) {
     this.vertx = vertx;
     this.jobs = jobs;
     this.repos = repos;
+    this.logs = logs;
   }
 
-  /** Mount after {@link ApiRoutes}' body and authentication handlers, before its catch-all. */
+  /** Mount after {@link ApiRoutes}' body and authentication handlers, before its fallback. */
   public void mount(Router router) {
+    router.get("/api/v1/jobs").handler(this::listAll);
     router.post("/api/v1/repos/:name/agent-jobs").handler(this::create);
     router.get("/api/v1/repos/:name/agent-jobs").handler(this::list);
     router.get("/api/v1/repos/:name/agent-jobs/:id").handler(this::show);
     router.post("/api/v1/repos/:name/agent-jobs/:id/cancel").handler(this::cancel);
+    router.get("/api/v1/repos/:name/agent-jobs/:id/diff").handler(this::diff);
+    router.get("/api/v1/repos/:name/agent-jobs/:id/log").handler(this::log);
+    router.post("/api/v1/repos/:name/agent-jobs/:id/approve").handler(this::approve);
+    router.post("/api/v1/repos/:name/agent-jobs/:id/reject").handler(this::reject);
+    router.delete("/api/v1/repos/:name/agent-jobs/:id/refs").handler(this::deleteRefs);
     router.get("/api/v1/agent-jobs").handler(this::auditLog);
+  }
+
+  private void listAll(RoutingContext ctx) {
+    ApiRoutes.requireOwner(ctx);
+    jobs.toJson(jobs.list(null))
+        .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
+        .onFailure(ctx::fail);
   }
 
   private void create(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     jobs.create(repo, Responses.jsonBody(ctx), owner)
-        .onSuccess(job -> Responses.json(ctx, 201, job.toJson()))
+        .compose(jobs::toJson)
+        .onSuccess(job -> Responses.json(ctx, 201, job))
         .onFailure(ctx::fail);
   }
 
   private void list(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
-    vertx.executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory())
-        .onSuccess(exists -> {
-          if (!exists) {
-            ctx.fail(new NotFoundException("repository not found: " + repo));
-            return;
-          }
-          Responses.json(ctx, 200, new JsonArray(jobs.list(repo.value()).stream().map(Job::toJson).toList()));
-        })
+    vertx.executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
+        .compose(exists -> exists ? jobs.toJson(repo, jobs.list(repo.value()))
+            : io.vertx.core.Future.failedFuture(new NotFoundException("repository not found: " + repo)))
+        .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
         .onFailure(ctx::fail);
   }
 
   private void show(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    Responses.json(ctx, 200, jobOf(ctx).toJson());
+    jobs.toJson(jobOf(ctx)).onSuccess(job -> Responses.json(ctx, 200, job)).onFailure(ctx::fail);
   }
 
   private void cancel(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     jobs.cancel(jobOf(ctx).id())
-        .onSuccess(job -> Responses.json(ctx, 202, job.toJson()))
+        .compose(jobs::toJson)
+        .onSuccess(job -> Responses.json(ctx, 202, job))
+        .onFailure(ctx::fail);
+  }
+
+  private void diff(RoutingContext ctx) {
+    ApiRoutes.requireOwner(ctx);
+    jobs.diff(jobOf(ctx)).onSuccess(diff -> Responses.json(ctx, 200, diff)).onFailure(ctx::fail);
+  }
+
+  private void log(RoutingContext ctx) {
+    ApiRoutes.requireOwner(ctx);
+    Job job = jobOf(ctx);
+    JobLogs jobLogs = logs.get();
+    if (jobLogs == null) {
+      throw new UnavailableException("the job log store (NATS) is not reachable");
+    }
+    ctx.response().setChunked(true).putHeader("Content-Type", "text/plain; charset=utf-8")
+        .putHeader("X-Content-Type-Options", "nosniff").putHeader("Cache-Control", "no-store");
+    jobLogs.replay(job.id(), vertx.getOrCreateContext(), chunk -> ctx.response().write(chunk.getLog().getData()
+            .toStringUtf8()))
+        .onSuccess(v -> ctx.response().end())
+        .onFailure(ctx::fail);
+  }
+
+  private void approve(RoutingContext ctx) {
+    var owner = ApiRoutes.requireOwner(ctx);
+    JsonObject body = Responses.jsonBody(ctx);
+    Job job = jobOf(ctx);
+    String branch = Responses.requiredString(body, "branch");
+    String sha = Responses.requiredString(body, "sha");
+    jobs.approve(job, branch, sha, owner)
+        .compose(jobs::toJson)
+        .onSuccess(j -> Responses.json(ctx, 200, j))
+        .onFailure(ctx::fail);
+  }
+
+  private void reject(RoutingContext ctx) {
+    var owner = ApiRoutes.requireOwner(ctx);
+    jobs.reject(jobOf(ctx), owner)
+        .compose(jobs::toJson)
+        .onSuccess(j -> Responses.json(ctx, 200, j))
+        .onFailure(ctx::fail);
+  }
+
+  private void deleteRefs(RoutingContext ctx) {
+    var owner = ApiRoutes.requireOwner(ctx);
+    jobs.deleteRefs(jobOf(ctx), owner)
+        .onSuccess(deleted -> Responses.json(ctx, 200, new JsonObject().put("deleted", new JsonArray(deleted))))
         .onFailure(ctx::fail);
   }
 

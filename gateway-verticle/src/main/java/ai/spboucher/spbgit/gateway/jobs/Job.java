@@ -2,17 +2,22 @@ package ai.spboucher.spbgit.gateway.jobs;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * A job as the audit log says it is: an immutable snapshot, replaced as entries are applied.
  *
- * @param status one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
+ * @param status   one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
+ * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected", "branch", "sha",
+ *                 "by", "at"}}
  */
 public record Job(String id, String repo, String task, String execCommand, String testCommand, String baseRef,
-                  String requesterTokenId, String tokenId, String tokenExpires, String deadline, String status,
-                  String exitReason, String runnerId, String containerId, String createdAt, String startedAt,
-                  String finishedAt, String detail, List<JsonObject> refsWritten, long queueSequence) {
+                  String baseSha, String requesterTokenId, String tokenId, String tokenExpires, String deadline,
+                  String status, String exitReason, String runnerId, String containerId, String createdAt,
+                  String startedAt, String finishedAt, String detail, List<JsonObject> refsWritten,
+                  long queueSequence, JsonObject decision) {
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -27,47 +32,83 @@ public record Job(String id, String repo, String task, String execCommand, Strin
     return FINISHED.equals(status);
   }
 
-  Job withStatus(String newStatus) {
-    return new Job(id, repo, task, execCommand, testCommand, baseRef, requesterTokenId, tokenId, tokenExpires,
-        deadline, newStatus, exitReason, runnerId, containerId, createdAt, startedAt, finishedAt, detail,
-        refsWritten, queueSequence);
+  /** The prefix of every ref this job may write, e.g. {@code refs/agents/<id>/}. */
+  public String refPrefix() {
+    return "refs/agents/" + id + "/";
   }
 
-  Job dispatched(long sequence) {
-    return new Job(id, repo, task, execCommand, testCommand, baseRef, requesterTokenId, tokenId, tokenExpires,
-        deadline, DISPATCHED, exitReason, runnerId, containerId, createdAt, startedAt, finishedAt, detail,
-        refsWritten, sequence);
+  public String proposalRef() {
+    return refPrefix() + "proposal";
   }
 
-  Job started(String runner, String container, String at) {
-    return new Job(id, repo, task, execCommand, testCommand, baseRef, requesterTokenId, tokenId, tokenExpires,
-        deadline, STARTED, exitReason, runner, container, createdAt, at, finishedAt, detail, refsWritten,
-        queueSequence);
+  /** A copy with some fields changed. */
+  Job with(Consumer<Builder> changes) {
+    Builder b = new Builder(this);
+    changes.accept(b);
+    return b.build();
   }
 
-  Job finished(String reason, String runner, String container, String at, String why) {
-    return new Job(id, repo, task, execCommand, testCommand, baseRef, requesterTokenId, tokenId, tokenExpires,
-        deadline, FINISHED, reason, runner == null || runner.isEmpty() ? runnerId : runner,
-        container == null || container.isEmpty() ? containerId : container, createdAt, startedAt, at, why,
-        refsWritten, queueSequence);
-  }
-
-  Job withRefs(List<JsonObject> refs) {
-    List<JsonObject> all = new java.util.ArrayList<>(refsWritten);
-    all.addAll(refs);
-    return new Job(id, repo, task, execCommand, testCommand, baseRef, requesterTokenId, tokenId, tokenExpires,
-        deadline, status, exitReason, runnerId, containerId, createdAt, startedAt, finishedAt, detail, all,
-        queueSequence);
-  }
-
-  /** The API form. */
-  public JsonObject toJson() {
+  /** The API form; {@code proposalSha} is the current proposal ref, read by the caller. */
+  public JsonObject toJson(String proposalSha) {
     return new JsonObject()
         .put("id", id).put("repo", repo).put("task", task).put("exec", execCommand)
-        .put("test_command", testCommand).put("base", baseRef).put("status", status)
+        .put("test_command", testCommand).put("base", baseRef).put("base_sha", baseSha).put("status", status)
         .put("exit_reason", exitReason).put("runner_id", runnerId).put("container_id", containerId)
         .put("created_at", createdAt).put("started_at", startedAt).put("finished_at", finishedAt)
         .put("detail", detail).put("deadline", deadline)
-        .put("refs_written", new JsonArray(refsWritten));
+        .put("refs_written", new JsonArray(refsWritten))
+        .put("proposal_sha", proposalSha)
+        .put("test_result", testResult(proposalSha))
+        .put("decision", decision);
+  }
+
+  /**
+   * Passed or failed when a test command ran: the agent's entrypoint exits with the test command's code and
+   * pushes a proposal only after the exec command succeeded, so a failing exit with a proposal means the
+   * tests failed. Null when there was no test command or the job has not ended.
+   */
+  String testResult(String proposalSha) {
+    if (testCommand == null || testCommand.isBlank() || !isFinished() || exitReason == null) {
+      return null;
+    }
+    if ("ok".equals(exitReason)) {
+      return "passed";
+    }
+    return exitReason.startsWith("exit_code:") && proposalSha != null ? "failed" : null;
+  }
+
+  /** Mutable copy used by {@link #with}. */
+  static final class Builder {
+    String status;
+    String exitReason;
+    String runnerId;
+    String containerId;
+    String startedAt;
+    String finishedAt;
+    String detail;
+    List<JsonObject> refsWritten;
+    long queueSequence;
+    JsonObject decision;
+    private final Job from;
+
+    private Builder(Job from) {
+      this.from = from;
+      status = from.status;
+      exitReason = from.exitReason;
+      runnerId = from.runnerId;
+      containerId = from.containerId;
+      startedAt = from.startedAt;
+      finishedAt = from.finishedAt;
+      detail = from.detail;
+      refsWritten = new ArrayList<>(from.refsWritten);
+      queueSequence = from.queueSequence;
+      decision = from.decision;
+    }
+
+    private Job build() {
+      return new Job(from.id, from.repo, from.task, from.execCommand, from.testCommand, from.baseRef, from.baseSha,
+          from.requesterTokenId, from.tokenId, from.tokenExpires, from.deadline, status, exitReason, runnerId,
+          containerId, from.createdAt, startedAt, finishedAt, detail, refsWritten, queueSequence, decision);
+    }
   }
 }

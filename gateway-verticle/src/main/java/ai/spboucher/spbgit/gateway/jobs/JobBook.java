@@ -24,6 +24,9 @@ public final class JobBook {
   public static final String STARTED = "job_started";
   public static final String REFS_WRITTEN = "refs_written";
   public static final String FINISHED = "job_finished";
+  public static final String APPROVED = "job_approved";
+  public static final String REJECTED = "job_rejected";
+  public static final String REFS_DELETED = "refs_deleted";
 
   private final Map<String, Job> jobs = new LinkedHashMap<>();
 
@@ -49,13 +52,29 @@ public final class JobBook {
       return Optional.empty();
     }
     Job next = switch (event) {
-      case DISPATCHED -> Job.QUEUED.equals(job.status()) ? job.dispatched(entry.getLong("queue_seq", 0L)) : job;
-      case STARTED -> job.isFinished() || Job.STARTED.equals(job.status()) ? job
-          : job.started(entry.getString("runner"), entry.getString("container"), entry.getString("ts"));
-      case REFS_WRITTEN -> job.withRefs(refs(entry.getJsonArray("refs")));
-      case FINISHED -> job.isFinished() ? job
-          : job.finished(entry.getString("exit_reason"), entry.getString("runner"), entry.getString("container"),
-          entry.getString("ts"), entry.getString("detail"));
+      case DISPATCHED -> !Job.QUEUED.equals(job.status()) ? job : job.with(b -> {
+        b.status = Job.DISPATCHED;
+        b.queueSequence = entry.getLong("queue_seq", 0L);
+      });
+      case STARTED -> job.isFinished() || Job.STARTED.equals(job.status()) ? job : job.with(b -> {
+        b.status = Job.STARTED;
+        b.runnerId = entry.getString("runner");
+        b.containerId = entry.getString("container");
+        b.startedAt = entry.getString("ts");
+      });
+      case REFS_WRITTEN -> job.with(b -> b.refsWritten.addAll(refs(entry.getJsonArray("refs"))));
+      case FINISHED -> job.isFinished() ? job : job.with(b -> {
+        b.status = Job.FINISHED;
+        b.exitReason = entry.getString("exit_reason");
+        b.runnerId = nonEmpty(entry.getString("runner"), job.runnerId());
+        b.containerId = nonEmpty(entry.getString("container"), job.containerId());
+        b.finishedAt = entry.getString("ts");
+        b.detail = entry.getString("detail");
+      });
+      case APPROVED, REJECTED -> job.with(b -> b.decision = new JsonObject()
+          .put("decision", APPROVED.equals(event) ? "approved" : "rejected")
+          .put("branch", entry.getString("branch")).put("sha", entry.getString("sha"))
+          .put("by", entry.getString("approver")).put("at", entry.getString("ts")));
       default -> job;
     };
     jobs.put(id, next);
@@ -85,9 +104,13 @@ public final class JobBook {
 
   private static Job created(JsonObject e) {
     return new Job(e.getString("job"), e.getString("repo"), e.getString("task"), e.getString("exec"),
-        e.getString("test_command"), e.getString("base"), e.getString("requester"), e.getString("token_id"),
-        e.getString("token_expires"), e.getString("deadline"), Job.QUEUED, null, null, null, e.getString("ts"),
-        null, null, null, List.of(), 0);
+        e.getString("test_command"), e.getString("base"), e.getString("base_sha"), e.getString("requester"),
+        e.getString("token_id"), e.getString("token_expires"), e.getString("deadline"), Job.QUEUED, null, null, null,
+        e.getString("ts"), null, null, null, List.of(), 0, null);
+  }
+
+  private static String nonEmpty(String value, String fallback) {
+    return value == null || value.isEmpty() ? fallback : value;
   }
 
   private static List<JsonObject> refs(JsonArray refs) {

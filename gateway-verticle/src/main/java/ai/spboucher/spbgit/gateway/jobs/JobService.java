@@ -31,7 +31,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
-import org.eclipse.jgit.lib.Repository;
 
 /**
  * The job lifecycle on the gateway: create (audit, token, queue), follow (status events from runners), cancel,
@@ -47,7 +46,7 @@ public final class JobService {
   /** How long a job may wait in the queue on top of its wall-clock limit before it is given up. */
   static final Duration QUEUE_ALLOWANCE = Duration.ofMinutes(10);
   /** Slack after the deadline before an unfinished job is declared lost. */
-  static final Duration LOST_AFTER = Duration.ofSeconds(60);
+  static final Duration LOST_AFTER = Duration.ofMinutes(3);
   private static final int MAX_TASK_LENGTH = 20_000;
   private static final int MAX_COMMAND_LENGTH = 20_000;
 
@@ -61,6 +60,7 @@ public final class JobService {
   private final Function<RepoName, String> cloneUrl;
   private final Duration wallLimit;
   private final Clock clock;
+  private final Proposals proposals;
   private volatile JobBus bus;
   /** Job tokens between minting and publishing; never written to the audit log. */
   private final Map<String, String> pendingTokens = new HashMap<>();
@@ -78,6 +78,7 @@ public final class JobService {
     this.cloneUrl = cloneUrl;
     this.wallLimit = wallLimit;
     this.clock = clock;
+    this.proposals = new Proposals(repos);
   }
 
   /** Attaches the job queue once connected; before that, creating and cancelling answer 503. */
@@ -119,8 +120,11 @@ public final class JobService {
     if (queue == null || !queue.isConnected()) {
       throw new UnavailableException("the job queue (NATS) is not reachable; try again shortly");
     }
-    return vertx.executeBlocking(() -> requireBranch(repo, baseRef))
-        .compose(v -> record(createdEntry(repo, task, exec, test, baseRef, owner)))
+    return vertx.executeBlocking(() -> requireBranch(repo, baseRef), false)
+        .compose(baseSha -> {
+          JsonObject created = createdEntry(repo, task, exec, test, baseRef, owner).put("base_sha", baseSha);
+          return record(created).onFailure(e -> pendingTokens.remove(created.getString("job")));
+        })
         .compose(job -> queue.publish(request(job), context)
             .compose(sequence -> record(entry(JobBook.DISPATCHED, job.id()).put("queue_seq", sequence)))
             .recover(err -> finish(job.id(), "runner_error", "", "", "could not queue the job: "
@@ -138,11 +142,85 @@ public final class JobService {
     if (queue == null || !queue.isConnected()) {
       return Future.failedFuture(new UnavailableException("the job queue (NATS) is not reachable"));
     }
-    return vertx.executeBlocking(() -> queue.cancel(id, job.queueSequence()))
+    return vertx.executeBlocking(() -> queue.cancel(id, job.queueSequence()), false)
         .compose(removedFromQueue -> removedFromQueue
             ? finish(id, "cancelled", "", "", "cancelled before a runner took it")
             // A runner has it: the runner stops the container and reports the end.
             : Future.succeededFuture(book.get(id).get()));
+  }
+
+  /** The API form of jobs of one repository, with their current proposal commits. */
+  public Future<List<JsonObject>> toJson(RepoName repo, List<Job> jobs) {
+    return vertx.executeBlocking(() -> proposals.proposalShas(repo, jobs), false)
+        .map(shas -> jobs.stream().map(j -> j.toJson(shas.get(j.id()))).toList());
+  }
+
+  /** The API form of jobs across repositories (one repository read per repository). */
+  public Future<List<JsonObject>> toJson(List<Job> jobs) {
+    Map<String, List<Job>> byRepo = new java.util.LinkedHashMap<>();
+    jobs.forEach(j -> byRepo.computeIfAbsent(j.repo(), r -> new java.util.ArrayList<>()).add(j));
+    return vertx.executeBlocking(() -> {
+      Map<String, String> shas = new HashMap<>();
+      for (var entry : byRepo.entrySet()) {
+        try {
+          shas.putAll(proposals.proposalShas(RepoName.of(entry.getKey()), entry.getValue()));
+        } catch (ai.spboucher.spbgit.gateway.repos.RepoNotFoundException e) {
+          // The repository was deleted; its jobs stay in the audit log without proposals.
+        }
+      }
+      return jobs.stream().map(j -> j.toJson(shas.get(j.id()))).toList();
+    }, false);
+  }
+
+  public Future<JsonObject> toJson(Job job) {
+    return toJson(RepoName.of(job.repo()), List.of(job)).map(list -> list.get(0));
+  }
+
+  public Future<JsonObject> diff(Job job) {
+    return vertx.executeBlocking(() -> proposals.diff(RepoName.of(job.repo()), job), false);
+  }
+
+  /**
+   * Fast-forwards {@code branch} to the proposal the owner reviewed ({@code sha}); audited once, so approving
+   * again with the same branch and commit is a no-op.
+   */
+  public Future<Job> approve(Job job, String branch, String sha, Principal.Owner owner) {
+    if (!job.isFinished()) {
+      return Future.failedFuture(new ConflictException("job " + job.id() + " is still " + job.status()
+          + "; approve it once it has finished"));
+    }
+    if (RefNames.problemWith("refs/heads/" + branch).isPresent()) {
+      return Future.failedFuture(new BadRequestException("'branch' must be a valid branch name"));
+    }
+    JsonObject decided = job.decision();
+    if (decided != null && "rejected".equals(decided.getString("decision"))) {
+      return Future.failedFuture(new ConflictException("job " + job.id() + " was rejected"));
+    }
+    if (decided != null && (!branch.equals(decided.getString("branch")) || !sha.equals(decided.getString("sha")))) {
+      return Future.failedFuture(new ConflictException("job " + job.id() + " was already approved as "
+          + decided.getString("sha") + " on " + decided.getString("branch")));
+    }
+    return vertx.executeBlocking(() -> proposals.approve(RepoName.of(job.repo()), job, branch, sha), false)
+        .compose(result -> decided != null ? Future.succeededFuture(book.get(job.id()).get())
+            : record(entry(JobBook.APPROVED, job.id()).put("repo", job.repo()).put("branch", branch)
+            .put("sha", sha).put("approver", owner.tokenId()).put("result", result.name().toLowerCase())));
+  }
+
+  public Future<Job> reject(Job job, Principal.Owner owner) {
+    JsonObject decided = job.decision();
+    if (decided != null) {
+      return "rejected".equals(decided.getString("decision")) ? Future.succeededFuture(job)
+          : Future.failedFuture(new ConflictException("job " + job.id() + " was already approved"));
+    }
+    return record(entry(JobBook.REJECTED, job.id()).put("repo", job.repo()).put("approver", owner.tokenId()));
+  }
+
+  /** Deletes {@code refs/agents/<job>/*} and audits which refs went. */
+  public Future<List<String>> deleteRefs(Job job, Principal.Owner owner) {
+    return vertx.executeBlocking(() -> proposals.deleteRefs(RepoName.of(job.repo()), job), false)
+        .compose(deleted -> deleted.isEmpty() ? Future.succeededFuture(deleted)
+            : record(entry(JobBook.REFS_DELETED, job.id()).put("repo", job.repo()).put("refs", new JsonArray(deleted))
+            .put("by", owner.tokenId())).map(j -> deleted));
   }
 
   /** Records refs a job token pushed (from the receive-pack post-receive step). Any thread. */
@@ -162,10 +240,18 @@ public final class JobService {
   }
 
   private Future<?> onEvent(JobEvent event) {
-    if (!event.hasStatus() || book.get(event.getJobId()).map(Job::isFinished).orElse(true)) {
-      return Future.succeededFuture();  // Unknown job, or a late event for a job that already ended.
+    Optional<Job> known = book.get(event.getJobId());
+    if (!event.hasStatus() || known.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    if (known.get().isFinished()) {
+      // A late event, or the redelivery of an end whose token revocation failed: make sure it is revoked.
+      return revokeToken(known.get());
     }
     StatusChange change = event.getStatus();
+    if (change.getStatus() == JobStatus.STARTED && Job.STARTED.equals(known.get().status())) {
+      return Future.succeededFuture();  // A redelivered start.
+    }
     if (change.getStatus() == JobStatus.STARTED) {
       return record(entry(JobBook.STARTED, event.getJobId()).put("runner", change.getRunnerId())
           .put("container", change.getContainerId()));
@@ -181,10 +267,17 @@ public final class JobService {
   private Future<Job> finish(String id, String reason, String runner, String container, String detail) {
     return record(entry(JobBook.FINISHED, id).put("exit_reason", reason).put("runner", runner)
         .put("container", container).put("detail", detail))
-        .compose(job -> auditWriter.executeBlocking(() -> {
-          tokens.revoke(job.tokenId(), Instant.parse(job.tokenExpires()));
-          return job;
-        }, true));
+        .compose(this::revokeToken);
+  }
+
+  private Future<Job> revokeToken(Job job) {
+    if (tokens.isRevoked(job.tokenId())) {
+      return Future.succeededFuture(job);
+    }
+    return auditWriter.executeBlocking(() -> {
+      tokens.revoke(job.tokenId(), Instant.parse(job.tokenExpires()));
+      return job;
+    }, true);
   }
 
   private Future<Job> record(JsonObject entry) {
@@ -224,13 +317,12 @@ public final class JobService {
         .build();
   }
 
-  private Void requireBranch(RepoName repo, String base) throws java.io.IOException {
-    try (Repository repository = repos.open(repo)) {
-      if (repository.exactRef("refs/heads/" + base) == null) {
-        throw new ConflictException("repository " + repo + " has no branch '" + base + "' to start from");
-      }
+  private String requireBranch(RepoName repo, String base) throws java.io.IOException {
+    String sha = proposals.branchSha(repo, base);
+    if (sha == null) {
+      throw new ConflictException("repository " + repo + " has no branch '" + base + "' to start from");
     }
-    return null;
+    return sha;
   }
 
   private static JsonObject entry(String event, String jobId) {

@@ -34,7 +34,6 @@ import java.util.function.Function;
 public final class JobBus implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(JobBus.class.getName());
-  public static final Duration EVENT_RETENTION = Duration.ofDays(30);
 
   private final Connection connection;
   private volatile boolean closing;
@@ -44,11 +43,34 @@ public final class JobBus implements AutoCloseable {
     this.connection = connection;
   }
 
-  /** Starts connecting; returns at once if the server is not reachable yet (it keeps trying). Blocking. */
+  /**
+   * Connects, retrying until the server answers: call it on a thread of its own (it can take as long as
+   * NATS is down), never on a shared worker pool.
+   */
   public static JobBus connect(String url) throws IOException, InterruptedException {
     Options options = new Options.Builder().server(url).connectionName("spb-gateway").maxReconnects(-1)
-        .reconnectWait(Duration.ofMillis(500)).connectionTimeout(Duration.ofSeconds(2)).build();
+        .reconnectWait(Duration.ofSeconds(1)).connectionTimeout(Duration.ofSeconds(2))
+        .errorListener(new QuietErrorListener()).build();
     return new JobBus(Nats.connectReconnectOnConnect(options));
+  }
+
+  /** Logs the first connection failure of a series, not one line per retry. */
+  private static final class QuietErrorListener implements io.nats.client.ErrorListener {
+    private volatile long lastLogged;
+
+    @Override
+    public void exceptionOccurred(Connection conn, Exception exp) {
+      long now = System.currentTimeMillis();
+      if (now - lastLogged > 60_000) {
+        lastLogged = now;
+        LOG.log(System.Logger.Level.WARNING, "NATS: " + exp.getMessage() + " (retrying; logged once a minute)");
+      }
+    }
+  }
+
+  /** Reading jobs' logs back from the events stream. */
+  public JobLogs logs() {
+    return new JobLogs(connection);
   }
 
   public boolean isConnected() {
@@ -96,7 +118,7 @@ public final class JobBus implements AutoCloseable {
             Thread.sleep(250);
             continue;
           }
-          Streams.ensure(connection.jetStreamManagement(), EVENT_RETENTION, 1);
+          Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1);
           subscription = connection.jetStream().subscribe(Subjects.ALL_STATUS_EVENTS,
               PullSubscribeOptions.bind(Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
         }

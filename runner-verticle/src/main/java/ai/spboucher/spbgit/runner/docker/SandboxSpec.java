@@ -75,6 +75,8 @@ public record SandboxSpec(String image, String jobId, String runnerId, Map<Strin
         .withMemorySwap(memoryBytes)
         .withPidsLimit(pidsLimit)
         .withIpcMode("private")
+        // A real init as PID 1 reaps orphans (the agent's socat relay forks per connection).
+        .withInit(true)
         .withUlimits(List.of(new Ulimit("nofile", 4096L, 4096L), new Ulimit("core", 0L, 0L)))
         .withTmpFs(tmpfs)
         .withBinds(binds)

@@ -38,9 +38,19 @@ public final class EventPublisher {
   private long logSequence;
 
   public EventPublisher(JetStream jetStream, String jobId, Clock clock) {
+    this(jetStream, jobId, clock, 0);
+  }
+
+  /**
+   * For a job another publisher already reported on (a runner reclaiming its leftovers after a restart): status
+   * numbering continues after {@code lastStatusSequence}, so the new event is neither a gap nor, by its message
+   * id, a duplicate the stream would drop.
+   */
+  public EventPublisher(JetStream jetStream, String jobId, Clock clock, long lastStatusSequence) {
     this.jetStream = jetStream;
     this.jobId = jobId;
     this.clock = clock;
+    this.statusSequence = lastStatusSequence;
   }
 
   public void status(JobStatus status, String exitReason, String runnerId, String containerId, String detail) {

@@ -15,8 +15,6 @@ import java.time.Duration;
  */
 public final class NatsLink implements AutoCloseable {
 
-  /** Log retention: the events stream keeps a job's log this long for replay. */
-  public static final Duration EVENT_RETENTION = Duration.ofDays(30);
 
   private final Connection connection;
   private final JetStream jetStream;
@@ -39,7 +37,7 @@ public final class NatsLink implements AutoCloseable {
 
   /** Creates or updates the streams; call after connecting and again after a failed fetch. Blocking. */
   public void ensureStreams() throws IOException, JetStreamApiException {
-    Streams.ensure(connection.jetStreamManagement(), EVENT_RETENTION, 1);
+    Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1);
   }
 
   public Connection connection() {

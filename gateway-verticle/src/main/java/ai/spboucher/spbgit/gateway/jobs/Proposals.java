@@ -1,0 +1,238 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import ai.spboucher.spbgit.gateway.http.ConflictException;
+import ai.spboucher.spbgit.gateway.http.NotFoundException;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.jgit.diff.DiffEntry;
+import org.eclipse.jgit.diff.DiffFormatter;
+import org.eclipse.jgit.diff.RawTextComparator;
+import org.eclipse.jgit.lib.ObjectId;
+import org.eclipse.jgit.lib.Ref;
+import org.eclipse.jgit.lib.RefUpdate;
+import org.eclipse.jgit.lib.Repository;
+import org.eclipse.jgit.revwalk.RevCommit;
+import org.eclipse.jgit.revwalk.RevWalk;
+import org.eclipse.jgit.revwalk.filter.RevFilter;
+
+/**
+ * The git side of reviewing a job: reading its proposal, diffing it against where the job started,
+ * fast-forwarding a branch to it, and deleting the job's refs. Every method does JGit I/O and blocks: call it
+ * from a worker thread.
+ */
+public final class Proposals {
+
+  /** How an approval changed the branch. */
+  public enum Approval { CREATED, FAST_FORWARDED, ALREADY_AT_PROPOSAL }
+
+  static final int MAX_DIFF_FILES = 300;
+  static final int MAX_DIFF_LINES = 20_000;
+
+  private final RepositoryStore repos;
+
+  public Proposals(RepositoryStore repos) {
+    this.repos = repos;
+  }
+
+  /** The commit the branch points at now, or null. */
+  public String branchSha(RepoName repo, String branch) throws IOException {
+    try (Repository repository = repos.open(repo)) {
+      Ref ref = repository.exactRef("refs/heads/" + branch);
+      return ref == null ? null : ref.getObjectId().name();
+    }
+  }
+
+  /** The current proposal commit of each job (absent when it has none). */
+  public Map<String, String> proposalShas(RepoName repo, List<Job> jobs) throws IOException {
+    Map<String, String> shas = new HashMap<>();
+    try (Repository repository = repos.open(repo)) {
+      for (Job job : jobs) {
+        Ref ref = repository.exactRef(job.proposalRef());
+        if (ref != null) {
+          shas.put(job.id(), ref.getObjectId().name());
+        }
+      }
+    }
+    return shas;
+  }
+
+  /**
+   * Fast-forwards (or creates) {@code refs/heads/<branch>} to the proposal, only if the proposal is still the
+   * commit the owner reviewed ({@code sha}) and the branch's current commit is an ancestor of it. The update
+   * itself is a compare-and-set on the branch's old value, so a concurrent push cannot be overwritten.
+   */
+  public Approval approve(RepoName repo, Job job, String branch, String sha) throws IOException {
+    try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
+      Ref proposal = repository.exactRef(job.proposalRef());
+      if (proposal == null) {
+        throw new ConflictException("job " + job.id() + " has no proposal to approve");
+      }
+      if (!proposal.getObjectId().name().equals(sha)) {
+        throw new ConflictException("the proposal is now " + proposal.getObjectId().name() + ", not the " + sha
+            + " that was reviewed; reload and review it again");
+      }
+      String refName = "refs/heads/" + branch;
+      Ref current = repository.exactRef(refName);
+      ObjectId target = proposal.getObjectId();
+      if (current != null && current.getObjectId().equals(target)) {
+        return Approval.ALREADY_AT_PROPOSAL;
+      }
+      if (current != null && !walk.isMergedInto(walk.parseCommit(current.getObjectId()), walk.parseCommit(target))) {
+        throw new ConflictException("approving would not be a fast-forward: " + branch + " is at "
+            + current.getObjectId().name() + ", which the proposal does not contain");
+      }
+      RefUpdate update = repository.updateRef(refName);
+      update.setNewObjectId(target);
+      update.setExpectedOldObjectId(current == null ? ObjectId.zeroId() : current.getObjectId());
+      update.setRefLogMessage("approved agent job " + job.id(), false);
+      RefUpdate.Result result = update.update(walk);
+      return switch (result) {
+        case NEW -> Approval.CREATED;
+        case FAST_FORWARD -> Approval.FAST_FORWARDED;
+        case NO_CHANGE -> Approval.ALREADY_AT_PROPOSAL;
+        default -> throw new ConflictException("could not update " + branch + ": " + result
+            + " (it changed meanwhile; reload and try again)");
+      };
+    }
+  }
+
+  /** Deletes every ref under the job's prefix and returns their names; nothing outside it is touched. */
+  public List<String> deleteRefs(RepoName repo, Job job) throws IOException {
+    List<String> deleted = new ArrayList<>();
+    try (Repository repository = repos.open(repo)) {
+      for (Ref ref : repository.getRefDatabase().getRefsByPrefix(job.refPrefix())) {
+        RefUpdate update = repository.updateRef(ref.getName());
+        update.setExpectedOldObjectId(ref.getObjectId());
+        update.setForceUpdate(true);
+        RefUpdate.Result result = update.delete();
+        if (result != RefUpdate.Result.FORCED && result != RefUpdate.Result.NO_CHANGE) {
+          throw new IOException("could not delete " + ref.getName() + ": " + result);
+        }
+        deleted.add(ref.getName());
+      }
+    }
+    return deleted;
+  }
+
+  /**
+   * The proposal's diff against the commit the job started from (the merge base of the proposal and the job's
+   * base branch, or the recorded base commit), as files with hunks of typed lines; large diffs are truncated.
+   */
+  public JsonObject diff(RepoName repo, Job job) throws IOException {
+    try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
+      Ref proposal = repository.exactRef(job.proposalRef());
+      if (proposal == null) {
+        throw new NotFoundException("job " + job.id() + " has no proposal");
+      }
+      RevCommit head = walk.parseCommit(proposal.getObjectId());
+      RevCommit base = baseOf(repository, walk, job, head);
+      try (DiffFormatter formatter = new DiffFormatter(new ByteArrayOutputStream())) {
+        formatter.setRepository(repository);
+        formatter.setDiffComparator(RawTextComparator.DEFAULT);
+        formatter.setDetectRenames(true);
+        List<DiffEntry> entries = formatter.scan(base == null ? null : base.getTree(), head.getTree());
+        JsonArray files = new JsonArray();
+        int lines = 0;
+        boolean truncated = entries.size() > MAX_DIFF_FILES;
+        for (DiffEntry entry : entries.subList(0, Math.min(entries.size(), MAX_DIFF_FILES))) {
+          JsonObject file = fileDiff(repository, entry, MAX_DIFF_LINES - lines);
+          lines += file.getInteger("lines_shown");
+          truncated |= file.getBoolean("truncated");
+          file.remove("lines_shown");
+          files.add(file);
+        }
+        return new JsonObject().put("base", base == null ? null : base.name()).put("head", head.name())
+            .put("files", files).put("truncated", truncated);
+      }
+    }
+  }
+
+  private static RevCommit baseOf(Repository repository, RevWalk walk, Job job, RevCommit head) throws IOException {
+    Ref branch = repository.exactRef("refs/heads/" + job.baseRef());
+    ObjectId other = branch != null ? branch.getObjectId()
+        : job.baseSha() == null ? null : ObjectId.fromString(job.baseSha());
+    if (other == null) {
+      return head.getParentCount() > 0 ? walk.parseCommit(head.getParent(0)) : null;
+    }
+    walk.reset();
+    walk.setRevFilter(RevFilter.MERGE_BASE);
+    walk.markStart(walk.parseCommit(head));
+    walk.markStart(walk.parseCommit(other));
+    RevCommit mergeBase = walk.next();
+    walk.reset();
+    walk.setRevFilter(RevFilter.ALL);
+    return mergeBase;
+  }
+
+  private static JsonObject fileDiff(Repository repository, DiffEntry entry, int budget) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (DiffFormatter one = new DiffFormatter(out)) {
+      one.setRepository(repository);
+      one.format(entry);
+    }
+    JsonArray hunks = new JsonArray();
+    JsonObject hunk = null;
+    int additions = 0;
+    int deletions = 0;
+    int shown = 0;
+    boolean binary = false;
+    boolean truncated = false;
+    int oldLine = 0;
+    int newLine = 0;
+    for (String line : out.toString(StandardCharsets.UTF_8).split("\n", -1)) {
+      if (line.startsWith("Binary files")) {
+        binary = true;
+      } else if (line.startsWith("@@")) {
+        int[] starts = hunkStarts(line);
+        oldLine = starts[0];
+        newLine = starts[1];
+        hunk = new JsonObject().put("header", line).put("lines", new JsonArray());
+        hunks.add(hunk);
+      } else if (hunk != null && !line.isEmpty() && "+- \\".indexOf(line.charAt(0)) >= 0) {
+        char kind = line.charAt(0);
+        additions += kind == '+' ? 1 : 0;
+        deletions += kind == '-' ? 1 : 0;
+        if (kind == '\\') {
+          continue;
+        }
+        if (shown >= budget) {
+          truncated = true;
+          continue;
+        }
+        shown++;
+        JsonObject l = new JsonObject().put("text", line.substring(1));
+        switch (kind) {
+          case '+' -> l.put("type", "add").putNull("old").put("new", newLine++);
+          case '-' -> l.put("type", "del").put("old", oldLine++).putNull("new");
+          default -> l.put("type", "context").put("old", oldLine++).put("new", newLine++);
+        }
+        hunk.getJsonArray("lines").add(l);
+      }
+    }
+    return new JsonObject()
+        .put("path", entry.getChangeType() == DiffEntry.ChangeType.DELETE ? entry.getOldPath() : entry.getNewPath())
+        .put("old_path", entry.getChangeType() == DiffEntry.ChangeType.ADD ? null : entry.getOldPath())
+        .put("change", entry.getChangeType().name()).put("additions", additions).put("deletions", deletions)
+        .put("binary", binary).put("hunks", hunks).put("truncated", truncated).put("lines_shown", shown);
+  }
+
+  /** The old and new start lines of a {@code @@ -a,b +c,d @@} header. */
+  static int[] hunkStarts(String header) {
+    String[] parts = header.split(" ");
+    return new int[] {start(parts[1]), start(parts[2])};
+  }
+
+  private static int start(String range) {
+    String digits = range.substring(1).split(",")[0];
+    return Integer.parseInt(digits);
+  }
+}

@@ -1,0 +1,123 @@
+package ai.spboucher.spbgit.gateway.nats;
+
+import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.Subjects;
+import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.PushSubscribeOptions;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.DeliverPolicy;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Reads jobs' events back from JetStream, which keeps them for the configured retention, so any gateway
+ * instance can replay a finished job's log or follow a running one.
+ *
+ * <p>Threading: {@link #replay} reads on a worker thread and hands chunks to the context in batches, waiting
+ * for each batch to be written (backpressure). {@link #follow} delivers on a NATS dispatcher thread: the
+ * listener must not block and is responsible for hopping to its own context.
+ */
+public final class JobLogs {
+
+  private static final int BATCH = 256;
+
+  private final Connection connection;
+
+  public JobLogs(Connection connection) {
+    this.connection = connection;
+  }
+
+  /**
+   * Calls {@code onChunk} on {@code context} with every log chunk of the job, in sequence order, and completes
+   * once the stream holds no more (the log so far, for a running job).
+   */
+  public Future<Void> replay(String jobId, Context context, Consumer<JobEvent> onChunk) {
+    Promise<Void> done = Promise.promise();
+    Thread reader = new Thread(() -> {
+      try {
+        JetStreamSubscription sub = connection.jetStream().subscribe(Subjects.logEvents(jobId),
+            PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(ConsumerConfiguration
+                .builder().deliverPolicy(DeliverPolicy.All).ackPolicy(AckPolicy.All)
+                .inactiveThreshold(Duration.ofMinutes(1)).build()).build());
+        try {
+          while (true) {
+            List<Message> batch = sub.fetch(BATCH, Duration.ofMillis(300));
+            if (batch.isEmpty()) {
+              break;
+            }
+            CountDownLatch written = new CountDownLatch(1);
+            context.runOnContext(v -> {
+              for (Message m : batch) {
+                onChunk.accept(parse(m));
+              }
+              written.countDown();
+            });
+            written.await(60, TimeUnit.SECONDS);
+            batch.get(batch.size() - 1).ack();
+            if (batch.get(batch.size() - 1).metaData().pendingCount() == 0) {
+              break;
+            }
+          }
+        } finally {
+          sub.unsubscribe();
+        }
+        context.runOnContext(v -> done.complete());
+      } catch (Exception e) {
+        context.runOnContext(v -> done.fail(e));
+      }
+    }, "spb-log-replay-" + jobId);
+    reader.setDaemon(true);
+    reader.start();
+    return done.future();
+  }
+
+  /** A live subscription to one job's events; close it when the viewer goes. */
+  public interface Follower extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  /**
+   * Delivers every event of the job (log chunks and status changes, in the order the runner published them),
+   * from the beginning of the stream and then live. Each call carries the message's pending count, so the
+   * listener can tell when it has caught up.
+   */
+  public Follower follow(String jobId, EventListener listener) throws Exception {
+    Dispatcher dispatcher = connection.createDispatcher();
+    JetStreamSubscription sub = connection.jetStream().subscribe("spb.events." + jobId + ".>", dispatcher,
+        m -> listener.onEvent(parse(m), m.metaData().pendingCount()), false,
+        PushSubscribeOptions.builder().ordered(true).stream(Subjects.EVENTS_STREAM).build());
+    return () -> {
+      try {
+        sub.unsubscribe();
+      } finally {
+        connection.closeDispatcher(dispatcher);
+      }
+    };
+  }
+
+  /** Called on a NATS dispatcher thread. */
+  @FunctionalInterface
+  public interface EventListener {
+    void onEvent(JobEvent event, long pending);
+  }
+
+  private static JobEvent parse(Message m) {
+    try {
+      return JobEvent.parseFrom(m.getData());
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      return JobEvent.getDefaultInstance();
+    }
+  }
+}

@@ -1,0 +1,94 @@
+package ai.spboucher.spbgit.gateway.ws;
+
+import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
+import ai.spboucher.spbgit.gateway.http.ApiRoutes;
+import ai.spboucher.spbgit.gateway.http.NotFoundException;
+import ai.spboucher.spbgit.gateway.http.UnavailableException;
+import ai.spboucher.spbgit.gateway.jobs.Job;
+import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.nats.JobLogs;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import io.vertx.core.Vertx;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.util.function.Supplier;
+
+/**
+ * {@code GET /api/v1/repos/:name/agent-jobs/:id/logs?after=<seq>} upgraded to a websocket. Owner only; when
+ * the browser sends an {@code Origin}, it must be the gateway's own, so another site cannot ride the owner's
+ * session cookie.
+ */
+public final class LogSocketRoutes {
+
+  private final Vertx vertx;
+  private final JobService jobs;
+  private final Supplier<JobLogs> logs;
+  private final Supplier<String> publicUrl;
+
+  public LogSocketRoutes(Vertx vertx, JobService jobs, Supplier<JobLogs> logs, Supplier<String> publicUrl) {
+    this.vertx = vertx;
+    this.jobs = jobs;
+    this.logs = logs;
+    this.publicUrl = publicUrl;
+  }
+
+  /** Mount after the API authentication handler. */
+  public void mount(Router router) {
+    router.get("/api/v1/repos/:name/agent-jobs/:id/logs").handler(this::upgrade);
+  }
+
+  private void upgrade(RoutingContext ctx) {
+    ApiRoutes.requireOwner(ctx);
+    requireOwnOrigin(ctx);
+    RepoName repo = RepoName.of(ctx.pathParam("name"));
+    String id = ctx.pathParam("id");
+    Job job = jobs.get(id).filter(j -> j.repo().equals(repo.value()))
+        .orElseThrow(() -> new NotFoundException("no job " + id + " in repository " + repo));
+    long after = parseAfter(ctx.request().getParam("after"));
+    JobLogs jobLogs = logs.get();
+    if (jobLogs == null) {
+      throw new UnavailableException("the job log store (NATS) is not reachable");
+    }
+    var context = vertx.getOrCreateContext();
+    ctx.request().toWebSocket()
+        .onSuccess(socket -> {
+          LogSocket viewer = new LogSocket(socket, context, after, () -> jobs.get(job.id()));
+          try {
+            viewer.start(jobLogs);
+          } catch (Exception e) {
+            socket.close((short) 1011, "cannot read the job log");
+          }
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void requireOwnOrigin(RoutingContext ctx) {
+    String origin = ctx.request().getHeader("Origin");
+    if (origin == null) {
+      if (ApiRoutes.viaSession(ctx)) {
+        throw new ForbiddenException("a browser session needs an Origin header");
+      }
+      return;
+    }
+    String host = ctx.request().getHeader("Host");
+    String scheme = publicUrl.get().startsWith("https:") ? "https://" : "http://";
+    if (!origin.equals(publicUrl.get()) && !(host != null && origin.equals(scheme + host))) {
+      throw new ForbiddenException("websocket origin " + origin + " is not this gateway");
+    }
+  }
+
+  private static long parseAfter(String value) {
+    if (value == null || value.isEmpty()) {
+      return 0;
+    }
+    try {
+      long after = Long.parseLong(value);
+      if (after < 0) {
+        throw new NumberFormatException();
+      }
+      return after;
+    } catch (NumberFormatException e) {
+      throw new ai.spboucher.spbgit.gateway.http.BadRequestException("'after' must be a non-negative number");
+    }
+  }
+}

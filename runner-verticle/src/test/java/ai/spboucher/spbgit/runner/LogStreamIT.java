@@ -1,0 +1,288 @@
+package ai.spboucher.spbgit.runner;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Live logs over the websocket and the text log, with their gates; approval, rejection and ref deletion. */
+class LogStreamIT {
+
+  @TempDir
+  static Path tmp;
+  static JobTestBed bed;
+  static final HttpClient http = HttpClient.newHttpClient();
+
+  @BeforeAll
+  static void start() throws Exception {
+    bed = JobTestBed.start(tmp, "60s");
+    bed.startRunner("logs", Map.of());
+    bed.createRepo("logs", Map.of("README.md", "hello\n"));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    bed.close();
+  }
+
+  @Test
+  void aViewerSeesEveryLineOnceInOrderAcrossAReconnect() throws Exception {
+    String id = bed.submit("logs", "for i in $(seq 1 400); do echo line-$i; sleep 0.01; done", null)
+        .getString("id");
+    bed.await("logs", id, "started", Duration.ofSeconds(60));
+    Viewer first = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    List<JsonObject> seen = new ArrayList<>(first.take(3));
+    first.socket.sendClose(WebSocket.NORMAL_CLOSURE, "bye").join();
+    long last = seen.get(seen.size() - 1).getLong("seq");
+    Viewer second = Viewer.open(id, last, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    JsonObject end = second.readUntilEnd(seen);
+    assertEquals("ok", end.getString("exit_reason"));
+
+    long expected = 1;
+    StringBuilder text = new StringBuilder();
+    for (JsonObject frame : seen) {
+      assertEquals(expected++, frame.getLong("seq"), "no gap, no duplicate");
+      text.append(frame.getString("data"));
+    }
+    List<String> lines = text.toString().lines().filter(l -> l.startsWith("line-")).toList();
+    assertEquals(400, lines.size());
+    for (int i = 0; i < 400; i++) {
+      assertEquals("line-" + (i + 1), lines.get(i));
+    }
+    HttpResponse<String> whole = get("/api/v1/repos/logs/agent-jobs/" + id + "/log", bed.gateway.ownerToken);
+    assertEquals(200, whole.statusCode());
+    assertEquals(text.toString(), whole.body());
+  }
+
+  @Test
+  void aFinishedJobReplaysAndEnds() throws Exception {
+    String id = bed.submit("logs", "echo only-line", null).getString("id");
+    bed.awaitFinished("logs", id);
+    List<JsonObject> frames = new ArrayList<>();
+    JsonObject end = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken).readUntilEnd(frames);
+    assertEquals("ok", end.getString("exit_reason"));
+    assertTrue(frames.stream().anyMatch(f -> f.getString("data").contains("only-line")));
+  }
+
+  @Test
+  void overLongLinesAreSplitAndNothingIsLost() throws Exception {
+    String id = bed.submit("logs", "head -c 100000 /dev/zero | tr '\\0' x; echo; echo after", null)
+        .getString("id");
+    bed.awaitFinished("logs", id);
+    String log = bed.log(id);
+    long xs = log.chars().filter(c -> c == 'x').count();
+    assertEquals(100_000, xs, "every byte is kept");
+    assertTrue(log.lines().allMatch(l -> l.length() <= LogPump.MAX_LINE), "lines are split at the maximum");
+    assertTrue(log.contains("after"));
+  }
+
+  @Test
+  void websocketGatesRefuseForeignOriginsMissingAuthAndJobTokens() throws Exception {
+    String id = bed.submit("logs", "true", null).getString("id");
+    bed.awaitFinished("logs", id);
+    assertEquals(403, handshakeStatus(id, bed.gateway.ownerToken, "https://evil.example"));
+    assertEquals(401, handshakeStatus(id, null, bed.gateway.baseUrl));
+    String jobToken = bed.gateway.jobToken("logs", id, 60);
+    assertEquals(403, handshakeStatus(id, jobToken, bed.gateway.baseUrl));
+    assertEquals(403, get("/api/v1/repos/logs/agent-jobs/" + id + "/log", jobToken).statusCode());
+  }
+
+  @Test
+  void approveFastForwardsOnceAndRefusesStaleOrForeignRequests() throws Exception {
+    String id = bed.submit("logs", "echo change > change.txt", null).getString("id");
+    JsonObject done = bed.awaitFinished("logs", id);
+    String jobPath = "/api/v1/repos/logs/agent-jobs/" + id;
+    JsonObject job = new JsonObject(get(jobPath, bed.gateway.ownerToken).body());
+    String sha = job.getString("proposal_sha");
+    assertEquals(40, sha.length(), done.encode());
+    String branch = "agent/" + id;
+
+    assertEquals(409, post(jobPath + "/approve", bed.gateway.ownerToken,
+        new JsonObject().put("branch", branch).put("sha", "0".repeat(40))).statusCode());
+    String jobToken = bed.gateway.jobToken("logs", id, 60);
+    assertEquals(403, post(jobPath + "/approve", jobToken, new JsonObject().put("branch", branch).put("sha", sha))
+        .statusCode());
+    assertEquals(403, post(jobPath + "/reject", jobToken, new JsonObject()).statusCode());
+    assertEquals(403, request("DELETE", jobPath + "/refs", jobToken, null).statusCode());
+
+    Session session = Session.signIn(bed.gateway.baseUrl, bed.gateway.ownerToken);
+    assertEquals(403, session.post(jobPath + "/approve", new JsonObject().put("branch", branch).put("sha", sha),
+        false).statusCode(), "a session needs its CSRF token");
+    HttpResponse<String> approved = session.post(jobPath + "/approve",
+        new JsonObject().put("branch", branch).put("sha", sha), true);
+    assertEquals(200, approved.statusCode(), approved.body());
+    assertTrue(bed.git.refs(bed.gateway.repoDir("logs")).contains("refs/heads/" + branch + " " + sha));
+    assertEquals(200, post(jobPath + "/approve", bed.gateway.ownerToken,
+        new JsonObject().put("branch", branch).put("sha", sha)).statusCode(), "approving twice is idempotent");
+    assertEquals(1, audit(id).stream().filter(e -> "job_approved".equals(e.getString("event"))).count());
+    assertEquals(409, post(jobPath + "/reject", bed.gateway.ownerToken, new JsonObject()).statusCode());
+    assertEquals(409, post(jobPath + "/approve", bed.gateway.ownerToken,
+        new JsonObject().put("branch", "main").put("sha", sha)).statusCode(), "already approved elsewhere");
+  }
+
+  @Test
+  void nonFastForwardIsRefusedAndDeleteRemovesOnlyTheJobsRefs() throws Exception {
+    String other = bed.submit("logs", "echo other > other.txt", null).getString("id");
+    String id = bed.submit("logs", "echo mine > mine.txt", null).getString("id");
+    bed.awaitFinished("logs", other);
+    bed.awaitFinished("logs", id);
+    String jobPath = "/api/v1/repos/logs/agent-jobs/" + id;
+    String sha = new JsonObject(get(jobPath, bed.gateway.ownerToken).body()).getString("proposal_sha");
+    String otherSha = new JsonObject(get("/api/v1/repos/logs/agent-jobs/" + other, bed.gateway.ownerToken).body())
+        .getString("proposal_sha");
+    // A branch already at the other job's proposal does not contain this one's parent chain.
+    assertEquals(200, post("/api/v1/repos/logs/agent-jobs/" + other + "/approve", bed.gateway.ownerToken,
+        new JsonObject().put("branch", "shared").put("sha", otherSha)).statusCode());
+    assertEquals(409, post(jobPath + "/approve", bed.gateway.ownerToken,
+        new JsonObject().put("branch", "shared").put("sha", sha)).statusCode());
+
+    HttpResponse<String> deleted = request("DELETE", jobPath + "/refs", bed.gateway.ownerToken, null);
+    assertEquals(200, deleted.statusCode(), deleted.body());
+    assertEquals(new JsonArray().add("refs/agents/" + id + "/proposal"),
+        new JsonObject(deleted.body()).getJsonArray("deleted"));
+    String refs = bed.git.refs(bed.gateway.repoDir("logs"));
+    assertFalse(refs.contains("refs/agents/" + id + "/"));
+    assertTrue(refs.contains("refs/agents/" + other + "/proposal"));
+    assertTrue(audit(id).stream().anyMatch(e -> "refs_deleted".equals(e.getString("event"))));
+    assertEquals(200, post(jobPath + "/reject", bed.gateway.ownerToken, new JsonObject()).statusCode());
+  }
+
+  private static List<JsonObject> audit(String id) throws Exception {
+    return new JsonArray(get("/api/v1/agent-jobs?job=" + id, bed.gateway.ownerToken).body()).stream()
+        .map(JsonObject.class::cast).toList();
+  }
+
+  private static int handshakeStatus(String id, String token, String origin) {
+    try {
+      WebSocket.Builder b = http.newWebSocketBuilder().header("Origin", origin);
+      if (token != null) {
+        b.header("Authorization", "Bearer " + token);
+      }
+      b.buildAsync(URI.create(bed.gateway.baseUrl.replace("http", "ws") + "/api/v1/repos/logs/agent-jobs/" + id
+          + "/logs"), new WebSocket.Listener() { }).join().abort();
+      return 101;
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof WebSocketHandshakeException h) {
+        return h.getResponse().statusCode();
+      }
+      throw e;
+    }
+  }
+
+  static HttpResponse<String> get(String path, String token) throws Exception {
+    return request("GET", path, token, null);
+  }
+
+  static HttpResponse<String> post(String path, String token, JsonObject body) throws Exception {
+    return request("POST", path, token, body);
+  }
+
+  static HttpResponse<String> request(String method, String path, String token, JsonObject body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(bed.gateway.baseUrl + path))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body.encode()));
+    if (token != null) {
+      b.header("Authorization", "Bearer " + token);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A signed-in browser, as far as the server can tell: a session cookie and its CSRF token. */
+  record Session(String baseUrl, String cookie, String csrf) {
+    static Session signIn(String baseUrl, String pat) throws Exception {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(baseUrl + "/session"))
+          .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("token", pat).encode())).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, r.statusCode(), r.body());
+      String setCookie = r.headers().firstValue("Set-Cookie").orElseThrow();
+      assertTrue(setCookie.toLowerCase().contains("httponly") && setCookie.contains("SameSite=Strict"), setCookie);
+      return new Session(baseUrl, setCookie.split(";")[0], new JsonObject(r.body()).getString("csrf"));
+    }
+
+    HttpResponse<String> post(String path, JsonObject body, boolean withCsrf) throws Exception {
+      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).header("Cookie", cookie)
+          .POST(HttpRequest.BodyPublishers.ofString(body.encode()));
+      if (withCsrf) {
+        b.header("X-CSRF-Token", csrf);
+      }
+      return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+  }
+
+  /** A websocket log viewer collecting frames. */
+  record Viewer(WebSocket socket, LinkedBlockingQueue<JsonObject> frames) {
+    static Viewer open(String id, long after, String baseUrl, String token) {
+      LinkedBlockingQueue<JsonObject> frames = new LinkedBlockingQueue<>();
+      WebSocket socket = http.newWebSocketBuilder().header("Authorization", "Bearer " + token)
+          .header("Origin", baseUrl)
+          .buildAsync(URI.create(baseUrl.replace("http", "ws") + "/api/v1/repos/logs/agent-jobs/" + id
+              + "/logs?after=" + after), new WebSocket.Listener() {
+                private final StringBuilder partial = new StringBuilder();
+
+                @Override
+                public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+                  partial.append(data);
+                  if (last) {
+                    frames.add(new JsonObject(partial.toString()));
+                    partial.setLength(0);
+                  }
+                  ws.request(1);
+                  return CompletableFuture.completedFuture(null);
+                }
+              }).join();
+      return new Viewer(socket, frames);
+    }
+
+    List<JsonObject> take(int logFrames) throws InterruptedException {
+      List<JsonObject> logs = new ArrayList<>();
+      while (logs.size() < logFrames) {
+        JsonObject frame = frames.poll(60, TimeUnit.SECONDS);
+        if (frame == null) {
+          throw new AssertionError("no frame within 60 s after " + logs.size());
+        }
+        if ("log".equals(frame.getString("type"))) {
+          logs.add(frame);
+        }
+      }
+      return logs;
+    }
+
+    JsonObject readUntilEnd(List<JsonObject> logs) throws InterruptedException {
+      while (true) {
+        JsonObject frame = frames.poll(90, TimeUnit.SECONDS);
+        if (frame == null) {
+          throw new AssertionError("no end frame; got " + logs.size() + " log frames");
+        }
+        switch (frame.getString("type")) {
+          case "log" -> logs.add(frame);
+          case "end" -> {
+            return frame;
+          }
+          default -> { }
+        }
+      }
+    }
+  }
+}
