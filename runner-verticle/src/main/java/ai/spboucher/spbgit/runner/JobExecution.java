@@ -98,8 +98,8 @@ final class JobExecution {
         pump.runnerLine("job " + jobId() + " starting in container " + containerId.substring(0, 12)
             + " on runner " + config.runnerId() + " (wall clock limit " + wall.toSeconds() + " s, egress "
             + proxy.policy().entries() + ")");
+        logs = docker.attach(containerId, pump::offer, pump::dockerStreamEnded);
         docker.start(containerId);
-        logs = docker.followLogs(containerId, pump::offer, pump::dockerStreamEnded);
         events.status(JobStatus.STARTED, "", config.runnerId(), containerId, "");
         reason = awaitOutcome(wall, work, pump);
       } finally {

@@ -46,9 +46,9 @@ final class LogPump {
     this.thread.start();
   }
 
-  /** Called on docker-java's stream thread. */
+  /** Called on docker-java's stream thread, which may reuse the frame's buffer once this returns. */
   void offer(Frame frame) {
-    put(frame);
+    put(new Frame(frame.getStreamType(), frame.getPayload().clone()));
   }
 
   /** A line the runner itself adds to the job's log. */

@@ -63,10 +63,15 @@ public final class DockerSandbox implements Closeable {
     docker.startContainerCmd(containerId).exec();
   }
 
-  /** Follows the container's stdout and stderr from the start; the returned handle stops following. */
-  public Closeable followLogs(String containerId, Consumer<Frame> onFrame, Runnable onEnd) {
-    return docker.logContainerCmd(containerId).withFollowStream(true).withStdOut(true).withStdErr(true)
-        .withTimestamps(false)
+  /**
+   * Attaches to the container's stdout and stderr; call before {@link #start}, so the stream carries every byte
+   * from the first one (following the log file instead can miss output written while it switches from the
+   * file's history to live data). The returned handle detaches.
+   */
+  public Closeable attach(String containerId, Consumer<Frame> onFrame, Runnable onEnd)
+      throws InterruptedException, IOException {
+    ResultCallback.Adapter<Frame> callback = docker.attachContainerCmd(containerId).withFollowStream(true)
+        .withStdOut(true).withStdErr(true).withLogs(true)
         .exec(new ResultCallback.Adapter<Frame>() {
           @Override
           public void onNext(Frame frame) {
@@ -83,6 +88,11 @@ public final class DockerSandbox implements Closeable {
             onEnd.run();
           }
         });
+    if (!callback.awaitStarted(30, java.util.concurrent.TimeUnit.SECONDS)) {
+      callback.close();
+      throw new IllegalStateException("could not attach to container " + containerId);
+    }
+    return callback;
   }
 
   /** Waits for the container to stop, up to {@code timeout}; returns its exit code, or null on timeout. */
