@@ -17,9 +17,11 @@ import java.util.Map;
  * @param gitWorkers     threads for JGit work, so long clones never starve other blocking work
  * @param natsUrl        the NATS server carrying the job queue and job events
  * @param jobWallLimit   the wall-clock limit given to each job (its token lives a little longer, at most 2 h)
+ * @param logRetention   how long job logs stay in JetStream for replay
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
-                            long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit) {
+                            long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
+                            Duration logRetention) {
 
   /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
   public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
@@ -34,7 +36,8 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       "SPB_MAX_OBJECT_BYTES", "maxObjectBytes",
       "SPB_GIT_WORKERS", "gitWorkers",
       "SPB_NATS_URL", "natsUrl",
-      "SPB_JOB_WALL_LIMIT", "jobWallLimit");
+      "SPB_JOB_WALL_LIMIT", "jobWallLimit",
+      "SPB_LOG_RETENTION", "logRetention");
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -55,6 +58,9 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     if (jobWallLimit.toSeconds() < 1 || jobWallLimit.compareTo(Duration.ofMinutes(100)) > 0) {
       throw new IllegalArgumentException("SPB_JOB_WALL_LIMIT must be between 1s and 100m (job tokens live at most 2 h)");
     }
+    if (logRetention.toMinutes() < 1) {
+      throw new IllegalArgumentException("SPB_LOG_RETENTION must be at least 1m");
+    }
     if (publicUrl != null && publicUrl.endsWith("/")) {
       publicUrl = publicUrl.substring(0, publicUrl.length() - 1);
     }
@@ -71,7 +77,8 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           parseBytes(json.getString("maxObjectBytes", "100m")),
           Integer.parseInt(json.getString("gitWorkers", "16")),
           json.getString("natsUrl", "nats://127.0.0.1:4222"),
-          parseDuration(json.getString("jobWallLimit", "30m")));
+          parseDuration(json.getString("jobWallLimit", "30m")),
+          parseDuration(json.getString("logRetention", "30d")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }
@@ -111,12 +118,13 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     return Math.multiplyExact(Long.parseLong(digits), multiplier);
   }
 
-  /** Parses durations such as {@code 90s}, {@code 30m}, {@code 1h} or plain seconds. */
+  /** Parses durations such as {@code 90s}, {@code 30m}, {@code 1h}, {@code 30d} or plain seconds. */
   static Duration parseDuration(String value) {
     String v = value.trim().toLowerCase();
     char unit = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
     long n = Long.parseLong(Character.isDigit(unit) ? v : v.substring(0, v.length() - 1));
     return switch (unit) {
+      case 'd' -> Duration.ofDays(n);
       case 'h' -> Duration.ofHours(n);
       case 'm' -> Duration.ofMinutes(n);
       default -> Duration.ofSeconds(n);

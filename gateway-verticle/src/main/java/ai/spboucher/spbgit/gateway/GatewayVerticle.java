@@ -94,7 +94,7 @@ public final class GatewayVerticle extends VerticleBase {
     var context = vertx.getOrCreateContext();
     Thread connector = new Thread(() -> {
       try {
-        JobBus connected = JobBus.connect(config.natsUrl());
+        JobBus connected = JobBus.connect(config.natsUrl(), config.logRetention());
         context.runOnContext(v -> {
           bus = connected;
           jobs.attach(connected);

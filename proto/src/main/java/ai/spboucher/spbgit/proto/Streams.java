@@ -19,7 +19,7 @@ public final class Streams {
 
   /** How long the stream keeps a request for deduplication by {@code Nats-Msg-Id} (the job id). */
   public static final Duration DUPLICATE_WINDOW = Duration.ofMinutes(10);
-  /** How long the events stream keeps a job's log and status changes for replay. */
+  /** How long the events stream keeps a job's log and status changes for replay, unless configured. */
   public static final Duration EVENT_RETENTION = Duration.ofDays(30);
   /** Runners retry publishing an event for up to ten minutes; a retry that did land must be recognised. */
   public static final Duration EVENT_DUPLICATE_WINDOW = Duration.ofMinutes(15);
@@ -29,8 +29,12 @@ public final class Streams {
   private Streams() {
   }
 
-  /** Creates or updates both streams and both durable consumers. */
-  public static void ensure(JetStreamManagement jsm, Duration eventRetention, int replicas)
+  /**
+   * Creates the streams and durable consumers that are missing; with {@code update}, also applies
+   * {@code eventRetention} and {@code replicas} to existing streams. The gateway owns these settings and
+   * updates; runners only create what is missing, so they never undo the operator's configuration.
+   */
+  public static void ensure(JetStreamManagement jsm, Duration eventRetention, int replicas, boolean update)
       throws IOException, JetStreamApiException {
     upsert(jsm, StreamConfiguration.builder()
         .name(Subjects.JOBS_STREAM)
@@ -39,7 +43,7 @@ public final class Streams {
         .storageType(StorageType.File)
         .duplicateWindow(DUPLICATE_WINDOW)
         .replicas(replicas)
-        .build());
+        .build(), update);
     upsert(jsm, StreamConfiguration.builder()
         .name(Subjects.EVENTS_STREAM)
         .subjects(Subjects.ALL_EVENTS)
@@ -48,7 +52,7 @@ public final class Streams {
         .maxAge(eventRetention)
         .duplicateWindow(EVENT_DUPLICATE_WINDOW)
         .replicas(replicas)
-        .build());
+        .build(), update);
     jsm.addOrUpdateConsumer(Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
         .durable(Subjects.RUNNERS_CONSUMER)
         .ackPolicy(AckPolicy.Explicit)
@@ -64,11 +68,13 @@ public final class Streams {
         .build());
   }
 
-  private static void upsert(JetStreamManagement jsm, StreamConfiguration config)
+  private static void upsert(JetStreamManagement jsm, StreamConfiguration config, boolean update)
       throws IOException, JetStreamApiException {
     try {
       jsm.getStreamInfo(config.getName());
-      jsm.updateStream(config);
+      if (update) {
+        jsm.updateStream(config);
+      }
     } catch (JetStreamApiException e) {
       if (e.getErrorCode() != 404) {
         throw e;

@@ -77,6 +77,39 @@ class LogStreamIT {
   }
 
   @Test
+  void replayIsCompleteAndInOrderAfterNatsAndGatewayRestarts() throws Exception {
+    String id = bed.submit("logs", "for i in $(seq 1 300); do echo replay-$i; done", null).getString("id");
+    bed.awaitFinished("logs", id);
+    String before = get("/api/v1/repos/logs/agent-jobs/" + id + "/log", bed.gateway.ownerToken).body();
+    assertEquals(300, before.lines().filter(l -> l.startsWith("replay-")).count());
+
+    bed.nats.kill();
+    bed.nats.restart();
+    String afterNats = awaitLog(id);
+    assertEquals(before, afterNats, "complete and in order after a nats-server restart");
+
+    bed.restartGateway();
+    assertEquals(before, awaitLog(id), "complete and in order on a restarted gateway");
+    List<JsonObject> frames = new ArrayList<>();
+    Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken).readUntilEnd(frames);
+    assertEquals(before, frames.stream().map(f -> f.getString("data")).reduce("", String::concat));
+  }
+
+  /** The text log once the gateway's NATS connection is back. */
+  private static String awaitLog(String id) throws Exception {
+    long deadline = System.currentTimeMillis() + 30_000;
+    HttpResponse<String> r = null;
+    while (System.currentTimeMillis() < deadline) {
+      r = get("/api/v1/repos/logs/agent-jobs/" + id + "/log", bed.gateway.ownerToken);
+      if (r.statusCode() == 200 && !r.body().isEmpty()) {
+        return r.body();
+      }
+      Thread.sleep(250);
+    }
+    throw new AssertionError("no log after the restart: " + (r == null ? "" : r.statusCode() + " " + r.body()));
+  }
+
+  @Test
   void aFinishedJobReplaysAndEnds() throws Exception {
     String id = bed.submit("logs", "echo only-line", null).getString("id");
     bed.awaitFinished("logs", id);

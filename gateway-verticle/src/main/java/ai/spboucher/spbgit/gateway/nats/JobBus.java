@@ -36,22 +36,24 @@ public final class JobBus implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(JobBus.class.getName());
 
   private final Connection connection;
+  private final Duration logRetention;
   private volatile boolean closing;
   private Thread consumer;
 
-  private JobBus(Connection connection) {
+  private JobBus(Connection connection, Duration logRetention) {
     this.connection = connection;
+    this.logRetention = logRetention;
   }
 
   /**
    * Connects, retrying until the server answers: call it on a thread of its own (it can take as long as
    * NATS is down), never on a shared worker pool.
    */
-  public static JobBus connect(String url) throws IOException, InterruptedException {
+  public static JobBus connect(String url, Duration logRetention) throws IOException, InterruptedException {
     Options options = new Options.Builder().server(url).connectionName("spb-gateway").maxReconnects(-1)
         .reconnectWait(Duration.ofSeconds(1)).connectionTimeout(Duration.ofSeconds(2))
         .errorListener(new QuietErrorListener()).build();
-    return new JobBus(Nats.connectReconnectOnConnect(options));
+    return new JobBus(Nats.connectReconnectOnConnect(options), logRetention);
   }
 
   /** Logs the first connection failure of a series, not one line per retry. */
@@ -118,7 +120,7 @@ public final class JobBus implements AutoCloseable {
             Thread.sleep(250);
             continue;
           }
-          Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1);
+          Streams.ensure(connection.jetStreamManagement(), logRetention, 1, true);
           subscription = connection.jetStream().subscribe(Subjects.ALL_STATUS_EVENTS,
               PullSubscribeOptions.bind(Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
         }

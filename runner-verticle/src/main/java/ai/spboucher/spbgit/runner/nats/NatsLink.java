@@ -37,7 +37,7 @@ public final class NatsLink implements AutoCloseable {
 
   /** Creates or updates the streams; call after connecting and again after a failed fetch. Blocking. */
   public void ensureStreams() throws IOException, JetStreamApiException {
-    Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1);
+    Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1, false);
   }
 
   public Connection connection() {
