@@ -12,6 +12,10 @@ import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
 import java.util.function.Supplier;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
+import ai.spboucher.spbgit.gateway.http.HealthRoutes;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import ai.spboucher.spbgit.gateway.nats.JobBus;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import io.vertx.core.Future;
@@ -34,16 +38,24 @@ public final class GatewayVerticle extends VerticleBase {
 
   private final GatewayConfig config;
   private final Clock clock;
+  private final PrometheusMeterRegistry registry;
   private WorkerExecutor gitPool;
   private HttpServer server;
   private DataDir data;
   private String publicUrl;
   private JobService jobs;
+  private JobMetrics jobMetrics;
   private volatile JobBus bus;
 
   public GatewayVerticle(GatewayConfig config, Clock clock) {
+    this(config, clock, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+  }
+
+  /** @param registry where the gateway's own metrics go; Vert.x's metrics too when it was built with it */
+  public GatewayVerticle(GatewayConfig config, Clock clock, PrometheusMeterRegistry registry) {
     this.config = config;
     this.clock = clock;
+    this.registry = registry;
   }
 
   @Override
@@ -61,7 +73,10 @@ public final class GatewayVerticle extends VerticleBase {
           server = s;
           publicUrl = config.publicUrl(s.actualPort());
           vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
-          vertx.setPeriodic(REAP_MS, id -> jobs.reapOverdueJobs());
+          vertx.setPeriodic(REAP_MS, id -> {
+            jobs.reapOverdueJobs();
+            refreshQueueDepth();
+          });
           LOG.log(System.Logger.Level.INFO, "listening on http://" + config.httpHost() + ":" + s.actualPort());
           connectJobQueue();
         });
@@ -71,9 +86,12 @@ public final class GatewayVerticle extends VerticleBase {
     JobTokens jobTokens = dir.jobTokens(vertx, clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
     jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(), clock);
+    jobMetrics = new JobMetrics(registry, () -> jobs.list(null));
+    jobs.measure(jobMetrics);
     Sessions sessions = new Sessions(clock);
     Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs();
     Router router = Router.router(vertx);
+    new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
     new ApiRoutes(vertx, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl, clock)
         .mount(router);
     new JobRoutes(vertx, jobs, dir.repos(), logs).mount(router);
@@ -106,6 +124,14 @@ public final class GatewayVerticle extends VerticleBase {
     }, "spb-nats-connect");
     connector.setDaemon(true);
     connector.start();
+  }
+
+  private void refreshQueueDepth() {
+    JobBus queue = bus;
+    if (queue != null && queue.isConnected()) {
+      vertx.executeBlocking(queue::queueDepth, false)
+          .onSuccess(depth -> jobMetrics.queueDepth(depth));
+    }
   }
 
   private String cloneUrl(RepoName name) {

@@ -6,7 +6,12 @@ import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import ai.spboucher.spbgit.hooks.RefScope;
 import ai.spboucher.spbgit.hooks.RevocationList;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -49,8 +54,13 @@ public final class Main {
   }
 
   private static void serve(GatewayConfig config) {
-    Vertx vertx = Vertx.vertx();
-    vertx.deployVerticle(new GatewayVerticle(config, Clock.systemUTC()))
+    // One registry for Vert.x's own metrics (HTTP, pools, event bus) and the gateway's job metrics.
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Vertx vertx = Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
+    vertx.deployVerticle(new GatewayVerticle(config, Clock.systemUTC(), registry))
         .onFailure(e -> {
           System.err.println("spb-gateway: cannot start: " + e.getMessage());
           System.exit(1);

@@ -62,6 +62,7 @@ public final class JobService {
   private final Clock clock;
   private final Proposals proposals;
   private volatile JobBus bus;
+  private JobMetrics metrics;
   /** Job tokens between minting and publishing; never written to the audit log. */
   private final Map<String, String> pendingTokens = new HashMap<>();
 
@@ -79,6 +80,11 @@ public final class JobService {
     this.wallLimit = wallLimit;
     this.clock = clock;
     this.proposals = new Proposals(repos);
+  }
+
+  /** Counts job starts and ends from now on. */
+  public void measure(JobMetrics jobMetrics) {
+    this.metrics = jobMetrics;
   }
 
   /** Attaches the job queue once connected; before that, creating and cancelling answer 503. */
@@ -282,7 +288,15 @@ public final class JobService {
 
   private Future<Job> record(JsonObject entry) {
     return auditWriter.executeBlocking(() -> audit.append(entry), true)
-        .map(stored -> book.apply(stored).orElseThrow(() -> new NotFoundException("no job " + entry.getString("job"))));
+        .map(stored -> {
+          Job job = book.apply(stored).orElseThrow(() -> new NotFoundException("no job " + entry.getString("job")));
+          if (metrics != null && JobBook.STARTED.equals(entry.getString("event"))) {
+            metrics.started(job);
+          } else if (metrics != null && JobBook.FINISHED.equals(entry.getString("event"))) {
+            metrics.finished(job);
+          }
+          return job;
+        });
   }
 
   private JsonObject createdEntry(RepoName repo, String task, String exec, String test, String base,

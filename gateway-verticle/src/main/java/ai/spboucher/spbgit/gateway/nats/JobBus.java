@@ -10,6 +10,9 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
+import ai.spboucher.spbgit.proto.NatsClientOptions;
+import java.util.HashMap;
+import java.util.Map;
 import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.PublishAck;
@@ -50,9 +53,15 @@ public final class JobBus implements AutoCloseable {
    * NATS is down), never on a shared worker pool.
    */
   public static JobBus connect(String url, Duration logRetention) throws IOException, InterruptedException {
-    Options options = new Options.Builder().server(url).connectionName("spb-gateway").maxReconnects(-1)
-        .reconnectWait(Duration.ofSeconds(1)).connectionTimeout(Duration.ofSeconds(2))
-        .errorListener(new QuietErrorListener()).build();
+    Map<String, String> env = new HashMap<>(System.getenv());
+    env.put("SPB_NATS_URL", url);
+    Options options;
+    try {
+      options = NatsClientOptions.from(env, url).connectionName("spb-gateway").maxReconnects(-1)
+          .reconnectWait(Duration.ofSeconds(1)).errorListener(new QuietErrorListener()).build();
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
+    }
     return new JobBus(Nats.connectReconnectOnConnect(options), logRetention);
   }
 
@@ -73,6 +82,12 @@ public final class JobBus implements AutoCloseable {
   /** Reading jobs' logs back from the events stream. */
   public JobLogs logs() {
     return new JobLogs(connection);
+  }
+
+  /** Job requests no runner has taken yet. Blocking. */
+  public long queueDepth() throws IOException, io.nats.client.JetStreamApiException {
+    return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER)
+        .getNumPending();
   }
 
   public boolean isConnected() {

@@ -6,6 +6,10 @@ import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.Nats;
 import io.nats.client.Options;
+import ai.spboucher.spbgit.proto.NatsClientOptions;
+import java.security.GeneralSecurityException;
+import java.util.HashMap;
+import java.util.Map;
 import java.io.IOException;
 import java.time.Duration;
 
@@ -24,15 +28,34 @@ public final class NatsLink implements AutoCloseable {
     this.jetStream = connection.jetStream();
   }
 
+  /**
+   * Connects with the {@code SPB_NATS_*} credentials and TLS settings of the environment (see
+   * {@link NatsClientOptions}). Refused credentials fail at once; an unreachable server is retried for a
+   * minute, after which the runner gives up rather than pretend to be ready.
+   */
   public static NatsLink connect(String url, String name) throws IOException, InterruptedException {
-    Options options = new Options.Builder()
-        .server(url)
-        .connectionName(name)
-        .maxReconnects(-1)
-        .reconnectWait(Duration.ofMillis(500))
-        .connectionTimeout(Duration.ofSeconds(5))
-        .build();
-    return new NatsLink(Nats.connectReconnectOnConnect(options));
+    Map<String, String> env = new HashMap<>(System.getenv());
+    env.put("SPB_NATS_URL", url);
+    Options options;
+    try {
+      options = NatsClientOptions.from(env, url).connectionName(name).maxReconnects(-1)
+          .reconnectWait(Duration.ofMillis(500)).build();
+    } catch (GeneralSecurityException e) {
+      throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
+    }
+    IOException last = null;
+    for (int attempt = 0; attempt < 60; attempt++) {
+      try {
+        return new NatsLink(Nats.connect(options));
+      } catch (IOException e) {
+        if (NatsClientOptions.isAuthorizationFailure(e)) {
+          throw new IOException("NATS at " + url + " refused this runner's credentials", e);
+        }
+        last = e;
+        Thread.sleep(1000);
+      }
+    }
+    throw new IOException("NATS at " + url + " is unreachable: " + last.getMessage(), last);
   }
 
   /** Creates or updates the streams; call after connecting and again after a failed fetch. Blocking. */

@@ -1,0 +1,89 @@
+package ai.spboucher.spbgit.proto;
+
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.Map;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * How the gateway and the runners connect to NATS, from the same {@code SPB_NATS_*} environment variables:
+ * {@code SPB_NATS_URL} ({@code nats://} or {@code tls://}), {@code SPB_NATS_CREDS} (a {@code .creds} file: JWT
+ * and nkey seed), or {@code SPB_NATS_USER} with {@code SPB_NATS_PASSWORD} / {@code SPB_NATS_PASSWORD_FILE},
+ * and {@code SPB_NATS_CA} (a PEM file of the CA that signed the server's certificate, for {@code tls://}).
+ * Reading the files blocks.
+ */
+public final class NatsClientOptions {
+
+  private NatsClientOptions() {
+  }
+
+  /** A builder with the server, authentication and TLS set; callers add their name and reconnect policy. */
+  public static Options.Builder from(Map<String, String> env, String defaultUrl)
+      throws IOException, GeneralSecurityException {
+    String url = env.getOrDefault("SPB_NATS_URL", defaultUrl);
+    Options.Builder builder = new Options.Builder().server(url).connectionTimeout(Duration.ofSeconds(5));
+    String creds = env.get("SPB_NATS_CREDS");
+    String user = env.get("SPB_NATS_USER");
+    if (creds != null && !creds.isBlank()) {
+      if (!Files.isReadable(Path.of(creds))) {
+        throw new IOException("SPB_NATS_CREDS file is not readable: " + creds);
+      }
+      builder.authHandler(Nats.credentials(creds));
+    } else if (user != null && !user.isBlank()) {
+      builder.userInfo(user, password(env));
+    }
+    String ca = env.get("SPB_NATS_CA");
+    if (ca != null && !ca.isBlank()) {
+      builder.sslContext(trusting(Path.of(ca)));
+    } else if (url.startsWith("tls://")) {
+      builder.secure();
+    }
+    return builder;
+  }
+
+  /** Whether a connection failure means the server refused the credentials (retrying will not help). */
+  public static boolean isAuthorizationFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      String message = t.getMessage();
+      if (message != null && message.toLowerCase().contains("authorization violation")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String password(Map<String, String> env) throws IOException {
+    String file = env.get("SPB_NATS_PASSWORD_FILE");
+    if (file != null && !file.isBlank()) {
+      return Files.readString(Path.of(file), StandardCharsets.UTF_8).strip();
+    }
+    return env.getOrDefault("SPB_NATS_PASSWORD", "");
+  }
+
+  private static SSLContext trusting(Path caFile) throws IOException, GeneralSecurityException {
+    KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+    trust.load(null, null);
+    try (InputStream in = Files.newInputStream(caFile)) {
+      int i = 0;
+      for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        trust.setCertificateEntry("ca-" + i++, cert);
+      }
+    }
+    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(trust);
+    SSLContext context = SSLContext.getInstance("TLSv1.3");
+    context.init(null, tmf.getTrustManagers(), null);
+    return context;
+  }
+}
