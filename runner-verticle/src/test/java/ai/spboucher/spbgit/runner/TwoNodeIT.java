@@ -1,0 +1,161 @@
+package ai.spboucher.spbgit.runner;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.gateway.GitCli;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The layout without compose: nats-server with authentication, the gateway and a runner as separate processes
+ * that only share NATS (and, here, the Docker engine and the gateway's HTTP port). A runner with wrong
+ * credentials is refused and says so.
+ */
+class TwoNodeIT {
+
+  private static final Path GATEWAY_JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
+
+  @TempDir
+  Path tmp;
+  private Process nats;
+  private Process gateway;
+  private RunnerProcess runner;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (runner != null) {
+      runner.close();
+    }
+    for (Process p : new Process[] {gateway, nats}) {
+      if (p != null) {
+        p.destroy();
+        p.waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void aJobRunsThroughSeparateProcessesWithNatsAuthentication() throws Exception {
+    JobTestBed.requireDocker();
+    int natsPort = NatsServerProcess.freePort();
+    Path gatewayPassword = Files.writeString(tmp.resolve("gateway.pw"), "gw-" + System.nanoTime() + "\n");
+    Path runnerPassword = Files.writeString(tmp.resolve("runner.pw"), "rn-" + System.nanoTime() + "\n");
+    writeNatsUsers(natsPort, gatewayPassword, runnerPassword);
+    startNats(natsPort);
+
+    String url = "nats://127.0.0.1:" + natsPort;
+    int port = startGateway(url, gatewayPassword);
+    String base = "http://127.0.0.1:" + port;
+    String owner = Files.readString(tmp.resolve("gateway/initial-owner-token")).strip();
+
+    Map<String, String> env = new HashMap<>();
+    env.put("SPB_NATS_URL", url);
+    env.put("SPB_NATS_USER", "runner");
+    env.put("SPB_NATS_PASSWORD_FILE", runnerPassword.toString());
+    env.put("SPB_RUNNER_ID", "node2");
+    env.put("SPB_AGENT_IMAGE", JobTestBed.IMAGE);
+    env.put("SPB_RUNNER_WORK_DIR", tmp.resolve("runner-work").toString());
+    env.put("SPB_LIMIT_MEMORY", "256m");
+    env.put("SPB_LIMIT_DISK", "32m");
+    runner = RunnerProcess.start(env, tmp.resolve("logs"));
+
+    HttpClient http = HttpClient.newHttpClient();
+    assertEquals(201, send(http, base, owner, "POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
+    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    Path work = git.workTree(tmp, "work");
+    git.ok(work, "push", "-q", base.replace("http://", "http://owner:" + owner + "@") + "/demo.git", "main");
+    JsonObject job = new JsonObject(send(http, base, owner, "POST", "/api/v1/repos/demo/agent-jobs",
+        "{\"task\":\"two nodes\",\"exec\":\"echo hi > two-nodes.txt\"}").body());
+    String id = job.getString("id");
+    JsonObject done = job;
+    for (int i = 0; i < 240 && !"finished".equals(done.getString("status")); i++) {
+      Thread.sleep(250);
+      done = new JsonObject(send(http, base, owner, "GET", "/api/v1/repos/demo/agent-jobs/" + id, null).body());
+    }
+    assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + runner.log());
+    assertEquals("node2", done.getString("runner_id"));
+    assertTrue(done.getString("proposal_sha") != null);
+
+    Map<String, String> wrong = new HashMap<>(env);
+    wrong.put("SPB_RUNNER_ID", "intruder");
+    wrong.put("SPB_NATS_PASSWORD_FILE", Files.writeString(tmp.resolve("wrong.pw"), "guess").toString());
+    IOException refused = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
+        () -> RunnerProcess.start(wrong, tmp.resolve("logs-intruder")));
+    assertTrue(refused.getMessage().contains("refused this runner's credentials"), refused.getMessage());
+    assertFalse(refused.getMessage().contains("guess"), "the password is never logged");
+  }
+
+  private void writeNatsUsers(int port, Path gatewayPassword, Path runnerPassword) throws IOException {
+    Files.createDirectories(tmp.resolve("js"));
+    Files.writeString(tmp.resolve("nats.conf"), "listen: 127.0.0.1:" + port + "\n"
+        + "jetstream { store_dir: \"" + tmp.resolve("js") + "\" }\n"
+        + "authorization {\n  users = [\n"
+        + "    { user: gateway, password: \"" + Files.readString(gatewayPassword).strip() + "\" }\n"
+        + "    { user: runner, password: \"" + Files.readString(runnerPassword).strip() + "\" }\n"
+        + "  ]\n}\n");
+  }
+
+  private void startNats(int port) throws Exception {
+    nats = new ProcessBuilder("nats-server", "-c", tmp.resolve("nats.conf").toString()).redirectErrorStream(true)
+        .redirectOutput(tmp.resolve("nats.log").toFile()).start();
+    long deadline = System.currentTimeMillis() + 15_000;
+    while (System.currentTimeMillis() < deadline) {
+      try (Socket s = new Socket("127.0.0.1", port)) {
+        return;
+      } catch (IOException e) {
+        Thread.sleep(50);
+      }
+    }
+    throw new IOException("nats-server did not start: " + Files.readString(tmp.resolve("nats.log")));
+  }
+
+  private int startGateway(String natsUrl, Path password) throws Exception {
+    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx256m", "-XX:+UseSerialGC", "-jar", GATEWAY_JAR.toString()).redirectErrorStream(true)
+        .redirectOutput(tmp.resolve("gateway.log").toFile());
+    pb.environment().put("SPB_DATA_DIR", tmp.resolve("gateway").toString());
+    pb.environment().put("SPB_HTTP_PORT", "0");
+    pb.environment().put("SPB_NATS_URL", natsUrl);
+    pb.environment().put("SPB_NATS_USER", "gateway");
+    pb.environment().put("SPB_NATS_PASSWORD_FILE", password.toString());
+    gateway = pb.start();
+    Pattern listening = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (System.currentTimeMillis() < deadline) {
+      String log = Files.exists(tmp.resolve("gateway.log")) ? Files.readString(tmp.resolve("gateway.log")) : "";
+      Matcher m = listening.matcher(log);
+      if (m.find() && log.contains("connected to NATS")) {
+        return Integer.parseInt(m.group(1));
+      }
+      if (!gateway.isAlive()) {
+        throw new IOException("gateway exited:\n" + log);
+      }
+      Thread.sleep(100);
+    }
+    throw new IOException("gateway not ready:\n" + Files.readString(tmp.resolve("gateway.log")));
+  }
+
+  private static HttpResponse<String> send(HttpClient http, String base, String token, String method, String path,
+                                           String body) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+        .build(), HttpResponse.BodyHandlers.ofString());
+  }
+}
