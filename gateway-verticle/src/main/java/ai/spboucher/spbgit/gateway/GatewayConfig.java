@@ -3,6 +3,9 @@ package ai.spboucher.spbgit.gateway;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -18,26 +21,31 @@ import java.util.Map;
  * @param natsUrl        the NATS server carrying the job queue and job events
  * @param jobWallLimit   the wall-clock limit given to each job (its token lives a little longer, at most 2 h)
  * @param logRetention   how long job logs stay in JetStream for replay
+ * @param model          the default model of llm-mode jobs; empty when no runner has a model provider, and then
+ *                       jobs without {@code exec} are refused at once
+ * @param models         the models a job may name (always includes {@code model})
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
                             long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
-                            Duration logRetention) {
+                            Duration logRetention, String model, List<String> models) {
 
   /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
   public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
 
   /** Environment variables, their JSON keys and defaults; the README table is generated from the same names. */
-  static final Map<String, String> ENVIRONMENT = Map.of(
-      "SPB_DATA_DIR", "dataDir",
-      "SPB_HTTP_HOST", "httpHost",
-      "SPB_HTTP_PORT", "httpPort",
-      "SPB_PUBLIC_URL", "publicUrl",
-      "SPB_MAX_PUSH_BYTES", "maxPushBytes",
-      "SPB_MAX_OBJECT_BYTES", "maxObjectBytes",
-      "SPB_GIT_WORKERS", "gitWorkers",
-      "SPB_NATS_URL", "natsUrl",
-      "SPB_JOB_WALL_LIMIT", "jobWallLimit",
-      "SPB_LOG_RETENTION", "logRetention");
+  static final Map<String, String> ENVIRONMENT = Map.ofEntries(
+      Map.entry("SPB_DATA_DIR", "dataDir"),
+      Map.entry("SPB_HTTP_HOST", "httpHost"),
+      Map.entry("SPB_HTTP_PORT", "httpPort"),
+      Map.entry("SPB_PUBLIC_URL", "publicUrl"),
+      Map.entry("SPB_MAX_PUSH_BYTES", "maxPushBytes"),
+      Map.entry("SPB_MAX_OBJECT_BYTES", "maxObjectBytes"),
+      Map.entry("SPB_GIT_WORKERS", "gitWorkers"),
+      Map.entry("SPB_NATS_URL", "natsUrl"),
+      Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
+      Map.entry("SPB_LOG_RETENTION", "logRetention"),
+      Map.entry("SPB_MODEL", "model"),
+      Map.entry("SPB_MODELS", "models"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -61,6 +69,15 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     if (logRetention.toMinutes() < 1) {
       throw new IllegalArgumentException("SPB_LOG_RETENTION must be at least 1m");
     }
+    model = model == null ? "" : model.trim();
+    List<String> allowed = new ArrayList<>(models == null ? List.of() : models);
+    if (!model.isEmpty() && !allowed.contains(model)) {
+      allowed.add(0, model);
+    }
+    if (model.isEmpty() && !allowed.isEmpty()) {
+      throw new IllegalArgumentException("SPB_MODELS needs SPB_MODEL (the default model) too");
+    }
+    models = List.copyOf(allowed);
     if (publicUrl != null && publicUrl.endsWith("/")) {
       publicUrl = publicUrl.substring(0, publicUrl.length() - 1);
     }
@@ -78,7 +95,9 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           Integer.parseInt(json.getString("gitWorkers", "16")),
           json.getString("natsUrl", "nats://127.0.0.1:4222"),
           parseDuration(json.getString("jobWallLimit", "30m")),
-          parseDuration(json.getString("logRetention", "30d")));
+          parseDuration(json.getString("logRetention", "30d")),
+          json.getString("model", ""),
+          Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }

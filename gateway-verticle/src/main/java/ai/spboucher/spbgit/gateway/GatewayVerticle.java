@@ -85,7 +85,8 @@ public final class GatewayVerticle extends VerticleBase {
   private Router router(DataDir dir) {
     JobTokens jobTokens = dir.jobTokens(vertx, clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
-    jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(), clock);
+    jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(),
+        config.models(), clock);
     jobMetrics = new JobMetrics(registry, () -> jobs.list(null));
     jobs.measure(jobMetrics);
     Sessions sessions = new Sessions(clock);

@@ -13,12 +13,16 @@ public final class Subjects {
   /** Durable pull consumer shared by all runners. */
   public static final String RUNNERS_CONSUMER = "spb-runners";
 
-  /** Stream of {@link JobEvent}s (status changes and log chunks), kept for replay. */
+  /** Stream of {@link JobEvent}s (status changes, log chunks, model calls, egress attempts), kept for replay. */
   public static final String EVENTS_STREAM = "SPB_EVENTS";
   /** Wildcard covering every job's events. */
   public static final String ALL_EVENTS = "spb.events.>";
   /** Wildcard covering every job's status changes (not its log). */
   public static final String ALL_STATUS_EVENTS = "spb.events.*.status";
+  /** Wildcard covering every job's model calls ({@link ModelCall}). */
+  public static final String ALL_MODEL_EVENTS = "spb.events.*.model";
+  /** Wildcard covering every job's egress attempts ({@link EgressAttempt}). */
+  public static final String ALL_EGRESS_EVENTS = "spb.events.*.egress";
   /** Durable consumer through which the gateway records status changes; none is lost while it is down. */
   public static final String GATEWAY_EVENTS_CONSUMER = "spb-gateway";
 
@@ -36,6 +40,22 @@ public final class Subjects {
   /** The subject of one job's log chunks; their {@code sequence} runs 1, 2, 3... without gaps. */
   public static String logEvents(String jobId) {
     return "spb.events." + jobId + ".log";
+  }
+
+  /**
+   * The subject of one job's model calls ({@link ModelCall}, llm jobs only), with its own gap-free
+   * {@code sequence}.
+   */
+  public static String modelEvents(String jobId) {
+    return "spb.events." + jobId + ".model";
+  }
+
+  /**
+   * The subject of one job's egress attempts ({@link EgressAttempt}: through the proxy, allowed or refused, and
+   * model calls forwarded to the provider), with its own gap-free {@code sequence}.
+   */
+  public static String egressEvents(String jobId) {
+    return "spb.events." + jobId + ".egress";
   }
 
   public static String cancel(String jobId) {

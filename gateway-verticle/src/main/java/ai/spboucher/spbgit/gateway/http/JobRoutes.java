@@ -5,6 +5,7 @@ import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.proto.Subjects;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -40,6 +41,8 @@ public final class JobRoutes {
     router.post("/api/v1/repos/:name/agent-jobs/:id/cancel").handler(this::cancel);
     router.get("/api/v1/repos/:name/agent-jobs/:id/diff").handler(this::diff);
     router.get("/api/v1/repos/:name/agent-jobs/:id/log").handler(this::log);
+    router.get("/api/v1/repos/:name/agent-jobs/:id/egress").handler(this::egress);
+    router.get("/api/v1/repos/:name/agent-jobs/:id/model-calls").handler(this::modelCalls);
     router.post("/api/v1/repos/:name/agent-jobs/:id/approve").handler(this::approve);
     router.post("/api/v1/repos/:name/agent-jobs/:id/reject").handler(this::reject);
     router.delete("/api/v1/repos/:name/agent-jobs/:id/refs").handler(this::deleteRefs);
@@ -103,6 +106,43 @@ public final class JobRoutes {
             .toStringUtf8()))
         .onSuccess(v -> ctx.response().end())
         .onFailure(ctx::fail);
+  }
+
+  /** Every attempt the job made to reach something outside its sandbox, allowed or refused. */
+  private void egress(RoutingContext ctx) {
+    ApiRoutes.requireOwner(ctx);
+    Job job = jobOf(ctx);
+    JsonArray attempts = new JsonArray();
+    requireLogs().replaySubject(Subjects.egressEvents(job.id()), vertx.getOrCreateContext(), event -> {
+      var e = event.getEgress();
+      attempts.add(new JsonObject().put("seq", event.getSequence()).put("method", e.getMethod())
+          .put("host", e.getHost()).put("port", e.getPort()).put("allowed", e.getAllowed())
+          .put("bytes_up", e.getBytesUp()).put("bytes_down", e.getBytesDown()).put("duration_ms", e.getDurationMs())
+          .put("failure", e.getFailure()).put("started_epoch_ms", e.getStartedEpochMs()).put("via", e.getVia()));
+    }).onSuccess(v -> Responses.json(ctx, 200, attempts)).onFailure(ctx::fail);
+  }
+
+  /** The exact requests the job's agent sent to the model, with status and token usage, as the runner saw them. */
+  private void modelCalls(RoutingContext ctx) {
+    ApiRoutes.requireOwner(ctx);
+    Job job = jobOf(ctx);
+    JsonArray calls = new JsonArray();
+    requireLogs().replaySubject(Subjects.modelEvents(job.id()), vertx.getOrCreateContext(), event -> {
+      var c = event.getModelCall();
+      calls.add(new JsonObject().put("seq", event.getSequence()).put("ts", event.getTimestampEpochMs())
+          .put("provider", c.getProvider()).put("model", c.getModel()).put("status", c.getStatus())
+          .put("input_tokens", c.getInputTokens()).put("output_tokens", c.getOutputTokens())
+          .put("duration_ms", c.getDurationMs()).put("error", c.getError())
+          .put("request", c.getRequest().toStringUtf8()).put("truncated", c.getTruncated()));
+    }).onSuccess(v -> Responses.json(ctx, 200, calls)).onFailure(ctx::fail);
+  }
+
+  private JobLogs requireLogs() {
+    JobLogs jobLogs = logs.get();
+    if (jobLogs == null) {
+      throw new UnavailableException("the job event store (NATS) is not reachable");
+    }
+    return jobLogs;
   }
 
   private void approve(RoutingContext ctx) {

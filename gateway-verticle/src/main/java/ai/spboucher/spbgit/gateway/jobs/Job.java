@@ -12,12 +12,15 @@ import java.util.function.Consumer;
  * @param status   one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
  * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected", "branch", "sha",
  *                 "by", "at"}}
+ * @param model    the model of an llm-mode job; null in exec mode
+ * @param spend    the model spend the runner metered, or null: {@code {"provider", "model", "input_tokens",
+ *                 "output_tokens"}}
  */
 public record Job(String id, String repo, String task, String execCommand, String testCommand, String baseRef,
                   String baseSha, String requesterTokenId, String tokenId, String tokenExpires, String deadline,
                   String status, String exitReason, String runnerId, String containerId, String createdAt,
                   String startedAt, String finishedAt, String detail, List<JsonObject> refsWritten,
-                  long queueSequence, JsonObject decision) {
+                  long queueSequence, JsonObject decision, String model, JsonObject spend) {
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -57,6 +60,9 @@ public record Job(String id, String repo, String task, String execCommand, Strin
         .put("created_at", createdAt).put("started_at", startedAt).put("finished_at", finishedAt)
         .put("detail", detail).put("deadline", deadline)
         .put("refs_written", new JsonArray(refsWritten))
+        .put("mode", model == null ? "exec" : "llm").put("model", model)
+        .put("provider", spend == null ? null : spend.getString("provider"))
+        .put("spend", spend)
         .put("proposal_sha", proposalSha)
         .put("test_result", testResult(proposalSha))
         .put("decision", decision);
@@ -89,6 +95,7 @@ public record Job(String id, String repo, String task, String execCommand, Strin
     List<JsonObject> refsWritten;
     long queueSequence;
     JsonObject decision;
+    JsonObject spend;
     private final Job from;
 
     private Builder(Job from) {
@@ -103,12 +110,14 @@ public record Job(String id, String repo, String task, String execCommand, Strin
       refsWritten = new ArrayList<>(from.refsWritten);
       queueSequence = from.queueSequence;
       decision = from.decision;
+      spend = from.spend;
     }
 
     private Job build() {
       return new Job(from.id, from.repo, from.task, from.execCommand, from.testCommand, from.baseRef, from.baseSha,
           from.requesterTokenId, from.tokenId, from.tokenExpires, from.deadline, status, exitReason, runnerId,
-          containerId, from.createdAt, startedAt, finishedAt, detail, refsWritten, queueSequence, decision);
+          containerId, from.createdAt, startedAt, finishedAt, detail, refsWritten, queueSequence, decision,
+          from.model, spend);
     }
   }
 }

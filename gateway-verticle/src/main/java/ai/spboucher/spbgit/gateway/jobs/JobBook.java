@@ -70,6 +70,11 @@ public final class JobBook {
         b.containerId = nonEmpty(entry.getString("container"), job.containerId());
         b.finishedAt = entry.getString("ts");
         b.detail = entry.getString("detail");
+        if (entry.getString("provider") != null || entry.getValue("input_tokens") != null) {
+          b.spend = new JsonObject().put("provider", entry.getString("provider")).put("model", entry.getString("model"))
+              .put("input_tokens", entry.getLong("input_tokens", 0L))
+              .put("output_tokens", entry.getLong("output_tokens", 0L));
+        }
       });
       case APPROVED, REJECTED -> job.with(b -> b.decision = new JsonObject()
           .put("decision", APPROVED.equals(event) ? "approved" : "rejected")
@@ -106,7 +111,7 @@ public final class JobBook {
     return new Job(e.getString("job"), e.getString("repo"), e.getString("task"), e.getString("exec"),
         e.getString("test_command"), e.getString("base"), e.getString("base_sha"), e.getString("requester"),
         e.getString("token_id"), e.getString("token_expires"), e.getString("deadline"), Job.QUEUED, null, null, null,
-        e.getString("ts"), null, null, null, List.of(), 0, null);
+        e.getString("ts"), null, null, null, List.of(), 0, null, e.getString("model"), null);
   }
 
   private static String nonEmpty(String value, String fallback) {

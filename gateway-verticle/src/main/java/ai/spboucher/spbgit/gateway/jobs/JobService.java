@@ -59,6 +59,8 @@ public final class JobService {
   private final RepositoryStore repos;
   private final Function<RepoName, String> cloneUrl;
   private final Duration wallLimit;
+  /** The models llm-mode jobs may use, the default first; empty when no model provider is configured. */
+  private final List<String> models;
   private final Clock clock;
   private final Proposals proposals;
   private volatile JobBus bus;
@@ -67,7 +69,7 @@ public final class JobService {
   private final Map<String, String> pendingTokens = new HashMap<>();
 
   public JobService(Vertx vertx, AuditLog audit, JobTokens tokens, RepositoryStore repos,
-                    Function<RepoName, String> cloneUrl, Duration wallLimit, Clock clock) {
+                    Function<RepoName, String> cloneUrl, Duration wallLimit, List<String> models, Clock clock) {
     this.vertx = vertx;
     this.context = vertx.getOrCreateContext();
     this.audit = audit;
@@ -78,6 +80,7 @@ public final class JobService {
     this.repos = repos;
     this.cloneUrl = cloneUrl;
     this.wallLimit = wallLimit;
+    this.models = List.copyOf(models);
     this.clock = clock;
     this.proposals = new Proposals(repos);
   }
@@ -107,15 +110,27 @@ public final class JobService {
         .orElse(false))) && (job == null || job.equals(e.getString("job"))));
   }
 
-  /** Validates, records, and queues a job in exec mode. */
+  /**
+   * Validates, records, and queues a job: in exec mode when it has an {@code exec} command, otherwise in llm
+   * mode with the named (or default) model, refused at once when no model provider is configured.
+   */
   public Future<Job> create(RepoName repo, JsonObject body, Principal.Owner owner) {
     String task = required(body, "task", MAX_TASK_LENGTH);
-    Object execValue = body.getValue("exec");
-    if (execValue == null) {
-      throw new BadRequestException("'exec' is required: jobs run a shell command (exec mode); no model "
-          + "provider is configured for llm mode");
+    String exec = optional(body, "exec", MAX_COMMAND_LENGTH);
+    String model = optional(body, "model", 200);
+    if (exec.isBlank()) {
+      if (models.isEmpty()) {
+        throw new BadRequestException("no model provider is configured (SPB_MODEL), so jobs need an 'exec' "
+            + "shell command");
+      }
+      model = model.isBlank() ? models.get(0) : model;
+      if (!models.contains(model)) {
+        throw new BadRequestException("model '" + model + "' is not allowed; allowed: " + String.join(", ", models));
+      }
+    } else if (!model.isBlank()) {
+      throw new BadRequestException("'model' applies to llm jobs only; this job has an 'exec' command");
     }
-    String exec = required(body, "exec", MAX_COMMAND_LENGTH);
+    String jobModel = model;
     String test = optional(body, "test_command", MAX_COMMAND_LENGTH);
     String base = optional(body, "base", 200);
     String baseRef = base.isEmpty() ? "main" : base;
@@ -128,7 +143,8 @@ public final class JobService {
     }
     return vertx.executeBlocking(() -> requireBranch(repo, baseRef), false)
         .compose(baseSha -> {
-          JsonObject created = createdEntry(repo, task, exec, test, baseRef, owner).put("base_sha", baseSha);
+          JsonObject created = createdEntry(repo, task, exec, test, baseRef, owner).put("base_sha", baseSha)
+              .put("mode", exec.isBlank() ? "llm" : "exec").put("model", jobModel.isBlank() ? null : jobModel);
           return record(created).onFailure(e -> pendingTokens.remove(created.getString("job")));
         })
         .compose(job -> queue.publish(request(job), context)
@@ -264,16 +280,36 @@ public final class JobService {
     }
     if (change.getStatus() == JobStatus.FINISHED) {
       return finish(event.getJobId(), change.getExitReason(), change.getRunnerId(), change.getContainerId(),
-          change.getDetail());
+          change.getDetail(), spendOf(change));
     }
     return Future.succeededFuture();
   }
 
-  /** Ends a job: audits the end, then revokes its token so it cannot push any more. */
   private Future<Job> finish(String id, String reason, String runner, String container, String detail) {
-    return record(entry(JobBook.FINISHED, id).put("exit_reason", reason).put("runner", runner)
-        .put("container", container).put("detail", detail))
-        .compose(this::revokeToken);
+    return finish(id, reason, runner, container, detail, null);
+  }
+
+  /**
+   * Ends a job: audits the end (with the model spend the runner metered, for llm jobs), then revokes its token
+   * so it cannot push any more.
+   */
+  private Future<Job> finish(String id, String reason, String runner, String container, String detail,
+                             JsonObject spend) {
+    JsonObject entry = entry(JobBook.FINISHED, id).put("exit_reason", reason).put("runner", runner)
+        .put("container", container).put("detail", detail);
+    if (spend != null) {
+      entry.put("provider", spend.getString("provider")).put("model", spend.getString("model"))
+          .put("input_tokens", spend.getLong("input_tokens")).put("output_tokens", spend.getLong("output_tokens"));
+    }
+    return record(entry).compose(this::revokeToken);
+  }
+
+  private static JsonObject spendOf(StatusChange change) {
+    if (change.getProvider().isEmpty() && change.getInputTokens() == 0 && change.getOutputTokens() == 0) {
+      return null;
+    }
+    return new JsonObject().put("provider", change.getProvider()).put("model", change.getModel())
+        .put("input_tokens", change.getInputTokens()).put("output_tokens", change.getOutputTokens());
   }
 
   private Future<Job> revokeToken(Job job) {
@@ -313,7 +349,6 @@ public final class JobService {
     pendingTokens.put(id, token);
     return entry(JobBook.CREATED, id).put("repo", repo.value()).put("requester", owner.tokenId())
         .put("task", task).put("exec", exec).put("test_command", test).put("base", base)
-        .put("mode", "exec").put("provider", null).put("model", null)
         .put("token_id", claims.tokenId()).put("token_expires", claims.expiresAt().toString())
         .put("deadline", deadline.toString());
   }
@@ -322,8 +357,10 @@ public final class JobService {
     String token = pendingTokens.remove(job.id());
     return JobRequest.newBuilder()
         .setJobId(job.id()).setRepo(job.repo()).setCloneUrl(cloneUrl.apply(RepoName.of(job.repo())))
-        .setBaseRef(job.baseRef()).setTask(job.task()).setMode(Mode.MODE_EXEC)
-        .setExecCommand(job.execCommand()).setTestCommand(job.testCommand() == null ? "" : job.testCommand())
+        .setBaseRef(job.baseRef()).setTask(job.task())
+        .setMode(job.model() == null ? Mode.MODE_EXEC : Mode.MODE_LLM).setModel(job.model() == null ? "" : job.model())
+        .setExecCommand(job.execCommand() == null ? "" : job.execCommand())
+        .setTestCommand(job.testCommand() == null ? "" : job.testCommand())
         .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))
         .setJobToken(token)
         .setDeadlineEpochMs(Instant.parse(job.deadline()).toEpochMilli())

@@ -43,10 +43,15 @@ public final class JobLogs {
    * once the stream holds no more (the log so far, for a running job).
    */
   public Future<Void> replay(String jobId, Context context, Consumer<JobEvent> onChunk) {
+    return replaySubject(Subjects.logEvents(jobId), context, onChunk);
+  }
+
+  /** Like {@link #replay}, for any one subject of a job (its model calls, its egress attempts). */
+  public Future<Void> replaySubject(String subject, Context context, Consumer<JobEvent> onEvent) {
     Promise<Void> done = Promise.promise();
     Thread reader = new Thread(() -> {
       try {
-        JetStreamSubscription sub = connection.jetStream().subscribe(Subjects.logEvents(jobId),
+        JetStreamSubscription sub = connection.jetStream().subscribe(subject,
             PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(ConsumerConfiguration
                 .builder().deliverPolicy(DeliverPolicy.All).ackPolicy(AckPolicy.All)
                 .inactiveThreshold(Duration.ofMinutes(1)).build()).build());
@@ -59,7 +64,7 @@ public final class JobLogs {
             CountDownLatch written = new CountDownLatch(1);
             context.runOnContext(v -> {
               for (Message m : batch) {
-                onChunk.accept(parse(m));
+                onEvent.accept(parse(m));
               }
               written.countDown();
             });
@@ -76,7 +81,7 @@ public final class JobLogs {
       } catch (Exception e) {
         context.runOnContext(v -> done.fail(e));
       }
-    }, "spb-log-replay-" + jobId);
+    }, "spb-replay " + subject);
     reader.setDaemon(true);
     reader.start();
     return done.future();
