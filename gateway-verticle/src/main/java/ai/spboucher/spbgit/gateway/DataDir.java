@@ -14,7 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
+import java.security.PublicKey;
 import java.time.Clock;
+import java.util.Map;
 
 /**
  * The gateway's state on disk, opened once at start-up (blocking):
@@ -23,7 +25,7 @@ import java.time.Clock;
  * {@code initial-owner-token}.
  */
 public record DataDir(Path root, RepositoryStore repos, TokenStore pats, SigningKey signingKey,
-                      RevocationList revocations, AuditLog audit) {
+                      Map<String, PublicKey> verificationKeys, RevocationList revocations, AuditLog audit) {
 
   private static final System.Logger LOG = System.getLogger(DataDir.class.getName());
   static final String INITIAL_OWNER_TOKEN = "initial-owner-token";
@@ -38,7 +40,8 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
     boolean firstStart = !Files.exists(tokensFile);
     TokenStore pats = TokenStore.load(tokensFile, clock);
     DataDir dir = new DataDir(root, new RepositoryStore(root.resolve("repos")), pats,
-        SigningKey.loadOrCreate(root.resolve(KEYS)), RevocationList.load(root.resolve(REVOCATIONS), clock),
+        SigningKey.loadOrCreate(root.resolve(KEYS)), SigningKey.verificationKeys(root.resolve(KEYS)),
+        RevocationList.load(root.resolve(REVOCATIONS), clock),
         AuditLog.open(root.resolve(AUDIT_LOG), clock));
     if (firstStart && pats.isEmpty()) {
       dir.writeInitialOwnerToken();
@@ -47,7 +50,7 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
   }
 
   public JobTokens jobTokens(Vertx vertx, Clock clock) {
-    return new JobTokens(vertx, signingKey, revocations, clock);
+    return new JobTokens(vertx, signingKey, verificationKeys, revocations, clock);
   }
 
   private void writeInitialOwnerToken() throws IOException {

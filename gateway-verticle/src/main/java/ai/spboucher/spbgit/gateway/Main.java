@@ -31,7 +31,8 @@ public final class Main {
   private static final String USAGE_TEXT = """
       usage: spb-gateway [serve]
              spb-gateway mint-job-token --repo REPO --job JOB [--ttl SECONDS]
-             spb-gateway audit verify""";
+             spb-gateway audit verify
+             spb-gateway rotate-signing-key""";
 
   private Main() {
   }
@@ -45,6 +46,7 @@ public final class Main {
         case "serve" -> serve(config);
         case "mint-job-token" -> System.exit(mintJobToken(config, args, System.out));
         case "audit" -> System.exit(audit(config, args));
+        case "rotate-signing-key" -> System.exit(rotateSigningKey(config));
         case "help", "--help", "-h" -> System.out.println(USAGE_TEXT);
         default -> exit("unknown command '" + command + "'\n" + USAGE_TEXT);
       }
@@ -94,6 +96,19 @@ public final class Main {
       return 1;
     } finally {
       vertx.close();
+    }
+  }
+
+  /** Replaces the job-token signing key; tokens signed with the old one keep verifying until they expire. */
+  static int rotateSigningKey(GatewayConfig config) {
+    try {
+      SigningKey key = SigningKey.rotate(config.dataDir().resolve(DataDir.KEYS));
+      System.out.println("new job-token signing key " + key.keyId() + "; restart the gateway to use it (the old "
+          + "key keeps verifying its tokens until they expire)");
+      return 0;
+    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+      System.err.println("spb-gateway: cannot rotate the signing key: " + e.getMessage());
+      return 1;
     }
   }
 

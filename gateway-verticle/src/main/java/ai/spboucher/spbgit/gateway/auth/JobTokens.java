@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.security.PublicKey;
 
 /**
  * Issues, verifies and revokes job tokens (design 3.1): ES256 JWTs scoped to one repository and to
@@ -40,12 +41,18 @@ public final class JobTokens {
   private final Clock clock;
 
   public JobTokens(Vertx vertx, SigningKey key, RevocationList revocations, Clock clock) {
+    this(vertx, key, Map.of(key.keyId(), key.publicKey()), revocations, clock);
+  }
+
+  /** @param verificationKeys the keys tokens may be signed with, by kid: the current one and retired ones */
+  public JobTokens(Vertx vertx, SigningKey key, Map<String, PublicKey> verificationKeys, RevocationList revocations,
+                   Clock clock) {
     this.key = key;
     this.revocations = revocations;
     this.clock = clock;
     this.signer = JWTAuth.create(vertx, new JWTAuthOptions().addPubSecKey(new PubSecKeyOptions()
         .setAlgorithm(JobTokenVerifier.ALGORITHM).setId(key.keyId()).setBuffer(key.privateKeyPem())));
-    this.verifier = new JobTokenVerifier(Map.of(key.keyId(), key.publicKey()), revocations::isRevoked, clock);
+    this.verifier = new JobTokenVerifier(verificationKeys, revocations::isRevoked, clock);
   }
 
   /** A signed token for {@code jobId} on {@code repo}, valid from now for {@code ttl} (at most two hours). */

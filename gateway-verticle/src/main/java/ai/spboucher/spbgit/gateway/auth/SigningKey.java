@@ -4,7 +4,12 @@ import ai.spboucher.spbgit.hooks.DurableFiles;
 import ai.spboucher.spbgit.hooks.PublicKeys;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import ai.spboucher.spbgit.hooks.JobTokenVerifier;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -24,6 +29,7 @@ public record SigningKey(String keyId, String privateKeyPem, PublicKey publicKey
 
   static final String PRIVATE_FILE = "job-token-signing.pem";
   static final String PUBLIC_FILE = "job-token-signing.pub.pem";
+  static final String RETIRED_DIR = "retired";
 
   /** Loads the key from {@code keysDir}, generating it if there is none. Blocking. */
   public static SigningKey loadOrCreate(Path keysDir) throws IOException, GeneralSecurityException {
@@ -38,6 +44,48 @@ public record SigningKey(String keyId, String privateKeyPem, PublicKey publicKey
 
   public static Path publicKeyFile(Path keysDir) {
     return keysDir.resolve(PUBLIC_FILE);
+  }
+
+  /**
+   * Replaces the signing key with a new one. The old public key is kept in {@code keys/retired/<kid>.pub.pem}
+   * so tokens it signed keep verifying until they expire (at most two hours); retired keys older than that
+   * are removed. The running gateway picks the new key up on restart. Blocking.
+   */
+  public static SigningKey rotate(Path keysDir) throws IOException, GeneralSecurityException {
+    Path retired = Files.createDirectories(keysDir.resolve(RETIRED_DIR));
+    if (Files.exists(keysDir.resolve(PRIVATE_FILE))) {
+      SigningKey old = loadOrCreate(keysDir);
+      Files.copy(publicKeyFile(keysDir), retired.resolve(old.keyId() + ".pub.pem"),
+          StandardCopyOption.REPLACE_EXISTING);
+      Files.delete(keysDir.resolve(PRIVATE_FILE));
+      Files.delete(publicKeyFile(keysDir));
+    }
+    Instant expired = Instant.now().minus(JobTokenVerifier.MAX_LIFETIME).minus(JobTokenVerifier.MAX_CLOCK_SKEW);
+    try (DirectoryStream<Path> keys = Files.newDirectoryStream(retired, "*.pub.pem")) {
+      for (Path key : keys) {
+        if (Files.getLastModifiedTime(key).toInstant().isBefore(expired)) {
+          Files.delete(key);
+        }
+      }
+    }
+    return loadOrCreate(keysDir);
+  }
+
+  /** Every public key a valid token may be signed with: the current one and the retired ones, by kid. Blocking. */
+  public static Map<String, PublicKey> verificationKeys(Path keysDir) throws IOException, GeneralSecurityException {
+    Map<String, PublicKey> keys = new HashMap<>();
+    Path retired = keysDir.resolve(RETIRED_DIR);
+    if (Files.isDirectory(retired)) {
+      try (DirectoryStream<Path> files = Files.newDirectoryStream(retired, "*.pub.pem")) {
+        for (Path file : files) {
+          PublicKey key = PublicKeys.read(file);
+          keys.put(PublicKeys.keyId(key), key);
+        }
+      }
+    }
+    SigningKey current = loadOrCreate(keysDir);
+    keys.put(current.keyId(), current.publicKey());
+    return keys;
   }
 
   private static void create(Path keysDir) throws IOException, GeneralSecurityException {

@@ -1,0 +1,62 @@
+package ai.spboucher.spbgit.gateway.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
+import ai.spboucher.spbgit.hooks.RevocationList;
+import io.vertx.core.Vertx;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SigningKeyTest {
+
+  @TempDir
+  Path keys;
+  private final Vertx vertx = Vertx.vertx();
+
+  @AfterEach
+  void close() {
+    vertx.close().await();
+  }
+
+  private JobTokens tokens(Path dir) throws Exception {
+    return new JobTokens(vertx, SigningKey.loadOrCreate(dir), SigningKey.verificationKeys(dir),
+        RevocationList.load(dir.resolve("revoked.json"), Clock.systemUTC()), Clock.systemUTC());
+  }
+
+  @Test
+  void tokensSignedWithARetiredKeyVerifyAfterRotation() throws Exception {
+    String before = tokens(keys).issue("job1", "demo", Duration.ofMinutes(5));
+    String oldKid = SigningKey.loadOrCreate(keys).keyId();
+    SigningKey rotated = SigningKey.rotate(keys);
+    assertNotEquals(oldKid, rotated.keyId());
+
+    JobTokens afterRotation = tokens(keys);
+    assertEquals("job1", afterRotation.verify(before).jobId(), "old kid still verifies");
+    String after = afterRotation.issue("job2", "demo", Duration.ofMinutes(5));
+    assertEquals("job2", afterRotation.verify(after).jobId());
+  }
+
+  @Test
+  void retiredKeysAreDroppedOnceTheirTokensMustHaveExpired() throws Exception {
+    String before = tokens(keys).issue("job1", "demo", Duration.ofMinutes(5));
+    SigningKey.rotate(keys);
+    try (var retired = Files.list(keys.resolve("retired"))) {
+      for (Path p : retired.toList()) {
+        Files.setLastModifiedTime(p, FileTime.from(Instant.now().minus(Duration.ofHours(3))));
+      }
+    }
+    SigningKey.rotate(keys);
+    assertEquals(1, Files.list(keys.resolve("retired")).count(), "only the key retired just now remains");
+    assertThrows(InvalidJobTokenException.class, () -> tokens(keys).verify(before));
+  }
+}
