@@ -32,7 +32,8 @@ public final class NatsClientOptions {
   public static Options.Builder from(Map<String, String> env, String defaultUrl)
       throws IOException, GeneralSecurityException {
     String url = env.getOrDefault("SPB_NATS_URL", defaultUrl);
-    Options.Builder builder = new Options.Builder().server(url).connectionTimeout(Duration.ofSeconds(5));
+    Options.Builder builder = new Options.Builder().server(url).connectionTimeout(Duration.ofSeconds(5))
+        .errorListener(new QuietErrorListener());
     String creds = env.get("SPB_NATS_CREDS");
     String user = env.get("SPB_NATS_USER");
     if (creds != null && !creds.isBlank()) {
@@ -50,6 +51,21 @@ public final class NatsClientOptions {
       builder.secure();
     }
     return builder;
+  }
+
+  /** Logs the first failure of a series, then at most once a minute, instead of one line per retry. */
+  static final class QuietErrorListener implements io.nats.client.ErrorListener {
+    private static final System.Logger LOG = System.getLogger(NatsClientOptions.class.getName());
+    private volatile long lastLogged;
+
+    @Override
+    public void exceptionOccurred(io.nats.client.Connection conn, Exception exp) {
+      long now = System.currentTimeMillis();
+      if (now - lastLogged > 60_000) {
+        lastLogged = now;
+        LOG.log(System.Logger.Level.WARNING, "NATS: " + exp.getMessage() + " (retrying; logged once a minute)");
+      }
+    }
   }
 
   /** Whether a connection failure means the server refused the credentials (retrying will not help). */

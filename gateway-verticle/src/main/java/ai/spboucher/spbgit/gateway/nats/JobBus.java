@@ -58,25 +58,11 @@ public final class JobBus implements AutoCloseable {
     Options options;
     try {
       options = NatsClientOptions.from(env, url).connectionName("spb-gateway").maxReconnects(-1)
-          .reconnectWait(Duration.ofSeconds(1)).errorListener(new QuietErrorListener()).build();
+          .reconnectWait(Duration.ofSeconds(1)).build();
     } catch (java.security.GeneralSecurityException e) {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
     }
     return new JobBus(Nats.connectReconnectOnConnect(options), logRetention);
-  }
-
-  /** Logs the first connection failure of a series, not one line per retry. */
-  private static final class QuietErrorListener implements io.nats.client.ErrorListener {
-    private volatile long lastLogged;
-
-    @Override
-    public void exceptionOccurred(Connection conn, Exception exp) {
-      long now = System.currentTimeMillis();
-      if (now - lastLogged > 60_000) {
-        lastLogged = now;
-        LOG.log(System.Logger.Level.WARNING, "NATS: " + exp.getMessage() + " (retrying; logged once a minute)");
-      }
-    }
   }
 
   /** Reading jobs' logs back from the events stream. */
