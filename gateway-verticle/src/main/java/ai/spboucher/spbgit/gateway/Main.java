@@ -34,6 +34,9 @@ public final class Main {
              spb-gateway audit verify
              spb-gateway rotate-signing-key""";
 
+  private static final java.util.concurrent.atomic.AtomicBoolean SHUTTING_DOWN =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   private Main() {
   }
 
@@ -64,10 +67,20 @@ public final class Main {
         .build();
     vertx.deployVerticle(new GatewayVerticle(config, Clock.systemUTC(), registry))
         .onFailure(e -> {
-          System.err.println("spb-gateway: cannot start: " + e.getMessage());
-          System.exit(1);
+          if (!SHUTTING_DOWN.get()) {
+            System.err.println("spb-gateway: cannot start: " + e.getMessage());
+            // Not on the event loop: exit runs the shutdown hook, which waits for this very loop.
+            new Thread(() -> System.exit(1), "spb-gateway-exit").start();
+          }
         });
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> vertx.close().await()));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      SHUTTING_DOWN.set(true);
+      try {
+        vertx.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (Exception e) {
+        System.err.println("spb-gateway: stopped without a clean shutdown: " + e);
+      }
+    }));
   }
 
   static int mintJobToken(GatewayConfig config, String[] args, PrintStream out) {

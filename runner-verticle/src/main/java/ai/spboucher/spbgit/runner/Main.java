@@ -6,6 +6,9 @@ import java.time.Clock;
 /** {@code java -jar spb-runner.jar}: a runner node, configured from {@code SPB_*} environment variables. */
 public final class Main {
 
+  private static final java.util.concurrent.atomic.AtomicBoolean SHUTTING_DOWN =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   private Main() {
   }
 
@@ -24,9 +27,19 @@ public final class Main {
     Vertx vertx = Vertx.vertx();
     vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC()))
         .onFailure(e -> {
-          System.err.println("spb-runner: cannot start: " + e.getMessage());
-          System.exit(1);
+          if (!SHUTTING_DOWN.get()) {
+            System.err.println("spb-runner: cannot start: " + e.getMessage());
+            // Not on the event loop: exit runs the shutdown hook, which waits for this very loop.
+            new Thread(() -> System.exit(1), "spb-runner-exit").start();
+          }
         });
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> vertx.close().await()));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      SHUTTING_DOWN.set(true);
+      try {
+        vertx.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (Exception e) {
+        System.err.println("spb-runner: stopped without a clean shutdown: " + e);
+      }
+    }));
   }
 }
