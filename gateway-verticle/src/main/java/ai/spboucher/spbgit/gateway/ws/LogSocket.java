@@ -70,7 +70,8 @@ final class LogSocket {
   }
 
   private void deliver(JobEvent event) {
-    if (closed.get()) {
+    if (closed.get() || socket.isClosed()) {
+      stop();
       return;
     }
     if (event.hasLog()) {

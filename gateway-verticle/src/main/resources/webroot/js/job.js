@@ -1,0 +1,356 @@
+// The proposal page, /repos/:name/agent-jobs/:id: the job, its live log, the proposal's diff, the test result,
+// the audit trail, and the owner's decisions (approve, reject, cancel, delete the job's refs).
+import { api, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
+import { confirmDialog } from './dialog.js';
+import { renderDiff } from './diff-view.js';
+import { age, dateTime, el, shortSha, statusBadge } from './format.js';
+import { LogFollower } from './log-follow.js';
+import { LogView } from './log-view.js';
+
+const POLL_MS = 5000;
+const STATUS_ORDER = ['queued', 'dispatched', 'started', 'finished'];
+const [, repoPart, idPart] = location.pathname.match(/^\/repos\/([^/]+)\/agent-jobs\/([^/]+)\/?$/) ?? [];
+const repo = decodeURIComponent(repoPart ?? '');
+const id = decodeURIComponent(idPart ?? '');
+const jobPath = jobApiPath(repo, id);
+
+const $ = (elementId) => document.getElementById(elementId);
+const buttons = { approve: $('approve'), reject: $('reject'), cancel: $('cancel'), deleteRefs: $('delete-refs') };
+
+let job = null;
+let audit = [];
+let diffMode = 'unified';
+let diff = null;
+let diffLoadedFor;
+let busy = false;
+let refreshing = null;
+let refreshAgain = false;
+
+// ---- job, diff and audit --------------------------------------------------------------------------------
+
+/** Reloads the job and what depends on it; calls made while one runs are folded into one more run. */
+function refresh() {
+  if (refreshing) {
+    refreshAgain = true;
+    return refreshing;
+  }
+  refreshing = (async () => {
+    do {
+      refreshAgain = false;
+      await loadJob();
+    } while (refreshAgain);
+    refreshing = null;
+  })();
+  return refreshing;
+}
+
+/**
+ * Refreshes until the job reaches `status`: a websocket frame can overtake the gateway's own record of the
+ * change by a moment.
+ */
+async function refreshUntil(status, tries = 10) {
+  await refresh();
+  if (job && STATUS_ORDER.indexOf(job.status) < STATUS_ORDER.indexOf(status) && tries > 0) {
+    setTimeout(() => refreshUntil(status, tries - 1), 300);
+  }
+}
+
+async function loadJob() {
+  try {
+    [job, audit] = await Promise.all([api('GET', jobPath), api('GET', `/api/v1/agent-jobs?job=${encodeURIComponent(id)}`)]);
+    showError($('page-error'), '');
+  } catch (e) {
+    showError($('page-error'), `Cannot load job ${id}: ${e.message}`);
+    return;
+  }
+  renderJob();
+  renderAudit();
+  await loadDiff();
+}
+
+async function loadDiff() {
+  const sha = job.proposal_sha ?? null;
+  if (sha === diffLoadedFor) {
+    return;
+  }
+  if (!sha) {
+    diff = null;
+    diffLoadedFor = null;
+    $('diff').replaceChildren(el('p', { class: 'muted', text: job.status === 'finished' ? 'This job has no proposal.' : 'No proposal yet.' }));
+    return;
+  }
+  try {
+    diff = await api('GET', `${jobPath}/diff`);
+    diffLoadedFor = sha;
+    renderDiff($('diff'), diff, diffMode);
+  } catch (e) {
+    diff = null;
+    $('diff').replaceChildren(el('p', { class: 'muted', text: `No diff: ${e.message}` }));
+  }
+}
+
+function renderJob() {
+  document.title = `${job.task || job.id} · agent job · SPB Git`;
+  $('task').textContent = job.task || job.id;
+  $('status').replaceChildren(statusBadge(job));
+  $('decision').replaceChildren(...decisionBadge());
+  $('facts').replaceChildren(...facts().flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
+  $('facts').dataset.proposalSha = job.proposal_sha ?? '';
+  renderTestResult();
+  renderActions();
+}
+
+function decisionBadge() {
+  const d = job.decision;
+  if (!d) {
+    return [];
+  }
+  const text = d.decision === 'approved' ? `approved → ${d.branch} at ${shortSha(d.sha)}` : 'rejected';
+  return [el('span', { class: `badge ${d.decision}`, id: 'decision-badge', text })];
+}
+
+function facts() {
+  const when = (ts) => (ts ? `${dateTime(ts)} (${age(ts)})` : '—');
+  const rows = [
+    ['Repository', job.repo],
+    ['Job', el('code', { text: job.id })],
+    ['Exit reason', job.exit_reason ?? '—'],
+    ['Base', el('code', { text: `${job.base ?? ''} ${shortSha(job.base_sha)}`.trim() || '—' })],
+    ['Proposal', job.proposal_sha ? el('code', { id: 'proposal-sha', text: job.proposal_sha }) : '—'],
+    ['Exec', job.exec ? el('code', { text: job.exec }) : '— (the model agent works on the task)'],
+    ['Test command', job.test_command ? el('code', { text: job.test_command }) : '—'],
+    ['Created', when(job.created_at)],
+    ['Started', when(job.started_at)],
+    ['Finished', when(job.finished_at)],
+    ['Deadline', job.deadline ? dateTime(job.deadline) : '—'],
+    ['Runner', job.runner_id || '—'],
+    ['Container', job.container_id ? el('code', { text: job.container_id }) : '—'],
+  ];
+  if (job.mode === 'llm' || job.model || job.provider) {
+    rows.push(['Agent', [job.mode, job.provider ?? job.spend?.provider, job.model ?? job.spend?.model]
+      .filter(Boolean).join(' · ')]);
+  }
+  if (job.spend) {
+    const tokens = (n) => (typeof n === 'number' ? n.toLocaleString() : '?');
+    rows.push(['Token spend', `${tokens(job.spend.input_tokens)} input · ${tokens(job.spend.output_tokens)} output`]);
+  }
+  if (job.detail) {
+    rows.push(['Detail', job.detail]);
+  }
+  if (job.decision) {
+    const d = job.decision;
+    rows.push(['Decision', `${d.decision}${d.branch ? ` → ${d.branch}` : ''}${d.sha ? ` at ${shortSha(d.sha)}` : ''}`
+      + ` by ${d.by ?? '?'}, ${dateTime(d.at)}`]);
+  }
+  return rows;
+}
+
+function renderTestResult() {
+  const out = $('test-result');
+  out.className = '';
+  if (job.test_result === 'passed' || job.test_result === 'failed') {
+    out.replaceChildren(el('span', { class: `badge ${job.test_result}`, text: `tests ${job.test_result}` }), ' ',
+      el('code', { text: job.test_command ?? '' }));
+  } else if (!job.test_command) {
+    out.className = 'muted';
+    out.textContent = 'No test command was given for this job.';
+  } else if (job.status !== 'finished') {
+    out.className = 'muted';
+    out.replaceChildren('The test command runs after the exec command: ', el('code', { text: job.test_command }));
+  } else {
+    out.className = 'muted';
+    out.textContent = `No test result: the job ended (${job.exit_reason ?? 'unknown'}) before its tests could pass or fail.`;
+  }
+}
+
+function renderAudit() {
+  const hidden = new Set(['seq', 'ts', 'prev', 'event', 'hash', 'job']);
+  const shown = ([k, v]) => !hidden.has(k) && v !== null && v !== '';
+  $('audit').tBodies[0].replaceChildren(...audit.map((entry) => el('tr', { 'data-event': entry.event },
+    el('td', { text: entry.seq ?? '' }),
+    el('td', { text: dateTime(entry.ts) }),
+    el('td', {}, el('code', { text: entry.event ?? '' })),
+    el('td', { class: 'mono', text: Object.entries(entry).filter(shown)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join('\n') }))));
+}
+
+// ---- actions ----------------------------------------------------------------------------------------------
+
+/** The job's refs, for the delete confirmation: what it wrote, less what was deleted since. */
+function jobRefs() {
+  const deleted = new Set(audit.filter((e) => e.event === 'refs_deleted').flatMap((e) => e.refs ?? []));
+  const refs = [];
+  for (const written of job.refs_written ?? []) {
+    const zero = /^0+$/.test(written.new ?? '');
+    if (!zero && !deleted.has(written.ref) && !refs.includes(written.ref)) {
+      refs.push(written.ref);
+    }
+  }
+  const proposal = `refs/agents/${job.id}/proposal`;
+  if (job.proposal_sha && !refs.includes(proposal)) {
+    refs.unshift(proposal);
+  }
+  return refs;
+}
+
+function renderActions() {
+  const finished = job.status === 'finished';
+  buttons.approve.disabled = busy || !finished || !job.proposal_sha || Boolean(job.decision);
+  buttons.reject.disabled = busy || !finished || Boolean(job.decision);
+  buttons.cancel.hidden = finished;
+  buttons.cancel.disabled = busy;
+  buttons.deleteRefs.disabled = busy || !finished || jobRefs().length === 0;
+}
+
+async function act(label, request, describe) {
+  busy = true;
+  renderActions();
+  showError($('action-error'), '');
+  $('action-message').hidden = true;
+  try {
+    const result = await request();
+    $('action-message').textContent = describe(result);
+    $('action-message').hidden = false;
+  } catch (e) {
+    showError($('action-error'), `${label} failed: ${e.message}`);
+  } finally {
+    busy = false;
+    renderActions();
+    await refresh();
+  }
+}
+
+async function approve() {
+  const sha = job.proposal_sha;
+  const branch = await confirmDialog({
+    title: 'Approve this proposal',
+    message: `Fast-forward a branch of ${job.repo} to the reviewed proposal commit ${sha}. The branch is created if it does not exist; nothing else changes.`,
+    input: { label: 'Branch', value: `agent/${job.id}` },
+    confirmLabel: 'Approve',
+  });
+  if (!branch) {
+    return;
+  }
+  await act('Approve', () => api('POST', `${jobPath}/approve`, { branch, sha }),
+    (j) => `Approved: ${j.decision?.branch ?? branch} now points at ${shortSha(j.decision?.sha ?? sha)}.`);
+}
+
+async function reject() {
+  const ok = await confirmDialog({
+    title: 'Reject this proposal',
+    message: 'Record that the proposal is rejected. No branch changes; the job\'s refs stay until you delete them.',
+    confirmLabel: 'Reject',
+    danger: true,
+  });
+  if (ok !== null) {
+    await act('Reject', () => api('POST', `${jobPath}/reject`), () => 'Rejected.');
+  }
+}
+
+async function cancel() {
+  const ok = await confirmDialog({
+    title: 'Cancel this job',
+    message: 'Stop the job: its container is stopped and it ends as cancelled.',
+    confirmLabel: 'Cancel job',
+    danger: true,
+  });
+  if (ok !== null) {
+    await act('Cancel', () => api('POST', `${jobPath}/cancel`), () => 'Cancel requested.');
+  }
+}
+
+async function deleteRefs() {
+  const refs = jobRefs();
+  const ok = await confirmDialog({
+    title: 'Delete the job\'s refs',
+    message: `These refs of ${job.repo} will be deleted (everything under refs/agents/${job.id}/). Branches are not touched. This cannot be undone.`,
+    items: refs,
+    confirmLabel: 'Delete refs',
+    danger: true,
+  });
+  if (ok !== null) {
+    await act('Delete refs', () => api('DELETE', `${jobPath}/refs`),
+      (r) => (r.deleted?.length ? `Deleted ${r.deleted.join(', ')}.` : 'There were no refs left to delete.'));
+  }
+}
+
+// ---- log --------------------------------------------------------------------------------------------------
+
+function startLog() {
+  const panel = $('log');
+  const fullLog = `${jobPath}/log`;
+  $('log-full').href = fullLog;
+  const view = new LogView(panel, $('log-note'), fullLog);
+  let sawOutput = false;
+  const follower = new LogFollower(`${jobPath}/logs`, {
+    onLog(frame) {
+      view.append(frame.stream, frame.data);
+      panel.dataset.lastSeq = frame.seq;
+      if (!sawOutput && STATUS_ORDER.indexOf(job.status) < STATUS_ORDER.indexOf('started')) {
+        sawOutput = true;
+        refreshUntil('started');
+      }
+    },
+    onStatus(status) {
+      refreshUntil(status);
+    },
+    onEnd(frame) {
+      panel.dataset.ended = 'true';
+      $('log-state').textContent = `ended (${frame.exit_reason ?? 'finished'})`;
+      refreshUntil('finished');
+    },
+    onGap(from, to) {
+      view.appendNotice(`[log chunks ${from}–${to} are not available]`);
+    },
+    onState(text) {
+      $('log-state').textContent = text;
+    },
+    onConnect(count) {
+      panel.dataset.connects = count;
+    },
+  });
+  const pause = $('log-pause');
+  pause.addEventListener('click', () => {
+    const paused = pause.getAttribute('aria-pressed') !== 'true';
+    pause.setAttribute('aria-pressed', String(paused));
+    pause.textContent = paused ? 'Resume following' : 'Pause';
+    view.setPaused(paused);
+  });
+  follower.start();
+}
+
+function wireDiffToggle() {
+  for (const mode of ['unified', 'split']) {
+    $(`view-${mode}`).addEventListener('click', () => {
+      diffMode = mode;
+      $('view-unified').setAttribute('aria-pressed', String(mode === 'unified'));
+      $('view-split').setAttribute('aria-pressed', String(mode === 'split'));
+      if (diff) {
+        renderDiff($('diff'), diff, diffMode);
+      }
+    });
+  }
+}
+
+// ---- start ------------------------------------------------------------------------------------------------
+
+await requireSession();
+wireTopBar();
+$('repo-link').textContent = repo;
+$('repo-link').href = `/repos/${encodeURIComponent(repo)}/agent-jobs`;
+$('job-id-crumb').textContent = id;
+buttons.approve.addEventListener('click', approve);
+buttons.reject.addEventListener('click', reject);
+buttons.cancel.addEventListener('click', cancel);
+buttons.deleteRefs.addEventListener('click', deleteRefs);
+wireDiffToggle();
+await refresh();
+if (job) {
+  startLog();
+}
+// The websocket's status frames drive refreshes; polling covers a socket that cannot connect.
+setInterval(() => {
+  if (job && job.status !== 'finished' && !busy) {
+    refresh();
+  }
+}, POLL_MS);

@@ -1,0 +1,351 @@
+package ai.spboucher.spbgit.runner.page;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.runner.JobTestBed;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+
+/**
+ * The proposal page in a real headless Chromium against a real gateway, NATS and runner: the live log (order,
+ * reconnect without gap or duplicate, hostile output), and the owner's approve, reject, cancel and delete.
+ */
+class ProposalPageIT {
+
+  private static final String REPO = "demo";
+  private static final Path DOC_IMAGES = Path.of("..", "docs", "images");
+
+  @TempDir
+  static Path tmp;
+  static JobTestBed bed;
+  static Browser browser;
+
+  @BeforeAll
+  static void start() throws Exception {
+    Browser.requireChromium();
+    bed = JobTestBed.start(tmp, "90s");
+    bed.startRunner("r1", Map.of());
+    bed.createRepo(REPO, Map.of("README.md", "# Demo\n\nhello\n"));
+    browser = Browser.start(tmp.resolve("chromium"), bed.gateway.baseUrl);
+    browser.signIn(bed.gateway.ownerToken, "/agent-jobs");
+  }
+
+  @AfterEach
+  void pageRanCleanly() {
+    assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (browser != null) {
+      browser.close();
+    }
+    if (bed != null) {
+      bed.close();
+    }
+  }
+
+  @Test
+  void showsEveryLineInOrderWhileTheJobRuns() throws Exception {
+    String exec = String.join("\n",
+        "printf '\\033[1;34m==>\\033[0m writing a greeting\\n'",
+        "for i in $(seq 1 300); do echo line-$i; sleep 0.02; done",
+        "printf 'Hello from the agent\\n' > greeting.txt",
+        "printf '# Demo\\n\\nhello, world\\n' > README.md",
+        "printf '\\033[32mdone\\033[0m: wrote greeting.txt and README.md\\n'");
+    String id = submit("Write a greeting and update the README", exec, "grep -q Hello greeting.txt");
+    openJob(id);
+
+    browser.waitFor(d -> numberedLines().size() >= 100 ? true : null);
+    assertEquals("started", jobStatus(id), "the job is still running while lines arrive");
+    List<Integer> partial = numberedLines();
+    assertEquals(IntStream.rangeClosed(1, partial.size()).boxed().toList(), partial, "in order, none missing");
+    browser.screenshot("proposal-running");
+
+    browser.byId("log-pause").click();
+    assertEquals("true", browser.byId("log-pause").getAttribute("aria-pressed"));
+    long pausedAt = ((Number) browser.js("return document.getElementById('log').scrollTop")).longValue();
+    int shownWhenPaused = numberedLines().size();
+    browser.waitFor(d -> numberedLines().size() >= shownWhenPaused + 30 ? true : null);
+    assertEquals(pausedAt, ((Number) browser.js("return document.getElementById('log').scrollTop")).longValue(),
+        "a paused log keeps its place while lines arrive");
+    browser.byId("log-pause").click();
+    assertEquals(Boolean.TRUE, browser.js("const log = document.getElementById('log');"
+        + " return log.scrollHeight - log.scrollTop - log.clientHeight < 2"), "following the tail again");
+
+    awaitLogEnd();
+    assertEquals(IntStream.rangeClosed(1, 300).boxed().toList(), numberedLines());
+    WebElement arrow = browser.driver.findElement(By.cssSelector("#log span.ansi-blue-fg"));
+    assertEquals("==>", arrow.getText());
+    assertEquals("700", browser.js("return getComputedStyle(arguments[0]).fontWeight", arrow).toString(),
+        "bold comes through CSSOM under the page's CSP");
+    browser.waitFor(d -> d.findElement(By.id("test-result")).getText().contains("tests passed") ? true : null);
+    browser.waitFor(d -> d.findElements(By.cssSelector("#diff section.file")).size() == 2 ? true : null);
+    String files = browser.byId("diff-files").getText();
+    assertTrue(files.contains("greeting.txt") && files.contains("README.md"), files);
+    browser.byId("view-split").click();
+    browser.waitFor(d -> d.findElements(By.cssSelector("#diff table.split")).size() == 2 ? true : null);
+    browser.byId("view-unified").click();
+    assertTrue(auditEvents().containsAll(List.of("job_created", "job_started", "refs_written", "job_finished")));
+    Path finished = browser.fullPageScreenshot("proposal-finished", 3200);
+    Files.createDirectories(DOC_IMAGES);
+    Files.copy(finished, DOC_IMAGES.resolve("proposal-finished.png"), StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(Browser.SCREENSHOTS.resolve("proposal-running.png"), DOC_IMAGES.resolve("proposal-running.png"),
+        StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  @Test
+  void reconnectsAfterTheSocketDropsWithoutGapOrDuplicate() throws Exception {
+    String id = submit("Count slowly", "for i in $(seq 1 300); do echo line-$i; sleep 0.03; done", null);
+    openJob(id);
+    for (int threshold : List.of(60, 180)) {
+      browser.waitFor(d -> numberedLines().size() >= threshold ? true : null);
+      Object closedAt = browser.js("const s = window.__spbTestSocket; s.close(); return document.getElementById('log').dataset.lastSeq;");
+      // The page notices, waits its backoff, reconnects with after=<last seq> and carries on.
+      browser.waitFor(d -> browser.js("return window.__spbTestSocket.readyState === WebSocket.OPEN"
+          + " || document.getElementById('log').dataset.ended === 'true'").equals(true) ? true : null);
+      assertTrue(Long.parseLong(closedAt.toString()) > 0);
+    }
+    awaitLogEnd();
+    assertEquals(IntStream.rangeClosed(1, 300).boxed().toList(), numberedLines(), "every line exactly once");
+    long connections = Long.parseLong(browser.js("return document.getElementById('log').dataset.connects").toString());
+    assertTrue(connections >= 3, "the page reconnected after each drop: " + connections + " connections");
+  }
+
+  @Test
+  void hostileLogOutputIsShownAsTextAndNeverRuns() throws Exception {
+    String exec = String.join("\n",
+        "echo '<script>window.__pwned=1</script>'",
+        "echo '<img src=x onerror=window.__pwned=1>'",
+        "echo '</textarea>'",
+        "printf '\\033]8;;javascript:window.__pwned=1\\033\\\\click\\033]8;;\\033\\\\\\n'",
+        "u=$(printf '\\033[1;31mX\\033[0m'); yes \"$u\" | head -n 440000 | tr -d '\\n'; echo",
+        "echo after-the-flood");
+    String id = submit("Print hostile output", exec, null);
+    openJob(id);
+
+    List<Long> roundTrips = new ArrayList<>();
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    while (!logEnded() && System.nanoTime() < deadline) {
+      long started = System.nanoTime();
+      browser.js("return document.querySelectorAll('#log .ln').length");
+      roundTrips.add((System.nanoTime() - started) / 1_000_000);
+      Thread.sleep(200);
+    }
+    awaitLogEnd();
+    System.out.printf("hostile log: %d ms to render over %s websocket connection(s)%n",
+        roundTrips.size() * 200L, browser.js("return document.getElementById('log').dataset.connects"));
+    long slowest = roundTrips.stream().mapToLong(Long::longValue).max().orElse(0);
+    assertTrue(slowest < 3000, "a script round trip took " + slowest + " ms while the log rendered: " + roundTrips);
+
+    List<String> lines = logLines();
+    assertTrue(lines.contains("<script>window.__pwned=1</script>"), lines.toString());
+    assertTrue(lines.contains("<img src=x onerror=window.__pwned=1>"), lines.toString());
+    assertTrue(lines.contains("</textarea>"), lines.toString());
+    assertTrue(lines.contains("click"), "the OSC 8 link is shown as its text: " + lines);
+    assertTrue(lines.contains("after-the-flood"), "lines after the 5 MB line are shown");
+    String flood = lines.stream().filter(l -> l.startsWith("XXXX")).findFirst().orElseThrow();
+    assertTrue(flood.length() < 20_000 && flood.contains("line cut here"), "the 5 MB line is cut: "
+        + flood.substring(Math.max(0, flood.length() - 200)));
+    assertNull(browser.js("return window.__pwned"));
+    assertEquals(0L, browser.js("return document.querySelectorAll('a[href^=\"javascript\" i]').length"));
+    assertEquals(0L, browser.js("return document.querySelectorAll('#log a, #log img, #log script, #log textarea').length"));
+    long responsive = System.nanoTime();
+    assertEquals(2L, browser.js("return 1 + 1"));
+    assertTrue(System.nanoTime() - responsive < Duration.ofSeconds(3).toNanos());
+  }
+
+  @Test
+  void approveFastForwardsTheNamedBranchToTheReviewedProposal() throws Exception {
+    String id = submit("Add approved.txt", "echo approved > approved.txt", null);
+    openJob(id);
+    WebElement approve = browser.waitFor(d -> {
+      WebElement b = d.findElement(By.id("approve"));
+      return b.isEnabled() ? b : null;
+    });
+    String shown = browser.byId("proposal-sha").getText();
+    assertEquals(bed.job(REPO, id).getString("proposal_sha"), shown);
+    approve.click();
+    WebElement branch = browser.waitFor(d -> d.findElement(By.id("dialog-input")).isDisplayed()
+        ? d.findElement(By.id("dialog-input")) : null);
+    assertEquals("agent/" + id, branch.getAttribute("value"));
+    browser.byId("dialog-confirm").click();
+
+    browser.waitFor(d -> d.findElements(By.id("decision-badge")).size() == 1 ? true : null);
+    assertTrue(browser.byId("decision-badge").getText().startsWith("approved"));
+    assertTrue(browser.byId("action-message").getText().contains("agent/" + id));
+    assertEquals(shown, bed.git.ok(bed.gateway.repoDir(REPO), "rev-parse", "refs/heads/agent/" + id).output().strip());
+    assertFalse(browser.byId("approve").isEnabled(), "approved once");
+    assertTrue(auditEvents().contains("job_approved"));
+  }
+
+  @Test
+  void approveSendsTheShaOnThePageAndRefusesAProposalThatMovedSince() throws Exception {
+    String id = submit("Add reviewed.txt", "echo reviewed > reviewed.txt", null);
+    openJob(id);
+    browser.waitFor(d -> d.findElement(By.id("approve")).isEnabled() ? true : null);
+    String shown = browser.byId("proposal-sha").getText();
+
+    // The proposal ref moves after the owner looked at it (the owner's token may push any ref).
+    Path work = tmp.resolve("moved-" + id);
+    bed.git.ok(tmp, "clone", "-q", bed.gateway.repoUrl(REPO), work.toString());
+    bed.git.ok(work, "fetch", "-q", "origin", "refs/agents/" + id + "/proposal");
+    bed.git.ok(work, "checkout", "-q", "FETCH_HEAD");
+    Files.writeString(work.resolve("later.txt"), "not what was reviewed\n");
+    bed.git.ok(work, "add", ".");
+    bed.git.ok(work, "commit", "-q", "-m", "later");
+    bed.git.ok(work, "push", "-q", bed.gateway.pushUrl(REPO, bed.gateway.ownerToken),
+        "HEAD:refs/agents/" + id + "/proposal");
+    String moved = bed.git.ok(work, "rev-parse", "HEAD").output().strip();
+
+    browser.byId("approve").click();
+    browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
+    browser.byId("dialog-confirm").click();
+    WebElement error = browser.waitFor(d -> d.findElement(By.id("action-error")).isDisplayed()
+        ? d.findElement(By.id("action-error")) : null);
+    assertTrue(error.getText().startsWith("Approve failed:") && error.getText().contains(shown), error.getText());
+    assertFalse(bed.git.run(bed.gateway.repoDir(REPO), "rev-parse", "--verify", "-q", "refs/heads/agent/" + id).ok(),
+        "no branch was created");
+    browser.waitFor(d -> d.findElement(By.id("proposal-sha")).getText().equals(moved) ? true : null);
+    assertTrue(browser.byId("diff-files").getText().contains("later.txt"), "the diff follows the new proposal");
+  }
+
+  @Test
+  void rejectRecordsTheDecisionOnThePage() throws Exception {
+    String id = submit("Add rejected.txt", "echo no > rejected.txt", null);
+    openJob(id);
+    browser.waitFor(d -> d.findElement(By.id("reject")).isEnabled() ? true : null);
+    browser.byId("reject").click();
+    browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
+    browser.byId("dialog-confirm").click();
+
+    browser.waitFor(d -> d.findElements(By.id("decision-badge")).size() == 1 ? true : null);
+    assertEquals("rejected", browser.byId("decision-badge").getText());
+    assertFalse(browser.byId("approve").isEnabled());
+    assertFalse(browser.byId("reject").isEnabled());
+    assertEquals("rejected", bed.job(REPO, id).getJsonObject("decision").getString("decision"));
+    browser.waitFor(d -> auditEvents().contains("job_rejected") ? true : null);
+  }
+
+  @Test
+  void cancelStopsARunningJobAndThePageShowsIt() throws Exception {
+    String id = submit("Wait for a long time", "echo waiting; sleep 80", null);
+    openJob(id);
+    browser.waitFor(d -> logLines().contains("waiting") ? true : null);
+    WebElement cancel = browser.byId("cancel");
+    assertTrue(cancel.isDisplayed());
+    cancel.click();
+    browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
+    browser.byId("dialog-confirm").click();
+
+    browser.waitFor(d -> d.findElement(By.id("status")).getText().equals("finished: cancelled") ? true : null);
+    assertFalse(browser.byId("cancel").isDisplayed(), "no cancel once finished");
+    awaitLogEnd();
+    assertEquals("cancelled", bed.job(REPO, id).getString("exit_reason"));
+  }
+
+  @Test
+  void deleteNamesTheJobRefsAndRemovesOnlyThem() throws Exception {
+    String other = submit("Another proposal", "echo other > other.txt", null);
+    bed.awaitFinished(REPO, other);
+    String id = submit("A proposal to delete", "echo gone > gone.txt", null);
+    openJob(id);
+    browser.waitFor(d -> d.findElement(By.id("delete-refs")).isEnabled() ? true : null);
+    String mainBefore = rev("refs/heads/main");
+
+    browser.byId("delete-refs").click();
+    browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
+    assertEquals(List.of("refs/agents/" + id + "/proposal"),
+        browser.all("#dialog-items li").stream().map(WebElement::getText).toList());
+    browser.byId("dialog-cancel").click();
+    browser.waitFor(d -> d.findElement(By.id("confirm-dialog")).isDisplayed() ? null : true);
+    assertTrue(refs().contains("refs/agents/" + id + "/proposal"), "cancelling the dialog deletes nothing");
+
+    browser.byId("delete-refs").click();
+    browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
+    browser.byId("dialog-confirm").click();
+    browser.waitFor(d -> d.findElement(By.id("action-message")).getText()
+        .contains("Deleted refs/agents/" + id + "/proposal") ? true : null);
+
+    String refs = refs();
+    assertFalse(refs.contains("refs/agents/" + id + "/"), refs);
+    assertTrue(refs.contains("refs/agents/" + other + "/proposal"), refs);
+    assertEquals(mainBefore, rev("refs/heads/main"));
+    browser.waitFor(d -> d.findElement(By.id("delete-refs")).isEnabled() ? null : true);
+    browser.waitFor(d -> d.findElement(By.id("diff")).getText().contains("no proposal") ? true : null);
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------------------
+
+  private static String submit(String task, String exec, String testCommand) throws Exception {
+    JsonObject body = new JsonObject().put("task", task).put("exec", exec);
+    if (testCommand != null) {
+      body.put("test_command", testCommand);
+    }
+    var response = bed.gateway.api("POST", "/api/v1/repos/" + REPO + "/agent-jobs", bed.gateway.ownerToken,
+        body.encode());
+    assertEquals(201, response.statusCode(), response.body());
+    return new JsonObject(response.body()).getString("id");
+  }
+
+  private static void openJob(String id) {
+    browser.open("/repos/" + REPO + "/agent-jobs/" + id);
+    browser.waitFor(d -> d.findElement(By.id("task")).getText().equals("Loading…") ? null : true);
+  }
+
+  private static String jobStatus(String id) throws Exception {
+    return bed.job(REPO, id).getString("status");
+  }
+
+  /** The text of every line in the log panel, in order. */
+  @SuppressWarnings("unchecked")
+  private static List<String> logLines() {
+    return (List<String>) browser.js(
+        "return Array.from(document.querySelectorAll('#log .ln'), l => l.textContent)");
+  }
+
+  /** The numbers of the log's {@code line-N} lines, in the order shown. */
+  private static List<Integer> numberedLines() {
+    return logLines().stream().filter(l -> l.matches("line-\\d+"))
+        .map(l -> Integer.parseInt(l.substring(5))).toList();
+  }
+
+  private static boolean logEnded() {
+    return Boolean.TRUE.equals(browser.js("const log = document.getElementById('log');"
+        + " return log.dataset.ended === 'true' && log.dataset.idle === 'true'"));
+  }
+
+  /** Waits for the end frame and for everything received to be rendered. */
+  private static void awaitLogEnd() {
+    browser.waitFor(Duration.ofSeconds(150), d -> logEnded() ? true : null);
+  }
+
+  private static List<String> auditEvents() {
+    return browser.all("#audit tbody tr").stream().map(r -> r.getAttribute("data-event")).toList();
+  }
+
+  private static String refs() throws Exception {
+    return bed.git.refs(bed.gateway.repoDir(REPO));
+  }
+
+  private static String rev(String ref) throws Exception {
+    return bed.git.ok(bed.gateway.repoDir(REPO), "rev-parse", ref).output().strip();
+  }
+}
