@@ -1,0 +1,50 @@
+package ai.spboucher.spbgit.cli.commands;
+
+import ai.spboucher.spbgit.cli.Cli;
+import ai.spboucher.spbgit.cli.api.ApiClient;
+import ai.spboucher.spbgit.cli.text.Table;
+import com.fasterxml.jackson.databind.JsonNode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/** {@code spbgit agent list [<repo>]}: jobs, newest first. */
+@Command(name = "list", aliases = "ls", mixinStandardHelpOptions = true,
+    description = "List agent jobs, newest first: of one repository, or of all.")
+final class AgentListCommand implements Runnable {
+
+  private static final int TASK_WIDTH = 60;
+  private final Cli cli;
+
+  @Parameters(index = "0", arity = "0..1", paramLabel = "<repo>", description = "Only this repository's jobs.")
+  String repo;
+
+  AgentListCommand(Cli cli) {
+    this.cli = cli;
+  }
+
+  @Override
+  public void run() {
+    JsonNode jobs = cli.api().get(repo == null ? "/api/v1/jobs"
+        : "/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs");
+    if (cli.json()) {
+      cli.printJson(jobs);
+      return;
+    }
+    Table table = new Table("ID", "REPO", "STATUS", "RESULT", "DECISION", "CREATED", "TASK");
+    for (JsonNode job : jobs) {
+      table.row(job.path("id").asText(), job.path("repo").asText(), job.path("status").asText(),
+          text(job.path("exit_reason")), text(job.path("decision").path("decision")),
+          text(job.path("created_at")), shorten(job.path("task").asText("")));
+    }
+    cli.out().print(table.render());
+  }
+
+  private static String text(JsonNode node) {
+    return node.isTextual() ? node.asText() : null;
+  }
+
+  private static String shorten(String task) {
+    String line = task.strip().replaceAll("\\s+", " ");
+    return line.length() <= TASK_WIDTH ? line : line.substring(0, TASK_WIDTH - 1) + "…";
+  }
+}

@@ -1,0 +1,69 @@
+package ai.spboucher.spbgit.cli.commands;
+
+import ai.spboucher.spbgit.cli.Cli;
+import ai.spboucher.spbgit.cli.text.AnsiFilter;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.PrintWriter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/** {@code spbgit agent show <repo> <job>}: one job's state, decision and proposal. */
+@Command(name = "show", mixinStandardHelpOptions = true,
+    description = "Show a job: status, commands, runner, timestamps, decision, and its proposal's diff stat.")
+final class AgentShowCommand implements Runnable {
+
+  private final Cli cli;
+  @Mixin
+  JobArguments job;
+
+  AgentShowCommand(Cli cli) {
+    this.cli = cli;
+  }
+
+  @Override
+  public void run() {
+    JsonNode node = JobReport.requireObject(cli.api().get(job.path()), "the job");
+    if (cli.json()) {
+      cli.printJson(node);
+      return;
+    }
+    PrintWriter out = cli.out();
+    field(out, "repo", node.path("repo"));
+    field(out, "task", node.path("task"));
+    field(out, "mode", node.path("mode"));
+    field(out, "model", node.path("model"));
+    field(out, "exec", node.path("exec"));
+    field(out, "test", node.path("test_command"));
+    field(out, "base", node.path("base").asText("") + " at " + node.path("base_sha").asText("?"));
+    field(out, "runner", node.path("runner_id").asText("-") + " (container " + node.path("container_id").asText("-")
+        + ")");
+    field(out, "created", node.path("created_at"));
+    field(out, "started", node.path("started_at"));
+    field(out, "finished", node.path("finished_at"));
+    JsonNode spend = node.path("spend");
+    if (spend.isObject()) {
+      field(out, "spend", spend.path("input_tokens").asLong() + " input + " + spend.path("output_tokens").asLong()
+          + " output tokens (" + spend.path("provider").asText("?") + " " + spend.path("model").asText("?") + ")");
+    }
+    for (JsonNode ref : node.path("refs_written")) {
+      field(out, "pushed", ref.path("ref").asText() + " " + ref.path("new").asText(""));
+    }
+    JsonNode decision = node.path("decision");
+    if (decision.isObject()) {
+      field(out, "decision", decision.path("decision").asText() + ("approved".equals(decision.path("decision")
+          .asText()) ? " onto " + decision.path("branch").asText() + " at " + decision.path("sha").asText() : "")
+          + " (" + decision.path("at").asText("?") + ")");
+    }
+    JobReport.printOutcome(cli, node);
+  }
+
+  private static void field(PrintWriter out, String name, JsonNode value) {
+    if (value.isTextual() && !value.asText().isEmpty()) {
+      field(out, name, value.asText());
+    }
+  }
+
+  private static void field(PrintWriter out, String name, String value) {
+    out.printf("%-9s %s%n", name + ":", AnsiFilter.plain(value));
+  }
+}

@@ -1,0 +1,102 @@
+package ai.spboucher.spbgit.cli.commands;
+
+import ai.spboucher.spbgit.cli.Cli;
+import ai.spboucher.spbgit.cli.ExitCode;
+import ai.spboucher.spbgit.cli.api.ApiClient;
+import ai.spboucher.spbgit.cli.audit.AuditChain;
+import ai.spboucher.spbgit.cli.text.Table;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code spbgit audit [--repo R] [--job J] [--verify]}: the gateway's agent-job audit log. */
+@Command(name = "audit", mixinStandardHelpOptions = true,
+    description = {"Print the agent-job audit log (oldest first), or check its hash chain with --verify.",
+        "--verify checks what the API serves: seq without gaps (for the whole log) and every entry's prev "
+            + "against the SHA-256 of the entry before it, re-encoded as the gateway wrote it; exit 1 if broken. "
+            + "With --repo or --job only adjacent entries can be linked. The authoritative check reads the "
+            + "file on the gateway's host: java -jar spb-gateway.jar audit verify."})
+public final class AuditCommand implements Callable<Integer> {
+
+  private static final Set<String> SHOWN = Set.of("seq", "ts", "prev", "event", "job", "repo");
+  private static final int VALUE_WIDTH = 60;
+  private final Cli cli;
+
+  @Option(names = "--repo", paramLabel = "R", description = "Only entries about this repository.")
+  String repo;
+
+  @Option(names = "--job", paramLabel = "J", description = "Only entries about this job.")
+  String job;
+
+  @Option(names = "--verify", description = "Check seq continuity and the prev hash chain.")
+  boolean verify;
+
+  AuditCommand(Cli cli) {
+    this.cli = cli;
+  }
+
+  @Override
+  public Integer call() {
+    StringBuilder path = new StringBuilder("/api/v1/agent-jobs");
+    if (repo != null || job != null) {
+      path.append('?');
+      if (repo != null) {
+        path.append("repo=").append(ApiClient.query(repo)).append(job != null ? "&" : "");
+      }
+      if (job != null) {
+        path.append("job=").append(ApiClient.query(job));
+      }
+    }
+    List<JsonNode> entries = new ArrayList<>();
+    cli.api().get(path.toString()).forEach(entries::add);
+    return verify ? verify(entries) : print(entries);
+  }
+
+  private int verify(List<JsonNode> entries) {
+    AuditChain.Result result = AuditChain.check(entries, repo == null && job == null);
+    if (cli.json()) {
+      cli.printJson(ApiClient.JSON.createObjectNode().put("ok", result.ok()).put("entries", result.entries())
+          .put("links_checked", result.linksChecked()).put("problem", result.problem()));
+    } else if (result.ok()) {
+      cli.out().println(result.entries() + " entries, " + result.linksChecked() + " hash links checked: intact"
+          + (repo == null && job == null ? " (seq 1.." + result.entries() + " without gaps)" : ""));
+    } else {
+      cli.out().println("BROKEN: " + result.problem());
+    }
+    return result.ok() ? ExitCode.OK : ExitCode.FAILED;
+  }
+
+  private int print(List<JsonNode> entries) {
+    if (cli.json()) {
+      cli.printJson(ApiClient.JSON.valueToTree(entries));
+      return ExitCode.OK;
+    }
+    Table table = new Table("SEQ", "TIME", "EVENT", "JOB", "REPO", "DETAILS");
+    for (JsonNode entry : entries) {
+      table.row(entry.path("seq").asText(), entry.path("ts").asText(), entry.path("event").asText(),
+          entry.path("job").asText("-"), entry.path("repo").asText("-"), details(entry));
+    }
+    cli.out().print(table.render());
+    return ExitCode.OK;
+  }
+
+  private static String details(JsonNode entry) {
+    StringBuilder details = new StringBuilder();
+    entry.fields().forEachRemaining(field -> {
+      JsonNode value = field.getValue();
+      if (SHOWN.contains(field.getKey()) || value.isNull() || (value.isTextual() && value.asText().isEmpty())) {
+        return;
+      }
+      String text = value.isTextual() ? value.asText() : value.toString();
+      if (text.length() > VALUE_WIDTH) {
+        text = text.substring(0, VALUE_WIDTH - 1) + "…";
+      }
+      details.append(details.length() == 0 ? "" : " ").append(field.getKey()).append('=').append(text);
+    });
+    return details.toString();
+  }
+}
