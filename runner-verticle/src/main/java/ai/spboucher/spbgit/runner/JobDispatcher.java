@@ -11,6 +11,7 @@ import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.runner.docker.WorkVolume;
+import ai.spboucher.spbgit.runner.model.ProviderClient;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import ai.spboucher.spbgit.runner.nats.NatsLink;
 import com.github.dockerjava.api.model.Container;
@@ -46,6 +47,8 @@ final class JobDispatcher {
   private final DockerSandbox docker;
   private final NatsLink nats;
   private final Clock clock;
+  /** The model provider's client, shared by this runner's llm jobs; null without a provider. */
+  private final ProviderClient provider;
   private final Semaphore freeSlots;
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
@@ -58,6 +61,7 @@ final class JobDispatcher {
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;
+    this.provider = config.model() == null ? null : new ProviderClient(config.model());
     this.freeSlots = new Semaphore(config.slots());
     this.jobs = Executors.newFixedThreadPool(config.slots(), r -> {
       Thread t = new Thread(r, "spb-job");
@@ -150,7 +154,7 @@ final class JobDispatcher {
       return;
     }
     EventPublisher events = new EventPublisher(nats.jetStream(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(config, docker, request, events, clock);
+    JobExecution execution = new JobExecution(config, docker, provider, request, events, clock);
     running.put(request.getJobId(), execution);
     LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
     jobs.execute(() -> {

@@ -2,12 +2,16 @@ package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.runner.docker.WorkVolume;
 import ai.spboucher.spbgit.runner.egress.EgressPolicy;
 import ai.spboucher.spbgit.runner.egress.EgressProxy;
 import ai.spboucher.spbgit.runner.egress.EgressRecorder;
+import ai.spboucher.spbgit.runner.model.ProviderClient;
+import ai.spboucher.spbgit.runner.nats.BackgroundEvents;
+import ai.spboucher.spbgit.runner.nats.EventMessages;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import java.io.Closeable;
@@ -22,12 +26,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 
 /**
  * One job on this runner, from taking it to removing its container: a size-capped work volume, an egress
- * proxy admitting only the job's allow-list, one fresh hardened container, its output streamed as events,
- * and an exit reason decided from what the runner observed. {@link #run} blocks for the job's whole life on
- * one worker thread; {@link #cancel} may be called from any thread.
+ * proxy admitting only the job's allow-list, for llm jobs an {@link LlmSession} (model endpoint, token meter,
+ * breach notice), one fresh hardened container, its output, egress attempts and model calls streamed as events,
+ * and an exit reason decided from what the runner observed. {@link #run} blocks for the job's whole life on one
+ * worker thread; {@link #cancel} may be called from any thread.
  */
 final class JobExecution {
 
@@ -36,18 +42,26 @@ final class JobExecution {
 
   private final RunnerConfig config;
   private final DockerSandbox docker;
+  /** The runner's model provider; null when it has none. */
+  private final ProviderClient provider;
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
   private volatile String containerId;
   private volatile String cancelReason;
 
-  JobExecution(RunnerConfig config, DockerSandbox docker, JobRequest request, EventPublisher events, Clock clock) {
+  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, JobRequest request,
+               EventPublisher events, Clock clock) {
     this.config = config;
     this.docker = docker;
+    this.provider = provider;
     this.request = request;
     this.events = events;
     this.clock = clock;
+  }
+
+  private boolean llm() {
+    return request.getMode() == Mode.MODE_LLM;
   }
 
   String jobId() {
@@ -64,6 +78,13 @@ final class JobExecution {
   }
 
   void run() {
+    String model;
+    try {
+      model = llm() ? jobModel() : null;
+    } catch (IllegalArgumentException e) {
+      events.status(JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
+      return;
+    }
     Duration wall = wallLimit();
     if (wall.isNegative() || wall.isZero()) {
       events.status(JobStatus.FINISHED, ExitReason.TIMEOUT, config.runnerId(), "", "deadline passed before start");
@@ -72,20 +93,25 @@ final class JobExecution {
     Path jobDir = config.workRoot().resolve(jobId());
     WorkVolume work = new WorkVolume(jobDir.resolve("work"), diskLimit());
     EgressProxy proxy = null;
+    LlmSession session = null;
     LogPump pump = new LogPump(events, jobId(), config.logCapBytes());
+    BackgroundEvents background = new BackgroundEvents(events, jobId());
     String reason = ExitReason.RUNNER_ERROR;
     String detail = "";
     try {
       Path egressDir = Files.createDirectories(jobDir.resolve("egress"));
       Files.setPosixFilePermissions(egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
       boolean mounted = work.mount();
-      EgressRecorder recorder = new EgressRecorder();
+      EgressRecorder recorder = new EgressRecorder(record -> background.egress(EventMessages.egress(record)));
       proxy = EgressProxy.start(egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()), recorder);
-      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(), environment(),
+      if (model != null) {
+        session = LlmSession.open(provider, model, jobDir, egressDir, background);
+      }
+      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(), environment(session),
           Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
           (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
           (long) limit(request.getLimits().getPids(), config.pidsLimit()), work.dir(), egressDir, mounted,
-          diskLimit());
+          diskLimit(), session == null ? null : session.noticeDir());
       containerId = docker.create(spec);
       if (cancelReason != null) {
         // Cancelled while the container was being prepared: it never starts.
@@ -97,11 +123,11 @@ final class JobExecution {
       try {
         pump.runnerLine("job " + jobId() + " starting in container " + containerId.substring(0, 12)
             + " on runner " + config.runnerId() + " (wall clock limit " + wall.toSeconds() + " s, egress "
-            + proxy.policy().entries() + ")");
+            + proxy.policy().entries() + (session == null ? "" : ", " + session.describe()) + ")");
         logs = docker.attach(containerId, pump::offer, pump::dockerStreamEnded);
         docker.start(containerId);
         events.status(JobStatus.STARTED, "", config.runnerId(), containerId, "");
-        reason = awaitOutcome(wall, work, pump);
+        reason = awaitOutcome(wall, work, pump, session);
       } finally {
         pump.awaitDockerStreamEnd(STOP_GRACE.toMillis());
         if (logs != null) {
@@ -115,18 +141,40 @@ final class JobExecution {
       detail = String.valueOf(e.getMessage());
       pump.runnerLine("runner error: " + detail);
     } finally {
+      // Closed before FINISHED, so every model call and egress attempt is metered and published by then.
+      closeQuietly(session);
+      closeQuietly(proxy);
+      flush(background, pump);
+      if (session != null) {
+        pump.runnerLine(session.describeSpend());
+      }
       closeQuietly(pump);
-      events.status(JobStatus.FINISHED, reason, config.runnerId(), containerId == null ? "" : containerId, detail);
-      cleanUp(work, proxy, jobDir);
+      events.status(JobStatus.FINISHED, reason, config.runnerId(), containerId == null ? "" : containerId, detail,
+          session == null ? null : session.spend());
+      cleanUp(work, jobDir, session);
     }
   }
 
-  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump) {
-    Long exit = docker.awaitExit(containerId, wall);
-    boolean timedOut = exit == null && cancelReason == null;
+  /** The job's model; refuses the job when this runner has no provider or does not offer the model. */
+  private String jobModel() {
+    if (provider == null) {
+      throw new IllegalArgumentException("this runner has no model provider configured");
+    }
+    return provider.config().jobModel(request.getModel());
+  }
+
+  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump, LlmSession session)
+      throws InterruptedException, ExecutionException {
+    Long exit = session == null ? docker.awaitExit(containerId, wall)
+        : session.awaitExit(docker, containerId, wall, config.breachGrace(), pump);
+    String breach = session == null ? null : session.breach();
+    // An llm job warned of its timeout ends timeout even when its agent stopped within the grace period.
+    boolean timedOut = ExitReason.TIMEOUT.equals(breach) || (exit == null && cancelReason == null && breach == null);
     if (exit == null) {
       if (timedOut) {
         pump.runnerLine("wall clock limit of " + wall.toSeconds() + " s reached: stopping the container");
+      } else if (cancelReason == null) {
+        pump.runnerLine("grace period over: stopping the container");
       }
       docker.kill(containerId);
       docker.awaitExit(containerId, STOP_GRACE);
@@ -137,21 +185,40 @@ final class JobExecution {
     if (cancelled != null) {
       return cancelled;
     }
-    return ExitReason.decide(new ExitReason.Observation(false, timedOut,
-        Boolean.TRUE.equals(state.getState().getOOMKilled()), work.isFull(), exitCode == null ? -1 : exitCode));
+    return ExitReason.decide(new ExitReason.Observation(false, timedOut, session != null && session.budgetExceeded(),
+        Boolean.TRUE.equals(state.getState().getOOMKilled()), work.isFull(), exitCode == null ? -1 : exitCode,
+        session != null));
   }
 
-  private Map<String, String> environment() {
+  /** Publishes what the egress proxy and the model endpoint recorded; says so in the log if some was lost. */
+  private static void flush(BackgroundEvents background, LogPump pump) {
+    try {
+      if (!background.close(STOP_GRACE)) {
+        pump.runnerLine("egress and model events still unpublished after " + STOP_GRACE.toSeconds() + " s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (background.dropped() > 0) {
+      pump.runnerLine(background.dropped() + " egress or model events were dropped (too many at once)");
+    }
+  }
+
+  /** The container's environment; for llm jobs the model endpoint's address, never the provider's key. */
+  private Map<String, String> environment(LlmSession session) {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("SPB_JOB_ID", jobId());
     env.put("SPB_REPO", request.getRepo());
     env.put("SPB_CLONE_URL", request.getCloneUrl());
     env.put("SPB_BASE_REF", request.getBaseRef());
     env.put("SPB_TASK", request.getTask());
-    env.put("SPB_MODE", "exec");
+    env.put("SPB_MODE", llm() ? "llm" : "exec");
     env.put("SPB_EXEC", request.getExecCommand());
     env.put("SPB_TEST_COMMAND", request.getTestCommand());
     env.put("SPB_JOB_TOKEN", request.getJobToken());
+    if (session != null) {
+      session.addEnvironment(env);
+    }
     return env;
   }
 
@@ -186,7 +253,7 @@ final class JobExecution {
     return asked > 0 ? Math.min(asked, max) : max;
   }
 
-  private void cleanUp(WorkVolume work, EgressProxy proxy, Path jobDir) {
+  private void cleanUp(WorkVolume work, Path jobDir, LlmSession session) {
     if (containerId != null) {
       try {
         docker.remove(containerId);
@@ -194,8 +261,8 @@ final class JobExecution {
         LOG.log(System.Logger.Level.WARNING, "cannot remove container of job " + jobId() + ": " + e.getMessage());
       }
     }
-    if (proxy != null) {
-      proxy.close();
+    if (session != null) {
+      session.deleteNotice();
     }
     work.release();
     try {
@@ -203,6 +270,17 @@ final class JobExecution {
       Files.deleteIfExists(jobDir);
     } catch (IOException e) {
       LOG.log(System.Logger.Level.WARNING, "cannot remove " + jobDir + ": " + e.getMessage());
+    }
+  }
+
+  private static void closeQuietly(AutoCloseable closeable) {
+    if (closeable == null) {
+      return;
+    }
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot close " + closeable + ": " + e);
     }
   }
 

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.runner.model.ModelConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -11,10 +12,14 @@ import java.util.Map;
 /**
  * The runner's configuration, validated once at start-up. Limits here are the runner's maxima and defaults; a
  * job may ask for less, never for more.
+ *
+ * @param model the model provider for llm jobs, or null: the runner then refuses llm jobs
+ * @param breachGrace how long an llm job's agent has, after the runner's breach notice, to push its partial work
  */
 public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
                            long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
-                           List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes) {
+                           List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes,
+                           ModelConfig model, Duration breachGrace) {
 
   public RunnerConfig {
     if (!natsUrl.matches("(nats|tls)://.+")) {
@@ -33,6 +38,9 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
     }
     if (logCapBytes < (64 << 10)) {
       throw new IllegalArgumentException("SPB_LOG_CAP must be at least 64k");
+    }
+    if (breachGrace.isNegative()) {
+      throw new IllegalArgumentException("SPB_BREACH_GRACE cannot be negative");
     }
     egressAllow = List.copyOf(egressAllow);
     // Fail at start-up, not in every job, on a malformed entry.
@@ -56,7 +64,9 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
               .toList(),
           env.getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock"),
           Path.of(env.getOrDefault("SPB_RUNNER_WORK_DIR", "/var/lib/spbgit-runner")),
-          parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")));
+          parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")),
+          ModelConfig.fromEnvironment(env, RunnerConfig::parseDuration),
+          parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
     }

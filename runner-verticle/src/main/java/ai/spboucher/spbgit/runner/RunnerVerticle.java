@@ -39,7 +39,10 @@ public final class RunnerVerticle extends VerticleBase {
       dispatcher.reclaimLeftovers();
       dispatcher.start();
       LOG.log(System.Logger.Level.INFO, "runner " + config.runnerId() + " ready with " + config.slots()
-          + " slot(s), image " + config.agentImage());
+          + " slot(s), image " + config.agentImage() + (config.model() == null ? ", no model provider (llm jobs "
+          + "are refused)" : ", model provider " + config.model().provider().id() + " at " + config.model().baseUrl()
+          + " (models " + config.model().allowedModels() + ", " + config.model().tokenBudget()
+          + " tokens per job)"));
       return null;
     });
   }

@@ -246,6 +246,129 @@ public final class JobTestBed implements AutoCloseable {
     }
   }
 
+  /**
+   * Publishes a hand-built request straight to the queue, as the gateway would (for modes the gateway does not
+   * send yet). The gateway does not know such a job: read its events from NATS ({@link #awaitFinishedEvent}).
+   */
+  public void publish(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
+    try (Connection connection = Nats.connect(nats.url())) {
+      connection.jetStream().publish(Subjects.JOB_REQUESTS, request.toByteArray(),
+          io.nats.client.PublishOptions.builder().messageId(request.getJobId()).build());
+    }
+  }
+
+  /**
+   * A request for {@code repo} with a fresh job token, the given mode and task, a wall clock of
+   * {@code wallSeconds} and a deadline 5 minutes after it; callers add what else they need.
+   */
+  public ai.spboucher.spbgit.proto.JobRequest.Builder request(String repo, String jobId,
+      ai.spboucher.spbgit.proto.Mode mode, String task, long wallSeconds) throws Exception {
+    long now = System.currentTimeMillis();
+    return ai.spboucher.spbgit.proto.JobRequest.newBuilder()
+        .setJobId(jobId).setRepo(repo).setCloneUrl(gateway.repoUrl(repo)).setBaseRef("main").setTask(task)
+        .setMode(mode).setLimits(ai.spboucher.spbgit.proto.Limits.newBuilder().setWallSeconds(wallSeconds))
+        .setJobToken(gateway.jobToken(repo, jobId, wallSeconds + 420))
+        .setDeadlineEpochMs(now + (wallSeconds + 300) * 1000).setCreatedEpochMs(now);
+  }
+
+  /** Every event published on {@code subject} (a job's status, log, model or egress subject), in stream order. */
+  public List<JobEvent> events(String subject) throws Exception {
+    List<JobEvent> events = new ArrayList<>();
+    try (Connection connection = Nats.connect(nats.url())) {
+      JetStreamSubscription sub = connection.jetStream().subscribe(subject,
+          PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
+              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+      while (true) {
+        List<Message> batch = sub.fetch(500, Duration.ofMillis(500));
+        if (batch.isEmpty()) {
+          return events;
+        }
+        for (Message m : batch) {
+          events.add(JobEvent.parseFrom(m.getData()));
+          m.ack();
+        }
+      }
+    }
+  }
+
+  /** The job's model calls ({@code spb.events.<job>.model}); asserts their sequence has no gap. */
+  public List<ai.spboucher.spbgit.proto.ModelCall> modelCalls(String jobId) throws Exception {
+    List<JobEvent> events = events(Subjects.modelEvents(jobId));
+    assertGapFree(events, "model");
+    return events.stream().map(JobEvent::getModelCall).toList();
+  }
+
+  /** The job's egress attempts ({@code spb.events.<job>.egress}); asserts their sequence has no gap. */
+  public List<ai.spboucher.spbgit.proto.EgressAttempt> egressAttempts(String jobId) throws Exception {
+    List<JobEvent> events = events(Subjects.egressEvents(jobId));
+    assertGapFree(events, "egress");
+    return events.stream().map(JobEvent::getEgress).toList();
+  }
+
+  private static void assertGapFree(List<JobEvent> events, String kind) {
+    for (int i = 0; i < events.size(); i++) {
+      assertEquals(i + 1, events.get(i).getSequence(), kind + " sequence");
+    }
+  }
+
+  /** Waits for the runner's FINISHED event of the job, read straight from NATS; fails with the log on timeout. */
+  public ai.spboucher.spbgit.proto.StatusChange awaitFinishedEvent(String jobId, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      for (JobEvent event : statusEvents(jobId)) {
+        if (event.getStatus().getStatus() == ai.spboucher.spbgit.proto.JobStatus.FINISHED) {
+          return event.getStatus();
+        }
+      }
+      Thread.sleep(300);
+    }
+    return fail("job " + jobId + " did not finish within " + timeout + "\nlog:\n" + log(jobId));
+  }
+
+  /**
+   * Asserts that {@code secret} is nowhere in a running container: not in its configured environment, not in the
+   * environment or command line of any of its processes, not in a file under {@code /work} or {@code /tmp}, and
+   * not in its file system (the image and its writable layer, through {@code docker export}). Returns what the
+   * process listing showed, for the caller to check it looked at the right thing.
+   */
+  public static String assertAbsentFromContainer(String containerId, String secret) throws Exception {
+    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+      String env = String.join("\n", docker.inspect(containerId).getConfig().getEnv());
+      org.junit.jupiter.api.Assertions.assertFalse(env.contains(secret), "the container's environment");
+    }
+    String processes = dockerOutput("exec", "-u", "1000:1000", containerId, "sh", "-c",
+        "cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null; ps -eo args");
+    org.junit.jupiter.api.Assertions.assertFalse(processes.contains(secret), "process environments and arguments");
+    String files = dockerOutput("exec", "-u", "1000:1000", containerId, "sh", "-c", "tar -cf - /work /tmp 2>/dev/null");
+    org.junit.jupiter.api.Assertions.assertTrue(files.length() > 0, "/work was read");
+    org.junit.jupiter.api.Assertions.assertFalse(files.contains(secret), "files under /work and /tmp");
+    Process export = new ProcessBuilder("docker", "export", containerId)
+        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    try (java.io.InputStream tar = export.getInputStream()) {
+      // Latin-1 maps bytes to chars one to one; the carried tail finds a secret split between two reads.
+      String carry = "";
+      byte[] buffer = new byte[1 << 20];
+      int n;
+      while ((n = tar.read(buffer)) > 0) {
+        String window = carry + new String(buffer, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1);
+        org.junit.jupiter.api.Assertions.assertFalse(window.contains(secret), "the container's file system");
+        carry = window.substring(Math.max(0, window.length() - secret.length() + 1));
+      }
+    }
+    assertEquals(0, export.waitFor(), "docker export");
+    return processes;
+  }
+
+  /** Runs the docker CLI; its standard output as Latin-1. */
+  public static String dockerOutput(String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("docker"));
+    command.addAll(List.of(args));
+    Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+    process.waitFor();
+    return out;
+  }
+
   /** How many job requests wait in the queue stream, not yet taken by a runner. */
   public long queuedRequests() throws Exception {
     try (Connection connection = Nats.connect(nats.url())) {

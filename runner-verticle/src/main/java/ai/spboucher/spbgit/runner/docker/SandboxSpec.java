@@ -15,10 +15,13 @@ import java.util.Map;
  * Everything about one job's container that the hardening depends on, as plain data: the image, the
  * environment (the job token is the only secret), the labels, and a {@link HostConfig} with a read-only root,
  * no network, no capabilities, no new privileges, and CPU, memory (no swap) and pid limits.
+ *
+ * @param noticeDir for llm jobs, the runner's breach-notice directory, mounted read-only at {@code /work/.spb};
+ *     null for exec jobs
  */
 public record SandboxSpec(String image, String jobId, String runnerId, Map<String, String> env, double cpus,
                           long memoryBytes, long pidsLimit, Path workDir, Path egressDir, boolean workIsMounted,
-                          long diskBytes) {
+                          long diskBytes, Path noticeDir) {
 
   /** Label carrying the job id on every job container. */
   public static final String JOB_LABEL = "spb.job";
@@ -26,11 +29,24 @@ public record SandboxSpec(String image, String jobId, String runnerId, Map<Strin
   public static final String RUNNER_LABEL = "spb.runner";
   /** The proxy address inside the container, forwarded to the runner's unix socket. */
   public static final String PROXY_URL = "http://127.0.0.1:3128";
+  /** The model endpoint inside an llm job's container, relayed by the agent to {@code /run/spb/model.sock}. */
+  public static final String MODEL_URL = "http://127.0.0.1:3129";
   public static final String CONTAINER_UID = "1000:1000";
   static final String TMP_SIZE = "64m";
 
+  /** Where {@link #noticeDir} is mounted. */
+  public static final String NOTICE_MOUNT = "/work/.spb";
+
   public SandboxSpec {
     env = Map.copyOf(env);
+  }
+
+  /** An exec job's container: no breach-notice mount. */
+  public SandboxSpec(String image, String jobId, String runnerId, Map<String, String> env, double cpus,
+                     long memoryBytes, long pidsLimit, Path workDir, Path egressDir, boolean workIsMounted,
+                     long diskBytes) {
+    this(image, jobId, runnerId, env, cpus, memoryBytes, pidsLimit, workDir, egressDir, workIsMounted, diskBytes,
+        null);
   }
 
   public Map<String, String> labels() {
@@ -63,6 +79,11 @@ public record SandboxSpec(String image, String jobId, String runnerId, Map<Strin
     } else {
       // Without a host-side size-capped volume, Docker's own tmpfs caps /work instead.
       tmpfs.put("/work", "rw,nosuid,nodev,size=" + diskBytes + ",uid=1000,gid=1000,mode=0700");
+    }
+    if (noticeDir != null) {
+      // Read-only and runner-owned: the agent can read the notice but cannot swap the directory for a link.
+      binds.add(new Bind(noticeDir.toString(), new Volume(NOTICE_MOUNT),
+          com.github.dockerjava.api.model.AccessMode.ro));
     }
     return HostConfig.newHostConfig()
         .withReadonlyRootfs(true)

@@ -1,9 +1,11 @@
 package ai.spboucher.spbgit.runner.nats;
 
+import ai.spboucher.spbgit.proto.EgressAttempt;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.LogChunk;
 import ai.spboucher.spbgit.proto.LogStream;
+import ai.spboucher.spbgit.proto.ModelCall;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import com.google.protobuf.ByteString;
@@ -16,13 +18,15 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * Publishes one job's events to JetStream in order: status changes on {@code spb.events.<job>.status} and log
- * chunks on {@code spb.events.<job>.log}, each with its own gap-free sequence. Publishing is synchronous and
- * retried through NATS outages (each message carries a {@code Nats-Msg-Id}, so a retry that did land is not
- * stored twice).
+ * Publishes one job's events to JetStream in order: status changes on {@code spb.events.<job>.status}, log
+ * chunks on {@code spb.events.<job>.log}, model calls on {@code spb.events.<job>.model} and egress attempts on
+ * {@code spb.events.<job>.egress}, each with its own gap-free sequence. Publishing is synchronous and retried
+ * through NATS outages (each message carries a {@code Nats-Msg-Id}, so a retry that did land is not stored
+ * twice).
  *
- * <p>Threading: status and log publishing may happen on different threads; each kind is synchronised on
- * itself so its sequence stays ordered.
+ * <p>Threading: the kinds may be published on different threads; each kind is synchronised on itself so its
+ * sequence stays ordered. Every method blocks until JetStream acknowledged (or the retries gave up): callers that
+ * must not block use {@link BackgroundEvents}.
  */
 public final class EventPublisher {
 
@@ -34,8 +38,12 @@ public final class EventPublisher {
   private final Clock clock;
   private final Object statusLock = new Object();
   private final Object logLock = new Object();
+  private final Object modelLock = new Object();
+  private final Object egressLock = new Object();
   private long statusSequence;
   private long logSequence;
+  private long modelSequence;
+  private long egressSequence;
 
   public EventPublisher(JetStream jetStream, String jobId, Clock clock) {
     this(jetStream, jobId, clock, 0);
@@ -53,10 +61,25 @@ public final class EventPublisher {
     this.statusSequence = lastStatusSequence;
   }
 
+  /** An llm job's model spend, as the runner metered it. */
+  public record Spend(String provider, String model, long inputTokens, long outputTokens) {
+  }
+
   public void status(JobStatus status, String exitReason, String runnerId, String containerId, String detail) {
-    StatusChange change = StatusChange.newBuilder().setStatus(status).setExitReason(nullToEmpty(exitReason))
-        .setRunnerId(nullToEmpty(runnerId)).setContainerId(nullToEmpty(containerId))
-        .setDetail(nullToEmpty(detail)).build();
+    status(status, exitReason, runnerId, containerId, detail, null);
+  }
+
+  /** A status change; {@code spend} (null for exec jobs) goes into the FINISHED event of an llm job. */
+  public void status(JobStatus status, String exitReason, String runnerId, String containerId, String detail,
+                     Spend spend) {
+    StatusChange.Builder builder = StatusChange.newBuilder().setStatus(status)
+        .setExitReason(nullToEmpty(exitReason)).setRunnerId(nullToEmpty(runnerId))
+        .setContainerId(nullToEmpty(containerId)).setDetail(nullToEmpty(detail));
+    if (spend != null) {
+      builder.setProvider(spend.provider()).setModel(spend.model()).setInputTokens(spend.inputTokens())
+          .setOutputTokens(spend.outputTokens());
+    }
+    StatusChange change = builder.build();
     synchronized (statusLock) {
       JobEvent event = base(++statusSequence).setStatus(change).build();
       publish(Subjects.statusEvents(jobId), "status", event);
@@ -68,6 +91,18 @@ public final class EventPublisher {
       JobEvent event = base(++logSequence)
           .setLog(LogChunk.newBuilder().setStream(stream).setData(ByteString.copyFrom(data))).build();
       publish(Subjects.logEvents(jobId), "log", event);
+    }
+  }
+
+  public void modelCall(ModelCall call) {
+    synchronized (modelLock) {
+      publish(Subjects.modelEvents(jobId), "model", base(++modelSequence).setModelCall(call).build());
+    }
+  }
+
+  public void egress(EgressAttempt attempt) {
+    synchronized (egressLock) {
+      publish(Subjects.egressEvents(jobId), "egress", base(++egressSequence).setEgress(attempt).build());
     }
   }
 

@@ -1,0 +1,168 @@
+package ai.spboucher.spbgit.runner.model;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * The runner's model provider, for llm jobs: which API, where, with which key, which models a job may use, and
+ * each job's token budget. The key is held here and in the upstream requests only: {@link #toString()} leaves
+ * it out, and nothing puts it in a log, an event or a container.
+ *
+ * @param provider the provider's API
+ * @param baseUrl the provider's base URL (https, or http for local servers), without a trailing slash
+ * @param apiKey the runner's key for the provider
+ * @param defaultModel the model of jobs that name none
+ * @param allowedModels the models a job may name (the default model among them)
+ * @param tokenBudget input plus output tokens one job may spend
+ * @param timeout how long one upstream call may take, from sending it to the last byte of the answer
+ */
+public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, String defaultModel,
+                          List<String> allowedModels, long tokenBudget, Duration timeout) {
+
+  /** Default {@code SPB_MODEL_TOKEN_BUDGET}. */
+  public static final long DEFAULT_TOKEN_BUDGET = 200_000;
+  /** Default {@code SPB_MODEL_TIMEOUT}. */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(120);
+  private static final Pattern MODEL = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}");
+  private static final Pattern KEY = Pattern.compile("[\\x21-\\x7e]+");
+
+  public ModelConfig {
+    String scheme = baseUrl.getScheme();
+    if (!("https".equals(scheme) || "http".equals(scheme)) || baseUrl.getHost() == null
+        || baseUrl.getRawUserInfo() != null || baseUrl.getRawQuery() != null || baseUrl.getRawFragment() != null) {
+      throw new IllegalArgumentException("SPB_MODEL_URL must be an https:// (or http://) URL with a host and no "
+          + "user info, query or fragment");
+    }
+    if (apiKey == null || !KEY.matcher(apiKey).matches()) {
+      throw new IllegalArgumentException("the model API key (SPB_MODEL_API_KEY or SPB_MODEL_API_KEY_FILE) must be "
+          + "non-empty printable ASCII without spaces (for a local server that needs no key, any placeholder)");
+    }
+    allowedModels = List.copyOf(allowedModels);
+    for (String model : allowedModels) {
+      if (!MODEL.matcher(model).matches()) {
+        throw new IllegalArgumentException("invalid model name in SPB_MODEL/SPB_MODELS: " + model);
+      }
+    }
+    if (!allowedModels.contains(defaultModel)) {
+      throw new IllegalArgumentException("SPB_MODELS must include SPB_MODEL (" + defaultModel + ")");
+    }
+    if (tokenBudget < 1) {
+      throw new IllegalArgumentException("SPB_MODEL_TOKEN_BUDGET must be at least 1");
+    }
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("SPB_MODEL_TIMEOUT must be positive");
+    }
+  }
+
+  /**
+   * Reads {@code SPB_MODEL_*}; null when {@code SPB_MODEL_PROVIDER} is not set (the runner then refuses llm
+   * jobs). The key comes from {@code SPB_MODEL_API_KEY_FILE} (trailing newline stripped) when set, else from
+   * {@code SPB_MODEL_API_KEY}. Fails fast on anything incomplete or malformed.
+   */
+  public static ModelConfig fromEnvironment(Map<String, String> env, Function<String, Duration> durations) {
+    String providerName = blankToNull(env.get("SPB_MODEL_PROVIDER"));
+    if (providerName == null) {
+      for (String name : List.of("SPB_MODEL_URL", "SPB_MODEL_API_KEY", "SPB_MODEL_API_KEY_FILE", "SPB_MODEL",
+          "SPB_MODELS")) {
+        if (blankToNull(env.get(name)) != null) {
+          throw new IllegalArgumentException(name + " is set but SPB_MODEL_PROVIDER is not");
+        }
+      }
+      return null;
+    }
+    ModelProvider provider = ModelProvider.of(providerName);
+    String model = blankToNull(env.get("SPB_MODEL"));
+    if (model == null) {
+      throw new IllegalArgumentException("SPB_MODEL is required with SPB_MODEL_PROVIDER");
+    }
+    List<String> models = new ArrayList<>(Arrays.stream(env.getOrDefault("SPB_MODELS", "").split("[,\\s]+"))
+        .filter(s -> !s.isBlank()).toList());
+    if (models.isEmpty()) {
+      models.add(model);
+    }
+    try {
+      return new ModelConfig(provider, baseUrl(env.getOrDefault("SPB_MODEL_URL", provider.defaultBaseUrl())),
+          apiKey(env), model, models,
+          Long.parseLong(env.getOrDefault("SPB_MODEL_TOKEN_BUDGET", String.valueOf(DEFAULT_TOKEN_BUDGET)).trim()),
+          durations.apply(env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("invalid number in model configuration: " + e.getMessage(), e);
+    }
+  }
+
+  /** The model a job runs with: the one it asked for, or the default; refused when not allowed. */
+  public String jobModel(String asked) {
+    if (asked == null || asked.isEmpty()) {
+      return defaultModel;
+    }
+    if (!allowedModels.contains(asked)) {
+      throw new IllegalArgumentException("model " + asked + " is not offered by this runner (allowed: "
+          + String.join(", ", allowedModels) + ")");
+    }
+    return asked;
+  }
+
+  /** Where calls are forwarded: the base URL plus the provider's path (a base already ending in /v1 is fine). */
+  public URI upstream() {
+    String base = baseUrl.toString();
+    String path = provider.path();
+    return URI.create(base.endsWith("/v1") ? base + path.substring("/v1".length()) : base + path);
+  }
+
+  /** The provider's port, as the egress events report it. */
+  public int upstreamPort() {
+    return baseUrl.getPort() > 0 ? baseUrl.getPort() : ("https".equals(baseUrl.getScheme()) ? 443 : 80);
+  }
+
+  @Override
+  public String toString() {
+    return "ModelConfig[provider=" + provider.id() + ", baseUrl=" + baseUrl + ", apiKey=(hidden), defaultModel="
+        + defaultModel + ", allowedModels=" + allowedModels + ", tokenBudget=" + tokenBudget + ", timeout="
+        + timeout + "]";
+  }
+
+  private static URI baseUrl(String value) {
+    String trimmed = value.trim();
+    while (trimmed.endsWith("/")) {
+      trimmed = trimmed.substring(0, trimmed.length() - 1);
+    }
+    try {
+      return new URI(trimmed);
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException("SPB_MODEL_URL is not a URL: " + e.getMessage(), e);
+    }
+  }
+
+  private static String apiKey(Map<String, String> env) {
+    String file = blankToNull(env.get("SPB_MODEL_API_KEY_FILE"));
+    if (file == null) {
+      return blankToNull(env.get("SPB_MODEL_API_KEY"));
+    }
+    try {
+      String key = Files.readString(Path.of(file), StandardCharsets.UTF_8);
+      while (key.endsWith("\n") || key.endsWith("\r")) {
+        key = key.substring(0, key.length() - 1);
+      }
+      return key;
+    } catch (IOException e) {
+      // The path only, never the content.
+      throw new IllegalArgumentException("cannot read SPB_MODEL_API_KEY_FILE " + file + ": " + e.getClass()
+          .getSimpleName(), e);
+    }
+  }
+
+  private static String blankToNull(String value) {
+    return value == null || value.isBlank() ? null : value.trim();
+  }
+}
