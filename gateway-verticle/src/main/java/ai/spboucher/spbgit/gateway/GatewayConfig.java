@@ -24,10 +24,11 @@ import java.util.Map;
  * @param model          the default model of llm-mode jobs; empty when no runner has a model provider, and then
  *                       jobs without {@code exec} are refused at once
  * @param models         the models a job may name (always includes {@code model})
+ * @param natsReplicas   the replica count of the job streams (3 on a three-node NATS cluster)
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
                             long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
-                            Duration logRetention, String model, List<String> models) {
+                            Duration logRetention, String model, List<String> models, int natsReplicas) {
 
   /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
   public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
@@ -45,7 +46,8 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
       Map.entry("SPB_LOG_RETENTION", "logRetention"),
       Map.entry("SPB_MODEL", "model"),
-      Map.entry("SPB_MODELS", "models"));
+      Map.entry("SPB_MODELS", "models"),
+      Map.entry("SPB_NATS_REPLICAS", "natsReplicas"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -65,6 +67,9 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     }
     if (jobWallLimit.toSeconds() < 1 || jobWallLimit.compareTo(Duration.ofMinutes(100)) > 0) {
       throw new IllegalArgumentException("SPB_JOB_WALL_LIMIT must be between 1s and 100m (job tokens live at most 2 h)");
+    }
+    if (natsReplicas < 1 || natsReplicas > 5) {
+      throw new IllegalArgumentException("SPB_NATS_REPLICAS must be between 1 and 5");
     }
     if (logRetention.toMinutes() < 1) {
       throw new IllegalArgumentException("SPB_LOG_RETENTION must be at least 1m");
@@ -97,7 +102,8 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           parseDuration(json.getString("jobWallLimit", "30m")),
           parseDuration(json.getString("logRetention", "30d")),
           json.getString("model", ""),
-          Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList());
+          Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList(),
+          Integer.parseInt(json.getString("natsReplicas", "1")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }

@@ -113,7 +113,7 @@ public final class GatewayVerticle extends VerticleBase {
     var context = vertx.getOrCreateContext();
     Thread connector = new Thread(() -> {
       try {
-        JobBus connected = JobBus.connect(config.natsUrl(), config.logRetention());
+        JobBus connected = JobBus.connect(config.natsUrl(), config.logRetention(), config.natsReplicas());
         context.runOnContext(v -> {
           bus = connected;
           jobs.attach(connected);

@@ -53,19 +53,34 @@ public final class Streams {
         .duplicateWindow(EVENT_DUPLICATE_WINDOW)
         .replicas(replicas)
         .build(), update);
-    jsm.addOrUpdateConsumer(Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
+    upsertConsumer(jsm, Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
         .durable(Subjects.RUNNERS_CONSUMER)
         .ackPolicy(AckPolicy.Explicit)
         .ackWait(JOB_ACK_WAIT)
         .filterSubject(Subjects.JOB_REQUESTS)
-        .build());
-    jsm.addOrUpdateConsumer(Subjects.EVENTS_STREAM, ConsumerConfiguration.builder()
+        .build(), update);
+    upsertConsumer(jsm, Subjects.EVENTS_STREAM, ConsumerConfiguration.builder()
         .durable(Subjects.GATEWAY_EVENTS_CONSUMER)
         .ackPolicy(AckPolicy.Explicit)
         .ackWait(Duration.ofSeconds(30))
         .deliverPolicy(DeliverPolicy.All)
         .filterSubject(Subjects.ALL_STATUS_EVENTS)
-        .build());
+        .build(), update);
+  }
+
+  private static void upsertConsumer(JetStreamManagement jsm, String stream, ConsumerConfiguration config,
+                                     boolean update) throws IOException, JetStreamApiException {
+    if (!update) {
+      try {
+        jsm.getConsumerInfo(stream, config.getDurable());
+        return;
+      } catch (JetStreamApiException e) {
+        if (e.getErrorCode() != 404) {
+          throw e;
+        }
+      }
+    }
+    jsm.addOrUpdateConsumer(stream, config);
   }
 
   private static void upsert(JetStreamManagement jsm, StreamConfiguration config, boolean update)

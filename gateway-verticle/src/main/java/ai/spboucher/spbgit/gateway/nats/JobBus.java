@@ -40,19 +40,22 @@ public final class JobBus implements AutoCloseable {
 
   private final Connection connection;
   private final Duration logRetention;
+  private final int replicas;
   private volatile boolean closing;
   private Thread consumer;
 
-  private JobBus(Connection connection, Duration logRetention) {
+  private JobBus(Connection connection, Duration logRetention, int replicas) {
     this.connection = connection;
     this.logRetention = logRetention;
+    this.replicas = replicas;
   }
 
   /**
    * Connects, retrying until the server answers: call it on a thread of its own (it can take as long as
    * NATS is down), never on a shared worker pool.
    */
-  public static JobBus connect(String url, Duration logRetention) throws IOException, InterruptedException {
+  public static JobBus connect(String url, Duration logRetention, int replicas)
+      throws IOException, InterruptedException {
     Map<String, String> env = new HashMap<>(System.getenv());
     env.put("SPB_NATS_URL", url);
     Options options;
@@ -62,7 +65,7 @@ public final class JobBus implements AutoCloseable {
     } catch (java.security.GeneralSecurityException e) {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
     }
-    return new JobBus(Nats.connectReconnectOnConnect(options), logRetention);
+    return new JobBus(Nats.connectReconnectOnConnect(options), logRetention, replicas);
   }
 
   /** Reading jobs' logs back from the events stream. */
@@ -121,7 +124,7 @@ public final class JobBus implements AutoCloseable {
             Thread.sleep(250);
             continue;
           }
-          Streams.ensure(connection.jetStreamManagement(), logRetention, 1, true);
+          Streams.ensure(connection.jetStreamManagement(), logRetention, replicas, true);
           subscription = connection.jetStream().subscribe(Subjects.ALL_STATUS_EVENTS,
               PullSubscribeOptions.bind(Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
         }
