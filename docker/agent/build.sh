@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the sandbox image spbgit/agent:latest without any container registry:
 # debootstrap a minimal Debian bookworm from the machine's apt mirror, add the agent user,
-# `docker import` the root filesystem, then commit the entrypoint as a small layer on top.
+# `docker import` the root filesystem, then commit the entrypoint and the agent jar as a small layer
+# on top. The jar is built by Maven first: mvn -B package -pl agent (agent/target/spb-agent.jar).
 #
 # usage: docker/agent/build.sh [--if-missing] [--refresh]
 #   --if-missing  exit 0 at once when the image already carries the current inputs label
@@ -14,20 +15,24 @@
 #   SPB_CACHE_DIR               where the root filesystem tarball is cached (/var/cache/spbgit)
 #   SPB_AGENT_IMAGE             image name (spbgit/agent:latest)
 #   SPB_AGENT_ROOTFS_IMAGE      repository of the root filesystem image (spbgit/agent-rootfs)
+#   SPB_AGENT_JAR               the llm-mode agent (default: agent/target/spb-agent.jar of this checkout)
 #
-# The image label spb.agent.inputs is the sha256 of this script and the entrypoint, so callers can
-# tell whether an existing image is current. The root filesystem tarball is keyed by the package
-# list and the functions that prepare it, so an entrypoint change rebuilds in seconds.
+# The image label spb.agent.inputs is the sha256 of this script, the entrypoint and the agent jar, so
+# callers can tell whether an existing image is current. The root filesystem tarball is keyed by the
+# package list and the functions that prepare it, so an entrypoint or jar change rebuilds in seconds.
 # Needs root, debootstrap and a running engine (docker/ensure-docker.sh).
 set -euo pipefail
 
 readonly SUITE=bookworm
-# Keep in step with Dockerfile. getent (DNS probes) comes with libc-bin; unshare with util-linux.
-readonly PACKAGES=(git ca-certificates socat curl procps iproute2 util-linux mount coreutils libc-bin)
+# Keep in step with Dockerfile. getent (DNS probes) comes with libc-bin; unshare with util-linux;
+# the JRE runs the llm-mode agent (/opt/spb/agent.jar).
+readonly PACKAGES=(git ca-certificates socat curl procps iproute2 util-linux mount coreutils libc-bin
+  openjdk-17-jre-headless)
 readonly AGENT_UID=1000
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 image=${SPB_AGENT_IMAGE:-spbgit/agent:latest}
+agent_jar=${SPB_AGENT_JAR:-$(cd "$here/../.." && pwd)/agent/target/spb-agent.jar}
 cache_dir=${SPB_CACHE_DIR:-/var/cache/spbgit}
 if_missing=false
 refresh=false
@@ -48,7 +53,8 @@ command -v docker >/dev/null 2>&1 \
 docker info >/dev/null 2>&1 \
   || die "the docker daemon is not reachable (run docker/ensure-docker.sh)"
 
-inputs_hash=$(cat "$here/build.sh" "$here/spb-agent" | sha256sum | cut -d' ' -f1)
+[ -s "$agent_jar" ] || die "agent jar $agent_jar is missing: run mvn -B package -pl agent first"
+inputs_hash=$(cat "$here/build.sh" "$here/spb-agent" "$agent_jar" | sha256sum | cut -d' ' -f1)
 current=$(docker image inspect --format '{{ index .Config.Labels "spb.agent.inputs" }}' "$image" \
   2>/dev/null || true)
 if [ "$current" = "$inputs_hash" ] && [ "$if_missing" = true ]; then
@@ -121,12 +127,16 @@ bootstrap_rootfs() {
     step "upgrading from $security $SUITE-security"
     printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s %s-security main\n' \
       "$mirror" "$SUITE" "$mirror" "$SUITE" "$security" "$SUITE" >"$root/etc/apt/sources.list"
+    # The JRE's maintainer scripts run java, which needs /proc (debootstrap mounted it only for itself).
+    mount -t proc proc "$root/proc"
     if ! { chroot "$root" apt-get -q update \
         && DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get -q -y \
           -o Dpkg::Options::=--force-confold upgrade; } >"$cache_dir/upgrade.log" 2>&1; then
+      umount "$root/proc"
       tail -n 20 "$cache_dir/upgrade.log" >&2
       die "security upgrade failed (log: $cache_dir/upgrade.log)"
     fi
+    umount "$root/proc"
   fi
 }
 
@@ -168,12 +178,17 @@ rootfs_tar="$cache_dir/agent-rootfs-$SUITE-$key.tar"
 base_repo=${SPB_AGENT_ROOTFS_IMAGE:-spbgit/agent-rootfs}
 base_image="$base_repo:$key"
 work=""
+layer=""
 container=""
 cleanup() {
   [ -z "$container" ] || docker rm -f "$container" >/dev/null 2>&1 || true
   # --one-file-system: should debootstrap die with /proc or /dev still mounted in the target, the
   # cleanup must not reach through into the host's.
-  [ -z "$work" ] || rm -rf --one-file-system "$work"
+  if [ -n "$work" ]; then
+    ! mountpoint -q "$work/rootfs/proc" || umount -l "$work/rootfs/proc" || true
+    rm -rf --one-file-system "$work"
+  fi
+  [ -z "$layer" ] || rm -rf --one-file-system "$layer"
 }
 trap cleanup EXIT
 started=$SECONDS
@@ -200,8 +215,8 @@ else
   step "using cached root filesystem $rootfs_tar"
 fi
 
-# The root filesystem is its own image and the entrypoint a second, tiny layer on top: an
-# entrypoint change then costs a `docker commit`, not a re-import of the whole tarball.
+# The root filesystem is its own image and the entrypoint plus the agent jar a second, small layer on
+# top: a change to either then costs a `docker commit`, not a re-import of the whole tarball.
 if ! docker image inspect "$base_image" >/dev/null 2>&1; then
   step "importing $base_image"
   docker import --message "spb-agent root filesystem $key" "$rootfs_tar" "$base_image" >/dev/null
@@ -210,11 +225,16 @@ if ! docker image inspect "$base_image" >/dev/null 2>&1; then
 fi
 
 previous=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
-step "adding the entrypoint and committing $image"
-# Never started: the container only carries the entrypoint into a new layer.
+step "adding the entrypoint and the agent jar, committing $image"
+# Never started: the container only carries the entrypoint and the jar into a new layer.
 container=$(docker create --network none "$base_image" /usr/local/bin/spb-agent)
-tar -C "$here" --owner=0 --group=0 --numeric-owner --mode=0755 \
-  --transform 's|^spb-agent$|usr/local/bin/spb-agent|' -c spb-agent | docker cp - "$container:/"
+layer=$(mktemp -d "$cache_dir/layer.XXXXXX")
+install -d -m 0755 "$layer/opt/spb" "$layer/usr/local/bin"
+install -m 0755 "$here/spb-agent" "$layer/usr/local/bin/spb-agent"
+install -m 0644 "$agent_jar" "$layer/opt/spb/agent.jar"
+# Only these entries: a directory entry for an existing /usr or /opt would reset its owner and mode.
+tar -C "$layer" --owner=0 --group=0 --numeric-owner --no-recursion \
+  -c opt/spb opt/spb/agent.jar usr/local/bin/spb-agent | docker cp - "$container:/"
 docker commit \
   --change 'USER 1000:1000' \
   --change 'WORKDIR /work' \
