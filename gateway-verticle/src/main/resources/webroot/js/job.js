@@ -65,7 +65,39 @@ async function loadJob() {
   }
   renderJob();
   renderAudit();
+  loadRecords();
   await loadDiff();
+}
+
+/** The runner's records of the job's network attempts and model calls (best effort: NATS may be down). */
+async function loadRecords() {
+  try {
+    const [egress, calls] = await Promise.all([api('GET', `${jobPath}/egress`), api('GET', `${jobPath}/model-calls`)]);
+    renderEgress(egress);
+    renderModelCalls(calls);
+  } catch (e) {
+    $('egress').tBodies[0].replaceChildren(el('tr', {}, el('td', { colspan: 5, class: 'muted', text: `Not available: ${e.message}` })));
+  }
+}
+
+function renderEgress(attempts) {
+  $('egress').tBodies[0].replaceChildren(...attempts.map((a) => el('tr', { 'data-allowed': String(a.allowed) },
+    el('td', { text: dateTime(a.started_epoch_ms) }),
+    el('td', { class: 'mono', text: `${a.method ?? ''} ${a.host}:${a.port}` }),
+    el('td', { text: a.via ?? '' }),
+    el('td', { text: a.allowed ? (a.failure ? `allowed, ${a.failure}` : 'allowed') : `refused${a.failure ? `: ${a.failure}` : ''}` }),
+    el('td', { class: 'mono', text: `${a.bytes_up ?? 0} / ${a.bytes_down ?? 0}` }))));
+}
+
+function renderModelCalls(calls) {
+  if (calls.length === 0) {
+    $('model-calls').replaceChildren(el('p', { class: 'muted', text: 'None.' }));
+    return;
+  }
+  $('model-calls').replaceChildren(...calls.map((c) => el('details', {},
+    el('summary', { text: `#${c.seq} ${c.model} → ${c.status}, ${c.input_tokens} in / ${c.output_tokens} out tokens, `
+      + `${c.duration_ms} ms${c.error ? ` (${c.error})` : ''}` }),
+    el('pre', { class: 'mono', text: c.request + (c.truncated ? '\n… (truncated)' : '') }))));
 }
 
 async function loadDiff() {

@@ -110,6 +110,28 @@ class LogStreamIT {
   }
 
   @Test
+  void egressAttemptsAndModelCallsAreListedPerJob() throws Exception {
+    String id = bed.submit("logs", "curl -s --max-time 5 http://127.0.0.1:9/ || true", null).getString("id");
+    bed.awaitFinished("logs", id);
+    JsonArray egress = null;
+    for (int i = 0; i < 40; i++) {
+      egress = new JsonArray(get("/api/v1/repos/logs/agent-jobs/" + id + "/egress", bed.gateway.ownerToken).body());
+      if (egress.size() >= 2) {
+        break;
+      }
+      Thread.sleep(250);
+    }
+    List<JsonObject> attempts = egress.stream().map(JsonObject.class::cast).toList();
+    assertTrue(attempts.stream().anyMatch(a -> a.getInteger("port") == 9 && !a.getBoolean("allowed")),
+        "the refused attempt is recorded: " + egress.encodePrettily());
+    assertTrue(attempts.stream().anyMatch(a -> a.getBoolean("allowed")), "the clone through the proxy: " + egress);
+    assertEquals(new JsonArray(), new JsonArray(get("/api/v1/repos/logs/agent-jobs/" + id + "/model-calls",
+        bed.gateway.ownerToken).body()), "an exec job calls no model");
+    String jobToken = bed.gateway.jobToken("logs", id, 60);
+    assertEquals(403, get("/api/v1/repos/logs/agent-jobs/" + id + "/egress", jobToken).statusCode());
+  }
+
+  @Test
   void aFinishedJobReplaysAndEnds() throws Exception {
     String id = bed.submit("logs", "echo only-line", null).getString("id");
     bed.awaitFinished("logs", id);
