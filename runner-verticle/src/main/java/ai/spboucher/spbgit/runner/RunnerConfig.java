@@ -19,9 +19,13 @@ import java.util.Map;
 public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
                            long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
                            List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes,
-                           ModelConfig model, Duration breachGrace) {
+                           ModelConfig model, Duration breachGrace, String healthAddress) {
 
   public RunnerConfig {
+    if (!healthAddress.isEmpty() && !healthAddress.matches("[^:\\s]+:\\d{1,5}")) {
+      throw new IllegalArgumentException("SPB_RUNNER_HEALTH must be host:port (e.g. 127.0.0.1:8081), got "
+          + healthAddress);
+    }
     if (!natsUrl.matches("(nats|tls)://.+")) {
       throw new IllegalArgumentException("SPB_NATS_URL must be a nats:// or tls:// URL, got " + natsUrl);
     }
@@ -66,7 +70,8 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           Path.of(env.getOrDefault("SPB_RUNNER_WORK_DIR", "/var/lib/spbgit-runner")),
           parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")),
           ModelConfig.fromEnvironment(env, RunnerConfig::parseDuration),
-          parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")));
+          parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")),
+          env.getOrDefault("SPB_RUNNER_HEALTH", ""));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
     }

@@ -44,7 +44,31 @@ public final class RunnerVerticle extends VerticleBase {
           + " (models " + config.model().allowedModels() + ", " + config.model().tokenBudget()
           + " tokens per job)"));
       return null;
-    });
+    }).compose(v -> startHealthEndpoint());
+  }
+
+  /**
+   * {@code GET /healthz} on {@code SPB_RUNNER_HEALTH} (off when unset): 200 while the runner can take jobs
+   * (NATS connected), 503 otherwise, with its id, slots and running jobs. It reveals nothing about the jobs.
+   */
+  private Future<?> startHealthEndpoint() {
+    if (config.healthAddress().isEmpty()) {
+      return Future.succeededFuture();
+    }
+    String[] hostPort = config.healthAddress().split(":");
+    return vertx.createHttpServer().requestHandler(request -> {
+      if (!"/healthz".equals(request.path())) {
+        request.response().setStatusCode(404).end();
+        return;
+      }
+      boolean connected = nats.connection().getStatus() == io.nats.client.Connection.Status.CONNECTED;
+      request.response().setStatusCode(connected ? 200 : 503).putHeader("Content-Type", "application/json")
+          .end(new io.vertx.core.json.JsonObject().put("status", connected ? "ok" : "nats disconnected")
+              .put("runner_id", config.runnerId()).put("slots", config.slots())
+              .put("running_jobs", dispatcher.runningJobs()).encode());
+    }).listen(Integer.parseInt(hostPort[1]), hostPort[0])
+        .onSuccess(server -> LOG.log(System.Logger.Level.INFO, "runner health on http://" + config.healthAddress()
+            .replaceFirst(":\\d+$", "") + ":" + server.actualPort() + "/healthz"));
   }
 
   @Override

@@ -74,9 +74,15 @@ class TwoNodeIT {
     env.put("SPB_RUNNER_WORK_DIR", tmp.resolve("runner-work").toString());
     env.put("SPB_LIMIT_MEMORY", "256m");
     env.put("SPB_LIMIT_DISK", "32m");
+    int healthPort = NatsServerProcess.freePort();
+    env.put("SPB_RUNNER_HEALTH", "127.0.0.1:" + healthPort);
     runner = RunnerProcess.start(env, tmp.resolve("logs"));
 
     HttpClient http = HttpClient.newHttpClient();
+    HttpResponse<String> health = http.send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + healthPort + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, health.statusCode(), health.body());
+    assertEquals("node2", new JsonObject(health.body()).getString("runner_id"));
     assertEquals(201, send(http, base, owner, "POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     Path work = git.workTree(tmp, "work");
@@ -95,6 +101,7 @@ class TwoNodeIT {
 
     Map<String, String> wrong = new HashMap<>(env);
     wrong.put("SPB_RUNNER_ID", "intruder");
+    wrong.remove("SPB_RUNNER_HEALTH");
     wrong.put("SPB_NATS_PASSWORD_FILE", Files.writeString(tmp.resolve("wrong.pw"), "guess").toString());
     IOException refused = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
         () -> RunnerProcess.start(wrong, tmp.resolve("logs-intruder")));
