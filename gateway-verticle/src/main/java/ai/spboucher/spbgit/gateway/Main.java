@@ -158,8 +158,6 @@ public final class Main {
   }
 
   private static void configureLogging() {
-    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-      System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
-    }
+    ai.spboucher.spbgit.proto.LogFormat.install(System.getenv("SPB_LOG_FORMAT"));
   }
 }
