@@ -45,6 +45,7 @@ public final class GatewayVerticle extends VerticleBase {
   private String publicUrl;
   private JobService jobs;
   private JobMetrics jobMetrics;
+  private Router routes;
   private volatile JobBus bus;
 
   public GatewayVerticle(GatewayConfig config, Clock clock) {
@@ -82,6 +83,11 @@ public final class GatewayVerticle extends VerticleBase {
         });
   }
 
+  /** The routes, for the test that keeps the OpenAPI document in step with them. */
+  Router routes() {
+    return routes;
+  }
+
   private Router router(DataDir dir) {
     JobTokens jobTokens = dir.jobTokens(vertx, clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
@@ -102,6 +108,7 @@ public final class GatewayVerticle extends VerticleBase {
     new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config, jobs::recordRefsWritten).mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
+    routes = router;
     return router;
   }
 

@@ -66,6 +66,8 @@ public final class ApiRoutes {
         .method(HttpMethod.DELETE).handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
     router.route("/api/v1/*").handler(this::authenticate);
 
+    router.get("/api/v1/openapi.yaml").handler(ctx -> ctx.response().putHeader("Content-Type", "application/yaml")
+        .sendFile("api/openapi.yaml").onFailure(ctx::fail));
     router.get("/api/v1/repos").handler(this::listRepos);
     router.post("/api/v1/repos").handler(this::createRepo);
     router.delete("/api/v1/repos/:name").handler(this::deleteRepo);
