@@ -38,13 +38,18 @@ public final class RunnerVerticle extends VerticleBase {
       dispatcher = new JobDispatcher(config, docker, nats, clock);
       dispatcher.reclaimLeftovers();
       dispatcher.start();
-      LOG.log(System.Logger.Level.INFO, "runner " + config.runnerId() + " ready with " + config.slots()
-          + " slot(s), image " + config.agentImage() + (config.model() == null ? ", no model provider (llm jobs "
-          + "are refused)" : ", model provider " + config.model().provider().id() + " at " + config.model().baseUrl()
-          + " (models " + config.model().allowedModels() + ", " + config.model().tokenBudget()
-          + " tokens per job)"));
       return null;
-    }).compose(v -> startHealthEndpoint());
+    }).compose(v -> startHealthEndpoint())
+        // Only now is everything up: "ready" is what operators and tests wait for.
+        .onSuccess(v -> logReady());
+  }
+
+  private void logReady() {
+    LOG.log(System.Logger.Level.INFO, "runner " + config.runnerId() + " ready with " + config.slots()
+        + " slot(s), image " + config.agentImage() + (config.model() == null ? ", no model provider (llm jobs "
+        + "are refused)" : ", model provider " + config.model().provider().id() + " at " + config.model().baseUrl()
+        + " (models " + config.model().allowedModels() + ", " + config.model().tokenBudget()
+        + " tokens per job)"));
   }
 
   /**
