@@ -44,10 +44,25 @@ final class LogSocket {
     this.lastSent = after;
   }
 
-  void start(JobLogs logs) throws Exception {
+  /** Call on the socket's context. */
+  void start(JobLogs logs) {
     socket.closeHandler(v -> stop());
     socket.exceptionHandler(e -> stop());
-    follower = logs.follow(job.get().map(Job::id).orElseThrow(), this::onEvent);
+    String jobId = job.get().map(Job::id).orElseThrow();
+    // Subscribing creates a JetStream consumer, a round trip to NATS: off the event loop.
+    context.owner().executeBlocking(() -> logs.follow(jobId, this::onEvent), false)
+        .onSuccess(subscribed -> {
+          follower = subscribed;
+          if (closed.get()) {
+            release();  // The viewer left while the subscription was being made.
+          }
+        })
+        .onFailure(e -> {
+          if (closed.compareAndSet(false, true)) {
+            socket.close((short) 1011, "cannot read the job log");
+            release();
+          }
+        });
     // A job the gateway ended itself (lost runner, cancelled in the queue) has no end event in the stream.
     timer = context.owner().setPeriodic(CATCH_UP_CHECK_MS, id -> endIfCaughtUpAndFinished());
   }

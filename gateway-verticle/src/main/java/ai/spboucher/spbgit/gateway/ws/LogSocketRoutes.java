@@ -52,12 +52,7 @@ public final class LogSocketRoutes {
     var context = vertx.getOrCreateContext();
     ctx.request().toWebSocket()
         .onSuccess(socket -> {
-          LogSocket viewer = new LogSocket(socket, context, after, () -> jobs.get(job.id()));
-          try {
-            viewer.start(jobLogs);
-          } catch (Exception e) {
-            socket.close((short) 1011, "cannot read the job log");
-          }
+          new LogSocket(socket, context, after, () -> jobs.get(job.id())).start(jobLogs);
         })
         .onFailure(ctx::fail);
   }
