@@ -13,6 +13,11 @@ probe write_etc touch /etc/probe-file
 probe write_usr_bin sh -c 'echo x > /usr/local/bin/probe-file'
 probe write_work touch /work/probe-file
 probe gateway_api fetch "$GATEWAY/api/v1/repos"
+probe gateway_api_direct fetch --noproxy '*' "$GATEWAY/api/v1/repos"
+probe relay_api fetch --noproxy '*' "http://127.0.0.1:3130/api/v1/repos"
+probe relay_own_repo git ls-remote "$SPB_CLONE_URL"
+probe relay_other_repo git ls-remote "http://127.0.0.1:3130/other.git"
+probe job_token sh -c 'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" "\n" | grep -q -e "SPB_JOB_TOKE[N]" -e "^eyJ"'
 
 probe loopback_via_proxy fetch "http://$LOOP/"
 probe loopback_direct fetch --noproxy '*' "http://$LOOP/"

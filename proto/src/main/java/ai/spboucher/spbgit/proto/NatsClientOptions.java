@@ -3,18 +3,12 @@ package ai.spboucher.spbgit.proto;
 import io.nats.client.Nats;
 import io.nats.client.Options;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.Map;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * How the gateway and the runners connect to NATS, from the same {@code SPB_NATS_*} environment variables:
@@ -46,7 +40,7 @@ public final class NatsClientOptions {
     }
     String ca = env.get("SPB_NATS_CA");
     if (ca != null && !ca.isBlank()) {
-      builder.sslContext(trusting(Path.of(ca)));
+      builder.sslContext(PemTrust.sslContext(Path.of(ca)));
     } else if (url.startsWith("tls://")) {
       builder.secure();
     }
@@ -87,19 +81,5 @@ public final class NatsClientOptions {
     return env.getOrDefault("SPB_NATS_PASSWORD", "");
   }
 
-  private static SSLContext trusting(Path caFile) throws IOException, GeneralSecurityException {
-    KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-    trust.load(null, null);
-    try (InputStream in = Files.newInputStream(caFile)) {
-      int i = 0;
-      for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-        trust.setCertificateEntry("ca-" + i++, cert);
-      }
-    }
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(trust);
-    SSLContext context = SSLContext.getInstance("TLSv1.3");
-    context.init(null, tmf.getTrustManagers(), null);
-    return context;
-  }
+
 }

@@ -49,6 +49,7 @@ final class JobDispatcher {
   private final Clock clock;
   /** The model provider's client, shared by this runner's llm jobs; null without a provider. */
   private final ProviderClient provider;
+  private final javax.net.ssl.SSLSocketFactory gatewayTls;
   private final Semaphore freeSlots;
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
@@ -56,12 +57,15 @@ final class JobDispatcher {
   private Thread fetchLoop;
   private Dispatcher cancels;
 
-  JobDispatcher(RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock) {
+  /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
+  JobDispatcher(RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
+      throws java.io.IOException, java.security.GeneralSecurityException {
     this.config = config;
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;
     this.provider = config.model() == null ? null : new ProviderClient(config.model());
+    this.gatewayTls = config.gatewayTls();
     this.freeSlots = new Semaphore(config.slots());
     this.jobs = Executors.newFixedThreadPool(config.slots(), r -> {
       Thread t = new Thread(r, "spb-job");
@@ -154,7 +158,7 @@ final class JobDispatcher {
       return;
     }
     EventPublisher events = new EventPublisher(nats.jetStream(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(config, docker, provider, request, events, clock);
+    JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock);
     running.put(request.getJobId(), execution);
     LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
     jobs.execute(() -> {

@@ -8,7 +8,9 @@ import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.runner.docker.WorkVolume;
 import ai.spboucher.spbgit.runner.egress.EgressPolicy;
 import ai.spboucher.spbgit.runner.egress.EgressProxy;
+import ai.spboucher.spbgit.runner.egress.EgressRecord;
 import ai.spboucher.spbgit.runner.egress.EgressRecorder;
+import ai.spboucher.spbgit.runner.git.GitRelay;
 import ai.spboucher.spbgit.runner.model.ProviderClient;
 import ai.spboucher.spbgit.runner.nats.BackgroundEvents;
 import ai.spboucher.spbgit.runner.nats.EventMessages;
@@ -27,6 +29,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * One job on this runner, from taking it to removing its container: a size-capped work volume, an egress
@@ -44,17 +48,19 @@ final class JobExecution {
   private final DockerSandbox docker;
   /** The runner's model provider; null when it has none. */
   private final ProviderClient provider;
+  private final SSLSocketFactory gatewayTls;
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
   private volatile String containerId;
   private volatile String cancelReason;
 
-  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, JobRequest request,
-               EventPublisher events, Clock clock) {
+  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
+               JobRequest request, EventPublisher events, Clock clock) {
     this.config = config;
     this.docker = docker;
     this.provider = provider;
+    this.gatewayTls = gatewayTls;
     this.request = request;
     this.events = events;
     this.clock = clock;
@@ -93,6 +99,7 @@ final class JobExecution {
     Path jobDir = config.workRoot().resolve(jobId());
     WorkVolume work = new WorkVolume(jobDir.resolve("work"), diskLimit());
     EgressProxy proxy = null;
+    GitRelay git = null;
     LlmSession session = null;
     LogPump pump = new LogPump(events, jobId(), config.logCapBytes());
     BackgroundEvents background = new BackgroundEvents(events, jobId());
@@ -102,12 +109,16 @@ final class JobExecution {
       Path egressDir = Files.createDirectories(jobDir.resolve("egress"));
       Files.setPosixFilePermissions(egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
       boolean mounted = work.mount();
-      EgressRecorder recorder = new EgressRecorder(record -> background.egress(EventMessages.egress(record)));
-      proxy = EgressProxy.start(egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()), recorder);
+      RefusalNotes refusals = new RefusalNotes(pump);
+      proxy = EgressProxy.start(egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
+          new EgressRecorder(published(background, refusals, EventMessages.VIA_PROXY)));
+      git = GitRelay.start(egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
+          request.getJobToken(), gatewayTls, published(background, refusals, EventMessages.VIA_GIT_RELAY));
       if (model != null) {
         session = LlmSession.open(provider, model, jobDir, egressDir, background);
       }
-      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(), environment(session),
+      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(),
+          environment(git, session),
           Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
           (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
           (long) limit(request.getLimits().getPids(), config.pidsLimit()), work.dir(), egressDir, mounted,
@@ -143,6 +154,7 @@ final class JobExecution {
     } finally {
       // Closed before FINISHED, so every model call and egress attempt is metered and published by then.
       closeQuietly(session);
+      closeQuietly(git);
       closeQuietly(proxy);
       flush(background, pump);
       if (session != null) {
@@ -153,6 +165,14 @@ final class JobExecution {
           session == null ? null : session.spend());
       cleanUp(work, jobDir, session);
     }
+  }
+
+  /** Publishes each attempt as an egress event and logs the refused ones. */
+  private static Consumer<EgressRecord> published(BackgroundEvents background, RefusalNotes refusals, String via) {
+    return record -> {
+      background.egress(EventMessages.egress(record, via));
+      refusals.note(record);
+    };
   }
 
   /** The job's model; refuses the job when this runner has no provider or does not offer the model. */
@@ -204,31 +224,32 @@ final class JobExecution {
     }
   }
 
-  /** The container's environment; for llm jobs the model endpoint's address, never the provider's key. */
-  private Map<String, String> environment(LlmSession session) {
+  /**
+   * The container's environment: no secret at all. The repository is reached through the git relay, which holds
+   * the job token; for llm jobs the model endpoint holds the provider's key.
+   */
+  private Map<String, String> environment(GitRelay git, LlmSession session) {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("SPB_JOB_ID", jobId());
     env.put("SPB_REPO", request.getRepo());
-    env.put("SPB_CLONE_URL", request.getCloneUrl());
+    env.put("SPB_CLONE_URL", SandboxSpec.GIT_URL + git.repoPath());
     env.put("SPB_BASE_REF", request.getBaseRef());
     env.put("SPB_TASK", request.getTask());
     env.put("SPB_MODE", llm() ? "llm" : "exec");
     env.put("SPB_EXEC", request.getExecCommand());
     env.put("SPB_TEST_COMMAND", request.getTestCommand());
-    env.put("SPB_JOB_TOKEN", request.getJobToken());
     if (session != null) {
       session.addEnvironment(env);
     }
     return env;
   }
 
-  /** The clone URL's host:port, the job's extra entries and the runner's own entries. */
+  /**
+   * The job's extra entries and the runner's own. The gateway is not on it: the job reaches its repository
+   * through the git relay only.
+   */
   private List<String> allowList() {
-    List<String> entries = new ArrayList<>();
-    URI clone = URI.create(request.getCloneUrl());
-    int port = clone.getPort() > 0 ? clone.getPort() : ("https".equals(clone.getScheme()) ? 443 : 80);
-    entries.add(clone.getHost() + ":" + port);
-    entries.addAll(request.getEgressAllowList());
+    List<String> entries = new ArrayList<>(request.getEgressAllowList());
     entries.addAll(config.egressAllow());
     return entries;
   }

@@ -56,6 +56,11 @@ final class LogPump {
     put(new RunnerLine(line));
   }
 
+  /** Like {@link #runnerLine}, but never waits: the line is dropped (false) when the queue is full. */
+  boolean offerRunnerLine(String line) {
+    return frames.offer(new RunnerLine(line));
+  }
+
   /** Called when docker-java's log stream ends (the container stopped, or following failed). */
   void dockerStreamEnded() {
     dockerStreamEnded.countDown();

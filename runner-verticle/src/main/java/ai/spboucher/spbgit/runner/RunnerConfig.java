@@ -1,13 +1,17 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.PemTrust;
 import ai.spboucher.spbgit.runner.model.ModelConfig;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * The runner's configuration, validated once at start-up. Limits here are the runner's maxima and defaults; a
@@ -15,11 +19,14 @@ import java.util.Map;
  *
  * @param model the model provider for llm jobs, or null: the runner then refuses llm jobs
  * @param breachGrace how long an llm job's agent has, after the runner's breach notice, to push its partial work
+ * @param gatewayCa a PEM file of the CA that signed an {@code https} gateway's certificate
+ *     ({@code SPB_GATEWAY_CA}); null to trust the JDK's default CAs
  */
 public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
                            long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
                            List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes,
-                           ModelConfig model, Duration breachGrace, String healthAddress) {
+                           ModelConfig model, Duration breachGrace, String healthAddress,
+                           Path gatewayCa) {
 
   public RunnerConfig {
     if (!healthAddress.isEmpty() && !healthAddress.matches("[^:\\s]+:\\d{1,5}")) {
@@ -71,10 +78,17 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")),
           ModelConfig.fromEnvironment(env, RunnerConfig::parseDuration),
           parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")),
-          env.getOrDefault("SPB_RUNNER_HEALTH", ""));
+          env.getOrDefault("SPB_RUNNER_HEALTH", ""),
+          env.getOrDefault("SPB_GATEWAY_CA", "").isBlank() ? null : Path.of(env.get("SPB_GATEWAY_CA")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
     }
+  }
+
+  /** How job git relays reach an {@code https} gateway. Reads {@link #gatewayCa}: blocking. */
+  public SSLSocketFactory gatewayTls() throws IOException, GeneralSecurityException {
+    return gatewayCa == null ? (SSLSocketFactory) SSLSocketFactory.getDefault()
+        : PemTrust.sslContext(gatewayCa).getSocketFactory();
   }
 
   /** Parses sizes such as {@code 512}, {@code 64k}, {@code 100m}, {@code 2g}. */

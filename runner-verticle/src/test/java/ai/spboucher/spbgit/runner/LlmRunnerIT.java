@@ -231,7 +231,7 @@ class LlmRunnerIT {
     try (DockerSandbox docker = new DockerSandbox(plain.dockerHost());
          Connection nats = Nats.connect(bed.nats.url())) {
       JobRequest request = bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build();
-      new JobExecution(plain, docker, null, request, new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
+      new JobExecution(plain, docker, null, plain.gatewayTls(), request, new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
           Clock.systemUTC()).run();
     }
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
@@ -308,16 +308,16 @@ class LlmRunnerIT {
       }
       relay /run/spb/egress.sock 3128
       relay /run/spb/model.sock 3129
+      relay /run/spb/git.sock 3130
       say "mode=$SPB_MODE provider=$SPB_MODEL_PROVIDER model=$SPB_MODEL url=$SPB_MODEL_URL"
       say "env_keys=$(env | cut -d= -f1 | sort | tr '\\n' ',')"
       export HOME=/work/home GIT_TERMINAL_PROMPT=0
       mkdir -p "$HOME"
       git config --global user.name probe
       git config --global user.email probe@spbgit.invalid
+      git config --global http.http://127.0.0.1:3130/.proxy ""
       git clone -q --branch "$SPB_BASE_REF" "$SPB_CLONE_URL" /work/repo || exit 92
       cd /work/repo
-      token=$SPB_JOB_TOKEN
-      unset SPB_JOB_TOKEN
       say "refused_egress=$(curl -s -o /dev/null -w '%{http_code}' http://forbidden.invalid/)"
 
       call() {
@@ -328,9 +328,7 @@ class LlmRunnerIT {
       push() {
         git add -A
         git commit -q -m "$SPB_TASK" || true
-        SPB_JOB_TOKEN=$token git -c credential.helper= \\
-          -c 'credential.helper=!f() { test "$1" = get || return 0; echo username=agent; echo "password=$SPB_JOB_TOKEN"; }; f' \\
-          push -q "$SPB_CLONE_URL" "HEAD:refs/agents/$SPB_JOB_ID/$1" && say "pushed=$1"
+        git push -q "$SPB_CLONE_URL" "HEAD:refs/agents/$SPB_JOB_ID/$1" && say "pushed=$1"
       }
       await_breach() {
         until [ -f /work/.spb/breach ]; do sleep 0.2; done

@@ -10,25 +10,16 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
-import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,8 +27,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Acceptance criterion 2: a job in exec mode probes its own sandbox from inside and every way out must fail,
- * except the allow-listed gateway. Listeners on this machine's own addresses count every connection they get,
+ * A job in exec mode probes its own sandbox from inside and every way out must fail, except its own repository
+ * through the runner's git relay; no secret is found inside. Listeners on this machine's own addresses count every connection they get,
  * so "blocked" is checked on both sides. No probe is ever aimed at an address outside this machine.
  */
 class SandboxIT {
@@ -45,7 +36,7 @@ class SandboxIT {
   @TempDir
   static Path tmp;
   static JobTestBed bed;
-  static final List<Listener> listeners = new ArrayList<>();
+  static final List<HostListener> listeners = new ArrayList<>();
 
   @BeforeAll
   static void start() throws Exception {
@@ -57,18 +48,18 @@ class SandboxIT {
 
   @AfterAll
   static void stop() throws Exception {
-    for (Listener l : listeners) {
+    for (HostListener l : listeners) {
       l.close();
     }
     bed.close();
   }
 
   @Test
-  void everyWayOutIsClosedButTheGateway() throws Exception {
-    Listener loopback = listen(InetAddress.getByName("127.0.0.1"));
-    Listener hostAddress = listen(hostAddress());
-    Listener bridge = dockerBridge().map(SandboxIT::listenQuietly).orElse(null);
-    Listener ipv6 = listenQuietly(InetAddress.getByName("::1"));
+  void everyWayOutIsClosedButTheJobsOwnRepository() throws Exception {
+    HostListener loopback = keep(HostListener.listen(InetAddress.getByName("127.0.0.1")));
+    HostListener hostAddress = keep(HostListener.listen(HostListener.hostAddress()));
+    HostListener bridge = keep(HostListener.dockerBridge().map(HostListener::listenQuietly).orElse(null));
+    HostListener ipv6 = keep(HostListener.listenQuietly(InetAddress.getByName("::1")));
     String exec = String.join(" ",
         "GATEWAY=" + bed.gateway.baseUrl,
         "LOOP=127.0.0.1:" + loopback.port(),
@@ -83,9 +74,10 @@ class SandboxIT {
     assertEquals("ok", done.getString("exit_reason"), log);
     Map<String, String> probes = probes(log);
 
-    assertEquals("reachable", probes.get("gateway_api"), log);
+    assertEquals("reachable", probes.get("relay_own_repo"), log);
     assertEquals("reachable", probes.get("write_work"), log);
-    for (String blocked : List.of("write_root", "write_etc", "write_usr_bin", "loopback_via_proxy",
+    for (String blocked : List.of("gateway_api", "gateway_api_direct", "relay_api", "relay_other_repo",
+        "job_token", "write_root", "write_etc", "write_usr_bin", "loopback_via_proxy",
         "loopback_direct", "host_via_proxy", "host_direct", "host_noproxy_env", "nats_via_proxy",
         "nats_connect_tunnel", "gateway_connect_other_port", "dns_lookup", "ipv6_direct", "ipv6_via_proxy",
         "unshare_user", "unshare_net", "mount_tmpfs", "docker_socket", "read_host_proc", "setuid_su")) {
@@ -100,14 +92,14 @@ class SandboxIT {
 
     Set<String> envKeys = new TreeSet<>(Arrays.asList(probes.get("env_keys").split(",")));
     Set<String> expected = new TreeSet<>(List.of("HOME", "HOSTNAME", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
-        "PATH", "PWD", "SHLVL", "SPB_BASE_REF", "SPB_CLONE_URL", "SPB_EXEC", "SPB_JOB_ID", "SPB_JOB_TOKEN",
+        "PATH", "PWD", "SHLVL", "SPB_BASE_REF", "SPB_CLONE_URL", "SPB_EXEC", "SPB_JOB_ID",
         "SPB_MODE", "SPB_REPO", "SPB_TASK", "SPB_TEST_COMMAND", "http_proxy", "https_proxy", "no_proxy",
         "GATEWAY", "LOOP", "HOST", "BRIDGE", "V6", "NATS", "OLDPWD", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_NOSYSTEM",
         "LANG", "LC_ALL"));
     assertTrue(expected.containsAll(envKeys), "unexpected environment: " + envKeys);
     assertFalse(log.contains(bed.gateway.ownerToken), "the owner token never reaches the sandbox");
 
-    for (Listener l : Arrays.asList(loopback, hostAddress, bridge, ipv6)) {
+    for (HostListener l : Arrays.asList(loopback, hostAddress, bridge, ipv6)) {
       if (l != null) {
         assertEquals(0, l.accepted.get(), "connections reached " + l.hostPort());
       }
@@ -181,79 +173,16 @@ class SandboxIT {
     assertFalse(bed.containerExists(id));
   }
 
+  private static HostListener keep(HostListener listener) {
+    if (listener != null) {
+      listeners.add(listener);
+    }
+    return listener;
+  }
+
   private static Map<String, String> probes(String log) {
     return log.lines().filter(l -> l.startsWith("PROBE "))
         .map(l -> l.substring(6).split("=", 2))
         .collect(Collectors.toMap(kv -> kv[0], kv -> kv.length > 1 ? kv[1] : "", (a, b) -> b));
-  }
-
-  /** A non-loopback IPv4 address of this machine that is not the docker bridge. */
-  private static InetAddress hostAddress() throws IOException {
-    for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-      if (nic.isUp() && !nic.isLoopback() && !nic.getName().startsWith("docker") && !nic.getName().startsWith("br-")
-          && !nic.getName().startsWith("veth")) {
-        for (InetAddress a : Collections.list(nic.getInetAddresses())) {
-          if (a instanceof Inet4Address) {
-            return a;
-          }
-        }
-      }
-    }
-    throw new IOException("this machine has no non-loopback IPv4 address");
-  }
-
-  private static java.util.Optional<InetAddress> dockerBridge() throws IOException {
-    NetworkInterface docker0 = NetworkInterface.getByName("docker0");
-    if (docker0 == null) {
-      return java.util.Optional.empty();
-    }
-    return Collections.list(docker0.getInetAddresses()).stream().filter(a -> a instanceof Inet4Address).findFirst();
-  }
-
-  private static Listener listenQuietly(InetAddress address) {
-    try {
-      return listen(address);
-    } catch (IOException e) {
-      return null;
-    }
-  }
-
-  private static Listener listen(InetAddress address) throws IOException {
-    Listener l = new Listener(new ServerSocket());
-    l.socket.bind(new InetSocketAddress(address, 0));
-    Thread t = new Thread(() -> {
-      while (!l.socket.isClosed()) {
-        try (Socket s = l.socket.accept()) {
-          l.accepted.incrementAndGet();
-          s.getOutputStream().write("HTTP/1.0 200 OK\r\n\r\nLEAKED\n".getBytes());
-        } catch (IOException e) {
-          return;
-        }
-      }
-    });
-    t.setDaemon(true);
-    t.start();
-    listeners.add(l);
-    return l;
-  }
-
-  record Listener(ServerSocket socket, AtomicInteger accepted) {
-    Listener(ServerSocket socket) {
-      this(socket, new AtomicInteger());
-    }
-
-    int port() {
-      return socket.getLocalPort();
-    }
-
-    String hostPort() {
-      InetAddress a = socket.getInetAddress();
-      return (a instanceof Inet6Address ? "[" + a.getHostAddress().replaceAll("%.*", "") + "]" : a.getHostAddress())
-          + ":" + port();
-    }
-
-    void close() throws IOException {
-      socket.close();
-    }
   }
 }

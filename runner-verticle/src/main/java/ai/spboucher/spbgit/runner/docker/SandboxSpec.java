@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * Everything about one job's container that the hardening depends on, as plain data: the image, the
- * environment (the job token is the only secret), the labels, and a {@link HostConfig} with a read-only root,
+ * environment (no secret: the job token and the model key stay with the runner), the labels, and a {@link HostConfig} with a read-only root,
  * no network, no capabilities, no new privileges, and CPU, memory (no swap) and pid limits.
  *
  * @param noticeDir for llm jobs, the runner's breach-notice directory, mounted read-only at {@code /work/.spb};
@@ -31,6 +31,8 @@ public record SandboxSpec(String image, String jobId, String runnerId, Map<Strin
   public static final String PROXY_URL = "http://127.0.0.1:3128";
   /** The model endpoint inside an llm job's container, relayed by the agent to {@code /run/spb/model.sock}. */
   public static final String MODEL_URL = "http://127.0.0.1:3129";
+  /** The git relay inside the container, relayed by the agent to {@code /run/spb/git.sock}. */
+  public static final String GIT_URL = "http://127.0.0.1:3130";
   public static final String CONTAINER_UID = "1000:1000";
   static final String TMP_SIZE = "64m";
 

@@ -6,14 +6,20 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
 
-/** A parsed HTTP/1.x request head, strictly: anything ambiguous about the body's length is refused. */
-record HttpHead(String method, String path, Map<String, String> headers) {
+/**
+ * A parsed HTTP/1.x request head, strictly: anything ambiguous about the body's length is refused.
+ *
+ * @param path the request target up to its {@code ?}
+ * @param query what follows the {@code ?}, or null when there is none
+ * @param headers by lower-case name; repeated headers joined with {@code ", "}
+ */
+public record HttpHead(String method, String path, String query, Map<String, String> headers) {
 
   private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
   private static final Pattern REQUEST_LINE = Pattern.compile("([A-Z]+) (/[!-~]*) HTTP/1\\.[01]");
 
   /** Parses the head (without the blank line ending it); throws a 400 refusal when it is malformed. */
-  static HttpHead parse(byte[] head) throws Refusal {
+  public static HttpHead parse(byte[] head) throws Refusal {
     String text = new String(head, StandardCharsets.ISO_8859_1);
     String[] lines = text.split("\r\n", -1);
     var line = REQUEST_LINE.matcher(lines[0]);
@@ -41,14 +47,15 @@ record HttpHead(String method, String path, Map<String, String> headers) {
     }
     String target = line.group(2);
     int query = target.indexOf('?');
-    return new HttpHead(line.group(1), query < 0 ? target : target.substring(0, query), Map.copyOf(headers));
+    return new HttpHead(line.group(1), query < 0 ? target : target.substring(0, query),
+        query < 0 ? null : target.substring(query + 1), Map.copyOf(headers));
   }
 
-  String header(String name) {
+  public String header(String name) {
     return headers.get(name);
   }
 
-  boolean chunked() throws Refusal {
+  public boolean chunked() throws Refusal {
     String encoding = header("transfer-encoding");
     if (encoding == null) {
       return false;
@@ -60,7 +67,7 @@ record HttpHead(String method, String path, Map<String, String> headers) {
   }
 
   /** The declared body length; 0 when neither a length nor chunked encoding is given. */
-  long contentLength() throws Refusal {
+  public long contentLength() throws Refusal {
     String value = header("content-length");
     if (value == null) {
       return 0;

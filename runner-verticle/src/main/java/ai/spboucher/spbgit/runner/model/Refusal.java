@@ -1,12 +1,15 @@
 package ai.spboucher.spbgit.runner.model;
 
-/** An answer the model endpoint gives itself, without the provider: {@code {"error":{"type","message"}}}. */
-final class Refusal extends Exception {
+/**
+ * An answer an endpoint of the runner gives itself instead of forwarding the request: for the model endpoint
+ * {@code {"error":{"type","message"}}}; the git relay answers it as plain text.
+ */
+public final class Refusal extends Exception {
 
   private final int status;
   private final String type;
 
-  Refusal(int status, String type, String message) {
+  public Refusal(int status, String type, String message) {
     super(message, null, false, false);
     this.status = status;
     this.type = type;
@@ -16,7 +19,7 @@ final class Refusal extends Exception {
     return new Refusal(400, "invalid_request_error", message);
   }
 
-  int status() {
+  public int status() {
     return status;
   }
 

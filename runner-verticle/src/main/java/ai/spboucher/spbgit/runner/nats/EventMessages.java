@@ -13,16 +13,19 @@ public final class EventMessages {
   public static final String VIA_PROXY = "proxy";
   /** {@link EgressAttempt#getVia()} of a model call the runner forwarded (or refused) to the provider. */
   public static final String VIA_MODEL_ENDPOINT = "model_endpoint";
+  /** {@link EgressAttempt#getVia()} of a request of the job's git to its repository, through the git relay. */
+  public static final String VIA_GIT_RELAY = "git_relay";
 
   private EventMessages() {
   }
 
-  public static EgressAttempt egress(EgressRecord record) {
+  /** @param via {@link #VIA_PROXY} or {@link #VIA_GIT_RELAY} */
+  public static EgressAttempt egress(EgressRecord record, String via) {
     return EgressAttempt.newBuilder()
         .setMethod(record.method()).setHost(record.host()).setPort(record.port()).setAllowed(record.allowed())
         .setBytesUp(record.bytesUp()).setBytesDown(record.bytesDown()).setDurationMs(record.duration().toMillis())
         .setFailure(record.failure() == null ? "" : record.failure())
-        .setStartedEpochMs(record.startedAt().toEpochMilli()).setVia(VIA_PROXY)
+        .setStartedEpochMs(record.startedAt().toEpochMilli()).setVia(via)
         .build();
   }
 
