@@ -62,7 +62,7 @@ class HostileRepositoryIT {
       token=$(cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' \\
         | sed -n -e 's/^SPB_JOB_TOKE[N]=//p' -e '/^eyJ/p' | head -n 1)
       if [ -n "$token" ]; then report read_token found; else report read_token absent; fi
-      if grep -rqs -e 'eyJhbGciOi' /work /tmp /run 2>/dev/null; then report token_file found
+      if grep -rqs -e 'eyJhbGci[O]i' /work /tmp /run 2>/dev/null; then report token_file found
       else report token_file absent; fi
       if curl -fsS --max-time 5 "http://$OUTSIDE/"; then report outside_host reached; else report outside_host refused; fi
       if curl -fsS --max-time 5 --noproxy '*' "http://$OUTSIDE/"; then report outside_direct reached
@@ -193,7 +193,7 @@ class HostileRepositoryIT {
   }
 
   private String refsBesidesProposals(String repo) throws Exception {
-    return bed.git.refs(bed.gateway.repoDir(repo)).lines().filter(l -> !l.matches(".*refs/agents/[^/]+/proposal$"))
+    return bed.git.refs(bed.gateway.repoDir(repo)).lines().filter(l -> !l.matches("refs/agents/[^/ ]+/proposal .*"))
         .collect(Collectors.joining("\n"));
   }
 
@@ -201,7 +201,7 @@ class HostileRepositoryIT {
     Map<String, String> attempts = log.lines().filter(l -> l.startsWith("ATTEMPT "))
         .map(l -> l.substring(8).split("=", 2)).collect(Collectors.toMap(kv -> kv[0], kv -> kv[1], (a, b) -> b));
     assertEquals(EXPECTED, attempts, log);
-    assertTrue(log.contains("remote:") && log.contains("refs/heads/main"), "the gate said why:\n" + log);
+    assertTrue(log.contains("-> main (outside the job's scope"), "the gate said why:\n" + log);
 
     assertEquals(before.hostileRefs(), refsBesidesProposals("hostile"), "main and every other ref unchanged");
     assertTrue(bed.git.refs(bed.gateway.repoDir("hostile")).contains("refs/agents/" + id + "/proposal"), log);

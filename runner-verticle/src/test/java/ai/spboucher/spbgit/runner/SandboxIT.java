@@ -101,7 +101,7 @@ class SandboxIT {
 
     for (HostListener l : Arrays.asList(loopback, hostAddress, bridge, ipv6)) {
       if (l != null) {
-        assertEquals(0, l.accepted.get(), "connections reached " + l.hostPort());
+        assertEquals(0, l.accepted().get(), "connections reached " + l.hostPort());
       }
     }
   }
