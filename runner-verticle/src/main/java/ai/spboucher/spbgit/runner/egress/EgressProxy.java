@@ -1,27 +1,13 @@
 package ai.spboucher.spbgit.runner.egress;
 
+import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+
 
 /**
  * The only way out of a job's sandbox: an HTTP proxy listening on a unix domain socket that is mounted into
@@ -66,31 +52,13 @@ public final class EgressProxy implements AutoCloseable {
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
   private static final System.Logger LOG = System.getLogger(EgressProxy.class.getName());
-  private static final AtomicInteger INSTANCES = new AtomicInteger();
 
-  private final Path socketPath;
   private final ProxySettings settings;
-  private final ServerSocketChannel server;
-  private final Semaphore permits;
-  private final Set<ProxyConnection> open = ConcurrentHashMap.newKeySet();
-  private final ThreadPoolExecutor workers;
-  private final ScheduledThreadPoolExecutor timer;
-  private final Thread acceptor;
-  private volatile boolean closed;
+  private final JobSocketServer server;
 
-  private EgressProxy(Path socketPath, ProxySettings settings, ServerSocketChannel server) {
-    this.socketPath = socketPath;
+  private EgressProxy(ProxySettings settings, JobSocketServer server) {
     this.settings = settings;
     this.server = server;
-    this.permits = new Semaphore(settings.maxConnections());
-    String name = "spb-egress-" + INSTANCES.incrementAndGet();
-    // Two threads per connection at most (one per direction), plus slack for threads still returning to the pool.
-    this.workers = new ThreadPoolExecutor(0, 2 * settings.maxConnections() + 4, 30, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), daemonThreads(name + "-worker-"));
-    this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads(name + "-timer-"));
-    this.timer.setRemoveOnCancelPolicy(true);
-    this.acceptor = new Thread(this::acceptLoop, name + "-accept");
-    this.acceptor.setDaemon(true);
   }
 
   /** Starts a proxy with the default limits; see {@link #builder} for the others. */
@@ -103,7 +71,7 @@ public final class EgressProxy implements AutoCloseable {
   }
 
   public Path socketPath() {
-    return socketPath;
+    return server.socketPath();
   }
 
   public EgressPolicy policy() {
@@ -116,33 +84,12 @@ public final class EgressProxy implements AutoCloseable {
 
   /** Connections currently being served (reading a head, connecting, or relaying). */
   public int openConnections() {
-    return open.size();
+    return server.openConnections();
   }
 
   @Override
   public void close() {
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-    }
-    closeQuietly(server);
-    try {
-      acceptor.join(2000);
-      open.forEach(ProxyConnection::abort);
-      timer.shutdownNow();
-      workers.shutdown();
-      workers.awaitTermination(2, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      try {
-        Files.deleteIfExists(socketPath);
-      } catch (IOException e) {
-        LOG.log(System.Logger.Level.WARNING, "cannot delete egress socket " + socketPath, e);
-      }
-    }
+    server.close();
   }
 
   ProxySettings settings() {
@@ -150,88 +97,15 @@ public final class EgressProxy implements AutoCloseable {
   }
 
   ThreadPoolExecutor workers() {
-    return workers;
+    return server.workers();
   }
 
   ScheduledThreadPoolExecutor timer() {
-    return timer;
+    return server.timer();
   }
 
   boolean isClosed() {
-    return closed;
-  }
-
-  void connectionEnded(ProxyConnection connection) {
-    if (open.remove(connection)) {
-      permits.release();
-    }
-  }
-
-  private void acceptLoop() {
-    while (!closed) {
-      SocketChannel client;
-      try {
-        client = server.accept();
-      } catch (ClosedChannelException e) {
-        return;
-      } catch (IOException e) {
-        // Typically out of file descriptors: back off instead of spinning, keep serving.
-        LOG.log(System.Logger.Level.WARNING, "egress accept failed on " + socketPath + ": " + e);
-        sleepQuietly(100);
-        continue;
-      }
-      admit(client);
-    }
-  }
-
-  private void admit(SocketChannel client) {
-    if (!permits.tryAcquire()) {
-      refuseBusy(client);
-      return;
-    }
-    ProxyConnection connection = new ProxyConnection(this, client);
-    open.add(connection);
-    try {
-      workers.execute(connection);
-    } catch (RejectedExecutionException e) {
-      connectionEnded(connection);
-      refuseBusy(client);
-    }
-  }
-
-  /** Answers 503 from the accept thread without ever blocking on it. */
-  private static void refuseBusy(SocketChannel client) {
-    try (client) {
-      client.configureBlocking(false);
-      client.write(ByteBuffer.wrap(RejectedRequest.response(503, "too many egress connections for this job")));
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.DEBUG, "could not send 503: " + e);
-    }
-  }
-
-  private static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return runnable -> {
-      Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
-  }
-
-  private static void sleepQuietly(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void closeQuietly(ServerSocketChannel channel) {
-    try {
-      channel.close();
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.DEBUG, "close failed: " + e);
-    }
+    return server.isClosed();
   }
 
   /** Options for an {@link EgressProxy}; every limit has a safe default. */
@@ -299,23 +173,13 @@ public final class EgressProxy implements AutoCloseable {
     public EgressProxy start() throws IOException {
       ProxySettings settings = new ProxySettings(policy, recorder, maxConnections, maxHeadBytes, headTimeout,
           connectTimeout, refuseLocalResolutions);
-      ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-      boolean bound = false;
-      try {
-        server.bind(UnixDomainSocketAddress.of(socketPath), maxConnections);
-        bound = true;
-        Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
-        EgressProxy proxy = new EgressProxy(socketPath, settings, server);
-        proxy.acceptor.start();
-        LOG.log(System.Logger.Level.INFO, "egress proxy on " + socketPath + " admits " + policy.entries());
-        return proxy;
-      } catch (IOException | RuntimeException e) {
-        closeQuietly(server);
-        if (bound) {
-          Files.deleteIfExists(socketPath);
-        }
-        throw e;
-      }
+      // Two threads per connection at most: one per relay direction.
+      JobSocketServer server = JobSocketServer.bind(socketPath, "egress", maxConnections, 2,
+          RejectedRequest.response(503, "too many egress connections for this job"));
+      EgressProxy proxy = new EgressProxy(settings, server);
+      server.serve(client -> new ProxyConnection(proxy, client));
+      LOG.log(System.Logger.Level.INFO, "egress proxy on " + socketPath + " admits " + policy.entries());
+      return proxy;
     }
 
     private static int requirePositive(int value, String name) {

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.egress;
 
+import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -24,7 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * One job connection to the proxy, served on one worker thread: read and check the request head, connect to
  * the admitted target, then relay bytes both ways (the target-to-job direction on a second worker thread).
  */
-final class ProxyConnection implements Runnable {
+final class ProxyConnection implements JobSocketServer.Connection {
 
   private static final System.Logger LOG = System.getLogger(ProxyConnection.class.getName());
   private static final byte[] ESTABLISHED =
@@ -79,7 +80,6 @@ final class ProxyConnection implements Runnable {
       }
       abort();
       recordAttempt();
-      proxy.connectionEnded(this);
     }
   }
 
@@ -92,7 +92,8 @@ final class ProxyConnection implements Runnable {
   }
 
   /** Closes both sides now; blocked reads and writes on them end with an exception. */
-  synchronized void abort() {
+  @Override
+  public synchronized void abort() {
     aborted = true;
     closeQuietly(client);
     closeQuietly(upstream);

@@ -3,6 +3,8 @@ package ai.spboucher.spbgit.runner.git;
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
 import ai.spboucher.spbgit.runner.model.HttpHead;
 import ai.spboucher.spbgit.runner.model.Refusal;
+import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
+import ai.spboucher.spbgit.runner.sockets.PlainAnswer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -27,7 +29,7 @@ import javax.net.ssl.SSLSocket;
  * the gateway, send the rebuilt head, then relay both ways (gateway to job on a second worker) until the gateway
  * has answered and closed.
  */
-final class GitExchange implements Runnable {
+final class GitExchange implements JobSocketServer.Connection {
 
   private static final System.Logger LOG = System.getLogger(GitExchange.class.getName());
   private static final int BUFFER_BYTES = 64 << 10;
@@ -60,7 +62,7 @@ final class GitExchange implements Runnable {
       serve(watchdog);
     } catch (Refusal e) {
       failure = failure == null ? e.getMessage() : failure;
-      reply(plainAnswer(e.status(), e.getMessage()));
+      reply(PlainAnswer.of(e.status(), e.getMessage()));
     } catch (IOException e) {
       failure = failure == null && !connected ? "connection ended: " + e.getMessage() : failure;
     } catch (RuntimeException e) {
@@ -69,7 +71,7 @@ final class GitExchange implements Runnable {
       }
       if (!connected) {
         failure = "relay error: " + e;
-        reply(plainAnswer(500, "git relay error"));
+        reply(PlainAnswer.of(500, "git relay error"));
       }
     } finally {
       watchdog.cancel(false);
@@ -79,12 +81,12 @@ final class GitExchange implements Runnable {
         relay.record(new EgressRecord(startedAt, head.method(), origin.host(), origin.port(), allowed,
             bytesUp.get(), bytesDown.get(), Duration.ofNanos(System.nanoTime() - startNanos), failure));
       }
-      relay.ended(this);
     }
   }
 
   /** Cuts both sides; blocked reads and writes on them end with an exception. */
-  synchronized void abort() {
+  @Override
+  public synchronized void abort() {
     aborted = true;
     closeQuietly(client);
     closeQuietly(upstream);
@@ -249,26 +251,6 @@ final class GitExchange implements Runnable {
     } catch (IOException e) {
       LOG.log(System.Logger.Level.DEBUG, "could not send the refusal: " + e);
     }
-  }
-
-  static byte[] plainAnswer(int status, String message) {
-    byte[] body = (message + "\n").getBytes(StandardCharsets.UTF_8);
-    return ("HTTP/1.1 " + status + " " + reason(status) + "\r\nContent-Type: text/plain; charset=utf-8\r\n"
-        + "Content-Length: " + body.length + "\r\nConnection: close\r\n\r\n" + message + "\n")
-        .getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static String reason(int status) {
-    return switch (status) {
-      case 400 -> "Bad Request";
-      case 403 -> "Forbidden";
-      case 408 -> "Request Timeout";
-      case 431 -> "Request Header Fields Too Large";
-      case 502 -> "Bad Gateway";
-      case 503 -> "Service Unavailable";
-      case 504 -> "Gateway Timeout";
-      default -> "Error";
-    };
   }
 
   private synchronized boolean attach(Socket socket) {

@@ -1,32 +1,19 @@
 package ai.spboucher.spbgit.runner.git;
 
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
+import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
+import ai.spboucher.spbgit.runner.sockets.PlainAnswer;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
 import java.net.URI;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -68,20 +55,12 @@ public final class GitRelay implements AutoCloseable {
       "expect", "pragma");
 
   private static final System.Logger LOG = System.getLogger(GitRelay.class.getName());
-  private static final AtomicInteger INSTANCES = new AtomicInteger();
 
-  private final Path socketPath;
   private final Origin origin;
   private final GitRoute route;
   private final String authorization;
   private final Consumer<? super EgressRecord> listener;
-  private final ServerSocketChannel server;
-  private final Semaphore permits = new Semaphore(MAX_CONNECTIONS);
-  private final Set<GitExchange> open = ConcurrentHashMap.newKeySet();
-  private final ThreadPoolExecutor workers;
-  private final ScheduledThreadPoolExecutor timer;
-  private final Thread acceptor;
-  private volatile boolean closed;
+  private final JobSocketServer server;
 
   /** Where the relay sends what it admits: the scheme, host and port of the clone URL. */
   record Origin(boolean tls, String host, int port, SSLSocketFactory tlsFactory) {
@@ -93,21 +72,13 @@ public final class GitRelay implements AutoCloseable {
     }
   }
 
-  private GitRelay(Path socketPath, Origin origin, GitRoute route, String authorization,
-                   Consumer<? super EgressRecord> listener, ServerSocketChannel server) {
-    this.socketPath = socketPath;
+  private GitRelay(Origin origin, GitRoute route, String authorization, Consumer<? super EgressRecord> listener,
+                   JobSocketServer server) {
     this.origin = origin;
     this.route = route;
     this.authorization = authorization;
     this.listener = listener;
     this.server = server;
-    String name = "spb-git-" + INSTANCES.incrementAndGet();
-    this.workers = new ThreadPoolExecutor(0, 2 * MAX_CONNECTIONS + 2, 30, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), daemonThreads(name + "-worker-"));
-    this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads(name + "-timer-"));
-    this.timer.setRemoveOnCancelPolicy(true);
-    this.acceptor = new Thread(this::acceptLoop, name + "-accept");
-    this.acceptor.setDaemon(true);
   }
 
   /**
@@ -125,22 +96,11 @@ public final class GitRelay implements AutoCloseable {
     GitRoute route = new GitRoute(cloneUrl.getRawPath());
     String authorization = "Basic " + Base64.getEncoder()
         .encodeToString(("agent:" + jobToken).getBytes(StandardCharsets.UTF_8));
-    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-    boolean bound = false;
-    try {
-      server.bind(UnixDomainSocketAddress.of(socketPath), MAX_CONNECTIONS);
-      bound = true;
-      Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
-      GitRelay relay = new GitRelay(socketPath, origin, route, authorization, listener, server);
-      relay.acceptor.start();
-      return relay;
-    } catch (IOException | RuntimeException e) {
-      server.close();
-      if (bound) {
-        Files.deleteIfExists(socketPath);
-      }
-      throw e;
-    }
+    JobSocketServer server = JobSocketServer.bind(socketPath, "git", MAX_CONNECTIONS, 2,
+        PlainAnswer.of(503, "too many connections to the git relay"));
+    GitRelay relay = new GitRelay(origin, route, authorization, listener, server);
+    server.serve(client -> new GitExchange(relay, client));
+    return relay;
   }
 
   static Origin originOf(URI cloneUrl, SSLSocketFactory tls) {
@@ -160,7 +120,7 @@ public final class GitRelay implements AutoCloseable {
   }
 
   public Path socketPath() {
-    return socketPath;
+    return server.socketPath();
   }
 
   /** The clone URL's path: where the container's git finds the repository behind the relay. */
@@ -170,30 +130,7 @@ public final class GitRelay implements AutoCloseable {
 
   @Override
   public void close() {
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-    }
-    try {
-      server.close();
-      acceptor.join(2000);
-      open.forEach(GitExchange::abort);
-      timer.shutdownNow();
-      workers.shutdown();
-      workers.awaitTermination(2, TimeUnit.SECONDS);
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.WARNING, "cannot close git socket " + socketPath + ": " + e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      try {
-        Files.deleteIfExists(socketPath);
-      } catch (IOException e) {
-        LOG.log(System.Logger.Level.WARNING, "cannot delete git socket " + socketPath + ": " + e);
-      }
-    }
+    server.close();
   }
 
   Origin origin() {
@@ -209,15 +146,15 @@ public final class GitRelay implements AutoCloseable {
   }
 
   ThreadPoolExecutor workers() {
-    return workers;
+    return server.workers();
   }
 
   ScheduledThreadPoolExecutor timer() {
-    return timer;
+    return server.timer();
   }
 
   boolean isClosed() {
-    return closed;
+    return server.isClosed();
   }
 
   void record(EgressRecord record) {
@@ -225,70 +162,6 @@ public final class GitRelay implements AutoCloseable {
       listener.accept(record);
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.WARNING, "git relay listener failed", e);
-    }
-  }
-
-  void ended(GitExchange exchange) {
-    if (open.remove(exchange)) {
-      permits.release();
-    }
-  }
-
-  private void acceptLoop() {
-    while (!closed) {
-      SocketChannel client;
-      try {
-        client = server.accept();
-      } catch (ClosedChannelException e) {
-        return;
-      } catch (IOException e) {
-        LOG.log(System.Logger.Level.WARNING, "git relay accept failed on " + socketPath + ": " + e);
-        sleepQuietly(100);
-        continue;
-      }
-      admit(client);
-    }
-  }
-
-  private void admit(SocketChannel client) {
-    if (!permits.tryAcquire()) {
-      refuseBusy(client);
-      return;
-    }
-    GitExchange exchange = new GitExchange(this, client);
-    open.add(exchange);
-    try {
-      workers.execute(exchange);
-    } catch (RejectedExecutionException e) {
-      ended(exchange);
-      refuseBusy(client);
-    }
-  }
-
-  /** Answers 503 from the accept thread without ever blocking on it. */
-  private static void refuseBusy(SocketChannel client) {
-    try (client) {
-      client.configureBlocking(false);
-      client.write(ByteBuffer.wrap(GitExchange.plainAnswer(503, "too many connections to the git relay")));
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.DEBUG, "could not send 503: " + e);
-    }
-  }
-
-  private static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return runnable -> {
-      Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
-  }
-
-  private static void sleepQuietly(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 }

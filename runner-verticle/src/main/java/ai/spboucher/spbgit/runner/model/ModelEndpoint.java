@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
+import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -7,30 +8,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
@@ -74,44 +58,28 @@ public final class ModelEndpoint implements AutoCloseable {
   static final Duration WRITE_TIMEOUT = Duration.ofSeconds(60);
 
   private static final System.Logger LOG = System.getLogger(ModelEndpoint.class.getName());
-  private static final AtomicInteger INSTANCES = new AtomicInteger();
   // Numbers are forwarded as the agent wrote them (0.70 stays 0.70, big integers stay exact).
   private static final ObjectMapper JSON = new ObjectMapper()
       .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true))
       .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
-  private final Path socketPath;
   private final ProviderClient upstream;
   private final String model;
   private final TokenMeter meter;
   private final Consumer<? super ModelCallRecord> listener;
-  private final ServerSocketChannel server;
+  private final JobSocketServer server;
   private final byte[] key;
-  private final Semaphore permits = new Semaphore(MAX_CONNECTIONS);
-  private final Set<ModelExchange> open = ConcurrentHashMap.newKeySet();
   private final ReentrantLock upstreamTurn = new ReentrantLock(true);
-  private final ThreadPoolExecutor workers;
-  private final ScheduledThreadPoolExecutor timer;
-  private final Thread acceptor;
-  private volatile boolean closed;
 
-  private ModelEndpoint(Path socketPath, ProviderClient upstream, String model, TokenMeter meter,
-                        Consumer<? super ModelCallRecord> listener, ServerSocketChannel server) {
-    this.socketPath = socketPath;
+  private ModelEndpoint(ProviderClient upstream, String model, TokenMeter meter,
+                        Consumer<? super ModelCallRecord> listener, JobSocketServer server) {
     this.upstream = upstream;
     this.model = model;
     this.meter = meter;
     this.listener = listener;
     this.server = server;
     this.key = upstream.config().apiKey().getBytes(StandardCharsets.US_ASCII);
-    String name = "spb-model-" + INSTANCES.incrementAndGet();
-    this.workers = new ThreadPoolExecutor(0, MAX_CONNECTIONS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-        daemonThreads(name + "-worker-"));
-    this.timer = new ScheduledThreadPoolExecutor(1, daemonThreads(name + "-timer-"));
-    this.timer.setRemoveOnCancelPolicy(true);
-    this.acceptor = new Thread(this::acceptLoop, name + "-accept");
-    this.acceptor.setDaemon(true);
   }
 
   /**
@@ -126,26 +94,14 @@ public final class ModelEndpoint implements AutoCloseable {
     if (!upstream.config().allowedModels().contains(model)) {
       throw new IllegalArgumentException("model " + model + " is not offered by this runner");
     }
-    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-    boolean bound = false;
-    try {
-      server.bind(UnixDomainSocketAddress.of(socketPath), MAX_CONNECTIONS);
-      bound = true;
-      Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
-      ModelEndpoint endpoint = new ModelEndpoint(socketPath, upstream, model, meter, listener, server);
-      endpoint.acceptor.start();
-      return endpoint;
-    } catch (IOException | RuntimeException e) {
-      server.close();
-      if (bound) {
-        Files.deleteIfExists(socketPath);
-      }
-      throw e;
-    }
+    JobSocketServer server = JobSocketServer.bind(socketPath, "model", MAX_CONNECTIONS, 1, busyAnswer());
+    ModelEndpoint endpoint = new ModelEndpoint(upstream, model, meter, listener, server);
+    server.serve(client -> new ModelExchange(endpoint, client));
+    return endpoint;
   }
 
   public Path socketPath() {
-    return socketPath;
+    return server.socketPath();
   }
 
   public ModelProvider provider() {
@@ -160,33 +116,10 @@ public final class ModelEndpoint implements AutoCloseable {
     return meter;
   }
 
+  /** Stops accepting, aborts open connections and upstream calls (their workers are interrupted). */
   @Override
   public void close() {
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-    }
-    try {
-      server.close();
-      acceptor.join(2000);
-      open.forEach(ModelExchange::abort);
-      // Interrupts workers waiting for their turn or for the provider; their upstream exchanges are cancelled.
-      workers.shutdownNow();
-      workers.awaitTermination(2, TimeUnit.SECONDS);
-      timer.shutdownNow();
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.WARNING, "cannot close model socket " + socketPath + ": " + e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      try {
-        Files.deleteIfExists(socketPath);
-      } catch (IOException e) {
-        LOG.log(System.Logger.Level.WARNING, "cannot delete model socket " + socketPath + ": " + e);
-      }
-    }
+    server.close();
   }
 
   /** What one exchange answers, and what the record says about it. */
@@ -200,7 +133,7 @@ public final class ModelEndpoint implements AutoCloseable {
   }
 
   ScheduledThreadPoolExecutor timer() {
-    return timer;
+    return server.timer();
   }
 
   /** Refuses, with 404, anything but POST to the provider's path. */
@@ -254,12 +187,6 @@ public final class ModelEndpoint implements AutoCloseable {
       listener.accept(record);
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.WARNING, "model call listener failed", e);
-    }
-  }
-
-  void ended(ModelExchange exchange) {
-    if (open.remove(exchange)) {
-      permits.release();
     }
   }
 
@@ -364,64 +291,13 @@ public final class ModelEndpoint implements AutoCloseable {
     return -1;
   }
 
-  private void acceptLoop() {
-    while (!closed) {
-      SocketChannel client;
-      try {
-        client = server.accept();
-      } catch (ClosedChannelException e) {
-        return;
-      } catch (IOException e) {
-        LOG.log(System.Logger.Level.WARNING, "model endpoint accept failed on " + socketPath + ": " + e);
-        sleepQuietly(100);
-        continue;
-      }
-      admit(client);
-    }
-  }
-
-  private void admit(SocketChannel client) {
-    if (!permits.tryAcquire()) {
-      refuseBusy(client);
-      return;
-    }
-    ModelExchange exchange = new ModelExchange(this, client);
-    open.add(exchange);
-    try {
-      workers.execute(exchange);
-    } catch (RejectedExecutionException e) {
-      ended(exchange);
-      refuseBusy(client);
-    }
-  }
-
-  /** Answers 503 from the accept thread without ever blocking on it. */
-  private static void refuseBusy(SocketChannel client) {
+  /** The 503 for a connection beyond {@link #MAX_CONNECTIONS}. */
+  private static byte[] busyAnswer() {
     byte[] body = errorBody("busy", "too many connections to the model endpoint");
     byte[] head = ("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: "
         + body.length + "\r\nconnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
-    try (client) {
-      client.configureBlocking(false);
-      client.write(new ByteBuffer[] {ByteBuffer.wrap(head), ByteBuffer.wrap(body)});
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.DEBUG, "could not send 503: " + e);
-    }
-  }
-
-  private static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return runnable -> {
-      Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
-  }
-
-  private static void sleepQuietly(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    byte[] answer = java.util.Arrays.copyOf(head, head.length + body.length);
+    System.arraycopy(body, 0, answer, head.length, body.length);
+    return answer;
   }
 }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
+import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * One connection to a {@link ModelEndpoint}, served on one worker thread: read one request (head, then body),
  * have the endpoint answer it, write the answer, close. One request per connection ({@code Connection: close}).
  */
-final class ModelExchange implements Runnable {
+final class ModelExchange implements JobSocketServer.Connection {
 
   private static final System.Logger LOG = System.getLogger(ModelExchange.class.getName());
   private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
@@ -68,7 +69,6 @@ final class ModelExchange implements Runnable {
             > ModelEndpoint.RECORDED_REQUEST_BYTES, outcome.error(), outcome.forwarded(), outcome.answered(),
             outcome.bytesUp(), outcome.bytesDown()));
       }
-      endpoint.ended(this);
     }
   }
 
@@ -86,7 +86,8 @@ final class ModelExchange implements Runnable {
   }
 
   /** Closes the connection on both sides; safe from any thread, idempotent. */
-  void abort() {
+  @Override
+  public void abort() {
     try {
       client.close();
     } catch (IOException e) {
