@@ -4,6 +4,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.Cookie;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.json.pointer.JsonPointer;
 import io.vertx.json.schema.OutputUnit;
@@ -31,7 +33,8 @@ import java.util.function.Function;
  * a {@link BadRequestException} naming the parameter or field. The handlers keep their own checks.
  *
  * <p>Threading: the schema checks run on a worker thread (vertx-openapi's {@code executeBlocking}); the route's
- * next handler runs back on the request's context.
+ * next handler runs back on the request's context. The request is paused meanwhile; a websocket upgrade stays
+ * paused for its handler's {@code toWebSocket()}.
  */
 public final class ApiContract {
 
@@ -89,10 +92,27 @@ public final class ApiContract {
       // Who may call comes before what they sent: an anonymous caller learns 401, not which field is wrong.
       ApiRoutes.requireOwner(ctx);
     }
+    HttpServerRequest request = ctx.request();
+    // A websocket upgrade needs its request unread: without the pause, its end arrives while validation runs.
+    boolean paused = !request.isEnded();
+    if (paused) {
+      request.pause();
+    }
+    boolean upgrade = "websocket".equalsIgnoreCase(request.getHeader(HttpHeaders.UPGRADE));
     validator.validate(new RoutedRequest(ctx, operation), operation.getOperationId())
-        .onSuccess(valid -> ctx.next())
-        .onFailure(e -> ctx.fail(e instanceof ValidatorException invalid
-            ? new BadRequestException(messageOf(invalid, operation)) : e));
+        .onSuccess(valid -> {
+          if (paused && !upgrade) {
+            request.resume();
+          }
+          ctx.next();
+        })
+        .onFailure(e -> {
+          if (paused) {
+            request.resume();
+          }
+          ctx.fail(e instanceof ValidatorException invalid
+              ? new BadRequestException(messageOf(invalid, operation)) : e);
+        });
   }
 
   /**
