@@ -133,6 +133,7 @@ public final class GatewayVerticle extends VerticleBase {
         JobBus connected = JobBus.connect(config.natsUrl(), config.logRetention(), config.natsReplicas());
         context.runOnContext(v -> {
           bus = connected;
+          connected.observe(jobMetrics::count);
           jobs.attach(connected);
           LOG.log(System.Logger.Level.INFO, "connected to NATS at " + config.natsUrl());
         });
