@@ -1,6 +1,10 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.ThreadingModel;
+import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.Cookie;
@@ -50,9 +54,22 @@ public final class ApiContract {
     this.validator = RequestValidator.create(vertx, contract);
   }
 
-  /** Reads and checks the document (a malformed one fails the start). */
+  /**
+   * Reads and checks the document (a malformed one fails the start). vertx-openapi builds the contract in
+   * callbacks on the calling context, which takes seconds on a cold JVM: a short-lived worker verticle does it, so
+   * no event loop waits.
+   */
   public static Future<ApiContract> load(Vertx vertx) {
-    return OpenAPIContract.from(vertx, DOCUMENT).map(contract -> new ApiContract(vertx, contract));
+    Promise<OpenAPIContract> loaded = Promise.promise();
+    return vertx.deployVerticle(new VerticleBase() {
+          @Override
+          public Future<?> start() {
+            return OpenAPIContract.from(vertx, DOCUMENT).onComplete(loaded);
+          }
+        }, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER))
+        .compose(vertx::undeploy)
+        .transform(deployed -> loaded.future())
+        .map(contract -> new ApiContract(vertx, contract));
   }
 
   /**
