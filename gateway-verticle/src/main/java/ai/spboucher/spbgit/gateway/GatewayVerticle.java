@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.gateway;
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
+import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
 import ai.spboucher.spbgit.gateway.http.JobRoutes;
@@ -28,7 +29,8 @@ import java.time.Clock;
 
 /**
  * The gateway's HTTP server: the REST API and git smart HTTP on one port. Opens the data directory on a worker
- * thread, then listens; logs {@code listening on <url>} with the real port once ready.
+ * thread and loads the API's OpenAPI document, then listens; logs {@code listening on <url>} with the real port
+ * once ready.
  */
 public final class GatewayVerticle extends VerticleBase {
 
@@ -46,6 +48,7 @@ public final class GatewayVerticle extends VerticleBase {
   private JobService jobs;
   private JobMetrics jobMetrics;
   private Router routes;
+  private ApiContract contract;
   private volatile JobBus bus;
 
   public GatewayVerticle(GatewayConfig config, Clock clock) {
@@ -66,10 +69,11 @@ public final class GatewayVerticle extends VerticleBase {
     return vertx.executeBlocking(() -> DataDir.open(config.dataDir(), clock))
         .compose(dir -> {
           data = dir;
-          return vertx.createHttpServer(new HttpServerOptions().setDecompressionSupported(false))
-              .requestHandler(router(dir))
-              .listen(config.httpPort(), config.httpHost());
+          return ApiContract.load(vertx);
         })
+        .compose(contract -> vertx.createHttpServer(new HttpServerOptions().setDecompressionSupported(false))
+            .requestHandler(router(data, contract))
+            .listen(config.httpPort(), config.httpHost()))
         .onSuccess(s -> {
           server = s;
           publicUrl = config.publicUrl(s.actualPort());
@@ -88,7 +92,13 @@ public final class GatewayVerticle extends VerticleBase {
     return routes;
   }
 
-  private Router router(DataDir dir) {
+  /** The OpenAPI document the routes are validated against, for the same test. */
+  ApiContract contract() {
+    return contract;
+  }
+
+  private Router router(DataDir dir, ApiContract contract) {
+    this.contract = contract;
     JobTokens jobTokens = dir.jobTokens(vertx, clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
     jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(),
@@ -99,10 +109,10 @@ public final class GatewayVerticle extends VerticleBase {
     Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs();
     Router router = Router.router(vertx);
     new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
-    new ApiRoutes(vertx, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl, clock)
-        .mount(router);
-    new JobRoutes(vertx, jobs, dir.repos(), logs).mount(router);
-    new LogSocketRoutes(vertx, jobs, logs, () -> publicUrl).mount(router);
+    new ApiRoutes(vertx, contract, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl,
+        clock).mount(router);
+    new JobRoutes(vertx, contract, jobs, dir.repos(), logs).mount(router);
+    new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl).mount(router);
     ApiRoutes.mountFallback(router);
     new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
     new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config, jobs::recordRefsWritten).mount(router);
@@ -123,6 +133,7 @@ public final class GatewayVerticle extends VerticleBase {
         JobBus connected = JobBus.connect(config.natsUrl(), config.logRetention(), config.natsReplicas());
         context.runOnContext(v -> {
           bus = connected;
+          connected.observe(jobMetrics::count);
           jobs.attach(connected);
           LOG.log(System.Logger.Level.INFO, "connected to NATS at " + config.natsUrl());
         });

@@ -11,7 +11,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The OpenAPI document is served and names every API route the gateway actually has, and no other. */
+/**
+ * The OpenAPI document is served and names every API route the gateway actually has, and no other; every one
+ * of its operations validates the requests of its route.
+ */
 class OpenApiIT {
 
   @TempDir
@@ -39,6 +42,8 @@ class OpenApiIT {
       }
       paths.forEach(e -> ((JsonObject) e.getValue()).fieldNames().forEach(m ->
           assertTrue(routed.contains(m + " " + e.getKey()), "documented but not routed: " + m + " " + e.getKey())));
+      var contract = gateway.verticle.contract();
+      assertEquals(contract.operations(), contract.boundOperations(), "operations whose route is not validated");
     }
   }
 }

@@ -19,6 +19,8 @@ public final class Subjects {
   public static final String ALL_EVENTS = "spb.events.>";
   /** Wildcard covering every job's status changes (not its log). */
   public static final String ALL_STATUS_EVENTS = "spb.events.*.status";
+  /** Wildcard covering every job's log chunks ({@link LogChunk}). */
+  public static final String ALL_LOG_EVENTS = "spb.events.*.log";
   /** Wildcard covering every job's model calls ({@link ModelCall}). */
   public static final String ALL_MODEL_EVENTS = "spb.events.*.model";
   /** Wildcard covering every job's egress attempts ({@link EgressAttempt}). */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.GitCli;
+import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.net.Socket;

@@ -25,7 +25,8 @@ import java.util.function.Function;
 /**
  * The REST API under {@code /api/v1}. Reads of public data are anonymous; everything else needs the owner's
  * PAT as {@code Authorization: Bearer}. Job tokens never call the API: any write with one is refused before it
- * is even verified. Blocking work (files, JGit) runs through {@code executeBlocking}.
+ * is even verified. Every route is checked against its operation in the OpenAPI document ({@link ApiContract})
+ * before its handler runs. Blocking work (files, JGit) runs through {@code executeBlocking}.
  */
 public final class ApiRoutes {
 
@@ -47,10 +48,13 @@ public final class ApiRoutes {
   private final Function<RepoName, String> cloneUrl;
   private final Clock clock;
   private final Sessions sessions;
+  private final ApiContract contract;
 
-  public ApiRoutes(Vertx vertx, Authenticator authenticator, RepositoryStore repos, TokenStore pats,
-                   JobTokens jobTokens, Sessions sessions, Function<RepoName, String> cloneUrl, Clock clock) {
+  public ApiRoutes(Vertx vertx, ApiContract contract, Authenticator authenticator, RepositoryStore repos,
+                   TokenStore pats, JobTokens jobTokens, Sessions sessions, Function<RepoName, String> cloneUrl,
+                   Clock clock) {
     this.vertx = vertx;
+    this.contract = contract;
     this.authenticator = authenticator;
     this.repos = repos;
     this.pats = pats;
@@ -66,18 +70,18 @@ public final class ApiRoutes {
         .method(HttpMethod.DELETE).handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
     router.route("/api/v1/*").handler(this::authenticate);
 
-    router.get("/api/v1/openapi.yaml").handler(ctx -> ctx.response().putHeader("Content-Type", "application/yaml")
-        .sendFile("api/openapi.yaml").onFailure(ctx::fail));
-    router.get("/api/v1/repos").handler(this::listRepos);
-    router.post("/api/v1/repos").handler(this::createRepo);
-    router.delete("/api/v1/repos/:name").handler(this::deleteRepo);
+    contract.validated(router.get("/api/v1/openapi.yaml"), "getOpenApiDocument").handler(ctx -> ctx.response()
+        .putHeader("Content-Type", "application/yaml").sendFile(ApiContract.DOCUMENT).onFailure(ctx::fail));
+    contract.validated(router.get("/api/v1/repos"), "listRepos").handler(this::listRepos);
+    contract.validated(router.post("/api/v1/repos"), "createRepo").handler(this::createRepo);
+    contract.validated(router.delete("/api/v1/repos/:name"), "deleteRepo").handler(this::deleteRepo);
 
-    router.get("/api/v1/tokens").handler(this::listTokens);
-    router.post("/api/v1/tokens").handler(this::createToken);
-    router.delete("/api/v1/tokens/:id").handler(this::revokeToken);
+    contract.validated(router.get("/api/v1/tokens"), "listTokens").handler(this::listTokens);
+    contract.validated(router.post("/api/v1/tokens"), "createToken").handler(this::createToken);
+    contract.validated(router.delete("/api/v1/tokens/:id"), "revokeToken").handler(this::revokeToken);
 
-    router.post("/api/v1/job-tokens").handler(this::issueJobToken);
-    router.delete("/api/v1/job-tokens/:jti").handler(this::revokeJobToken);
+    contract.validated(router.post("/api/v1/job-tokens"), "issueJobToken").handler(this::issueJobToken);
+    contract.validated(router.delete("/api/v1/job-tokens/:jti"), "revokeJobToken").handler(this::revokeJobToken);
   }
 
   /** Answers 404 for any other API path; mount after every API route. */

@@ -24,9 +24,12 @@ public final class JobRoutes {
   private final JobService jobs;
   private final RepositoryStore repos;
   private final Supplier<JobLogs> logs;
+  private final ApiContract contract;
 
-  public JobRoutes(Vertx vertx, JobService jobs, RepositoryStore repos, Supplier<JobLogs> logs) {
+  public JobRoutes(Vertx vertx, ApiContract contract, JobService jobs, RepositoryStore repos,
+                   Supplier<JobLogs> logs) {
     this.vertx = vertx;
+    this.contract = contract;
     this.jobs = jobs;
     this.repos = repos;
     this.logs = logs;
@@ -34,19 +37,21 @@ public final class JobRoutes {
 
   /** Mount after {@link ApiRoutes}' body and authentication handlers, before its fallback. */
   public void mount(Router router) {
-    router.get("/api/v1/jobs").handler(this::listAll);
-    router.post("/api/v1/repos/:name/agent-jobs").handler(this::create);
-    router.get("/api/v1/repos/:name/agent-jobs").handler(this::list);
-    router.get("/api/v1/repos/:name/agent-jobs/:id").handler(this::show);
-    router.post("/api/v1/repos/:name/agent-jobs/:id/cancel").handler(this::cancel);
-    router.get("/api/v1/repos/:name/agent-jobs/:id/diff").handler(this::diff);
-    router.get("/api/v1/repos/:name/agent-jobs/:id/log").handler(this::log);
-    router.get("/api/v1/repos/:name/agent-jobs/:id/egress").handler(this::egress);
-    router.get("/api/v1/repos/:name/agent-jobs/:id/model-calls").handler(this::modelCalls);
-    router.post("/api/v1/repos/:name/agent-jobs/:id/approve").handler(this::approve);
-    router.post("/api/v1/repos/:name/agent-jobs/:id/reject").handler(this::reject);
-    router.delete("/api/v1/repos/:name/agent-jobs/:id/refs").handler(this::deleteRefs);
-    router.get("/api/v1/agent-jobs").handler(this::auditLog);
+    String jobs = "/api/v1/repos/:name/agent-jobs";
+    String job = jobs + "/:id";
+    contract.validated(router.get("/api/v1/jobs"), "listAllJobs").handler(this::listAll);
+    contract.validated(router.post(jobs), "createJob").handler(this::create);
+    contract.validated(router.get(jobs), "listJobs").handler(this::list);
+    contract.validated(router.get(job), "getJob").handler(this::show);
+    contract.validated(router.post(job + "/cancel"), "cancelJob").handler(this::cancel);
+    contract.validated(router.get(job + "/diff"), "getJobDiff").handler(this::diff);
+    contract.validated(router.get(job + "/log"), "getJobLog").handler(this::log);
+    contract.validated(router.get(job + "/egress"), "listJobEgress").handler(this::egress);
+    contract.validated(router.get(job + "/model-calls"), "listJobModelCalls").handler(this::modelCalls);
+    contract.validated(router.post(job + "/approve"), "approveJob").handler(this::approve);
+    contract.validated(router.post(job + "/reject"), "rejectJob").handler(this::reject);
+    contract.validated(router.delete(job + "/refs"), "deleteJobRefs").handler(this::deleteRefs);
+    contract.validated(router.get("/api/v1/agent-jobs"), "listAuditEntries").handler(this::auditLog);
   }
 
   private void listAll(RoutingContext ctx) {

@@ -20,19 +20,24 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
  * The gateway's side of NATS: publishes job requests (deduplicated by job id) and cancels, and consumes every
- * job's status changes through a durable consumer, so none is lost while the gateway is down. Reconnects
- * forever; while disconnected, {@link #isConnected} is false and the jobs API answers 503.
+ * job's status changes through a durable consumer, so none is lost while the gateway is down. It can also hand
+ * every log chunk and egress attempt stored since it connected to an observer, once each ({@link #observe}).
+ * Reconnects forever; while disconnected, {@link #isConnected} is false and the jobs API answers 503.
  *
  * <p>Threading: {@link #connect} and {@link #close} block. The consumer runs on its own thread and hands each
  * event to the handler on the given Vert.x context, acknowledging it only when the handler's future succeeds.
+ * The observer runs on a NATS dispatcher thread.
  */
 public final class JobBus implements AutoCloseable {
 
@@ -41,7 +46,11 @@ public final class JobBus implements AutoCloseable {
   private final Connection connection;
   private final Duration logRetention;
   private final int replicas;
+  /** Where observing starts: events stored before the gateway connected are not this process's to see. */
+  private final ZonedDateTime connectedAt = ZonedDateTime.now(ZoneOffset.UTC);
   private volatile boolean closing;
+  private volatile Consumer<JobEvent> observer;
+  private volatile LiveEvents live;
   private Thread consumer;
 
   private JobBus(Connection connection, Duration logRetention, int replicas) {
@@ -108,6 +117,15 @@ public final class JobBus implements AutoCloseable {
     }
   }
 
+  /**
+   * Hands every log chunk and egress attempt stored since this bus connected to {@code observer}, once each, on
+   * a NATS dispatcher thread (it must not block). It starts with the status consumer ({@link #consumeStatus}),
+   * once the streams exist.
+   */
+  public void observe(Consumer<JobEvent> observer) {
+    this.observer = observer;
+  }
+
   /** Starts consuming status events; {@code handler} runs on {@code context}. */
   public void consumeStatus(Context context, Function<JobEvent, Future<?>> handler) {
     consumer = new Thread(() -> consumeLoop(context, handler), "spb-status-events");
@@ -128,6 +146,10 @@ public final class JobBus implements AutoCloseable {
           subscription = connection.jetStream().subscribe(Subjects.ALL_STATUS_EVENTS,
               PullSubscribeOptions.bind(Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
         }
+        if (observer != null && live == null) {
+          // Ordered consumers recover from disconnects by themselves: subscribe once, after Streams.ensure.
+          live = LiveEvents.subscribe(connection, connectedAt, observer);
+        }
         List<Message> batch = subscription.fetch(100, Duration.ofSeconds(1));
         for (Message message : batch) {
           handleInOrder(message, context, handler);
@@ -137,7 +159,7 @@ public final class JobBus implements AutoCloseable {
         return;
       } catch (Exception e) {
         if (!closing) {
-          LOG.log(System.Logger.Level.WARNING, "status consumer failed (retrying): " + e.getMessage());
+          LOG.log(System.Logger.Level.WARNING, "job event consumer failed (retrying): " + e.getMessage());
         }
         subscription = null;
         sleepQuietly(1000);
@@ -185,6 +207,12 @@ public final class JobBus implements AutoCloseable {
       consumer.interrupt();
       consumer.join(5000);
     }
-    connection.close();
+    try {
+      if (live != null) {
+        live.close();
+      }
+    } finally {
+      connection.close();
+    }
   }
 }

@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway.ws;
 
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
+import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.gateway.http.NotFoundException;
 import ai.spboucher.spbgit.gateway.http.UnavailableException;
@@ -21,12 +22,15 @@ import java.util.function.Supplier;
 public final class LogSocketRoutes {
 
   private final Vertx vertx;
+  private final ApiContract contract;
   private final JobService jobs;
   private final Supplier<JobLogs> logs;
   private final Supplier<String> publicUrl;
 
-  public LogSocketRoutes(Vertx vertx, JobService jobs, Supplier<JobLogs> logs, Supplier<String> publicUrl) {
+  public LogSocketRoutes(Vertx vertx, ApiContract contract, JobService jobs, Supplier<JobLogs> logs,
+                         Supplier<String> publicUrl) {
     this.vertx = vertx;
+    this.contract = contract;
     this.jobs = jobs;
     this.logs = logs;
     this.publicUrl = publicUrl;
@@ -34,7 +38,8 @@ public final class LogSocketRoutes {
 
   /** Mount after the API authentication handler. */
   public void mount(Router router) {
-    router.get("/api/v1/repos/:name/agent-jobs/:id/logs").handler(this::upgrade);
+    contract.validated(router.get("/api/v1/repos/:name/agent-jobs/:id/logs"), "followJobLog")
+        .handler(this::upgrade);
   }
 
   private void upgrade(RoutingContext ctx) {

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner;
+package ai.spboucher.spbgit.gateway;
 
 import java.io.IOException;
 import java.net.ServerSocket;
