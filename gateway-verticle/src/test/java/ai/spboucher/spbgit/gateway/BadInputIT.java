@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
@@ -86,6 +87,20 @@ class BadInputIT {
         new PktLines().line("not a command\n").flush().bytes()), 400);
     byte[] valid = PktLines.createRef("refs/heads/truncated", head, "report-status");
     assert4xx(post("git-receive-pack", RECEIVE_TYPE, owner, Arrays.copyOf(valid, valid.length - 10)), 400);
+  }
+
+  /** Found by SmartHttpFuzzIT: JGit reads no pack for a delete-only push and ignored what followed its commands. */
+  @Test
+  void deleteOnlyPushWithDataAfterTheCommands() throws Exception {
+    byte[] delete = new PktLines().line(head + " " + PktLines.ZERO_ID + " refs/heads/main\0report-status delete-refs\n")
+        .flush().bytes();
+    for (byte[] tail : List.of(PktLines.emptyPack(), "junk".getBytes(StandardCharsets.US_ASCII), new byte[] {0})) {
+      assert4xx(post("git-receive-pack", RECEIVE_TYPE, gateway.ownerToken, concat(delete, tail)), 400);
+    }
+    byte[] compressed = gzip(delete);
+    // The commands inflate completely; only the gzip trailer (CRC and length) is cut off.
+    assert4xx(postGzip("git-receive-pack", RECEIVE_TYPE, gateway.ownerToken,
+        Arrays.copyOf(compressed, compressed.length - 8)), 400);
   }
 
   @Test
@@ -225,6 +240,12 @@ class BadInputIT {
       gz.write(data);
     }
     return out.toByteArray();
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 
   private static byte[] truncate(byte[] data) {
