@@ -79,6 +79,13 @@ class BadInputIT {
     assert4xx(post("git-upload-pack", UPLOAD_TYPE, null, "0005".getBytes(StandardCharsets.US_ASCII)), 400);
   }
 
+  /** Found by SmartHttpFuzzIT: JGit's ERR answer quoted the whole line, went out, and the response was then cut. */
+  @Test
+  void longestPktLineThatIsNotAWantToUploadPack() throws Exception {
+    byte[] line = new PktLines().line("a".repeat(65516)).flush().bytes();
+    assert4xx(post("git-upload-pack", UPLOAD_TYPE, null, line), 400);
+  }
+
   @Test
   void malformedPktLinesToReceivePack() throws Exception {
     String owner = gateway.ownerToken;
