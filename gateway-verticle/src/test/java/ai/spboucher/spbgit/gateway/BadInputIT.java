@@ -86,6 +86,16 @@ class BadInputIT {
     assert4xx(post("git-upload-pack", UPLOAD_TYPE, null, line), 400);
   }
 
+  /** Found by SmartHttpFuzzIT: JGit raised data after a fetch request as a corrupt object, which was a 500. */
+  @Test
+  void dataAfterTheEndOfAFetchRequest() throws Exception {
+    byte[] fetch = new PktLines().line("want " + head + "\n").flush().line("done\n").bytes();
+    for (byte[] tail : List.of(new PktLines().line("done\n").bytes(), "0000".getBytes(StandardCharsets.US_ASCII),
+        new byte[] {'x'})) {
+      assert4xx(post("git-upload-pack", UPLOAD_TYPE, null, concat(fetch, tail)), 400);
+    }
+  }
+
   @Test
   void malformedPktLinesToReceivePack() throws Exception {
     String owner = gateway.ownerToken;

@@ -10,11 +10,14 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.EOFException;
 import java.io.IOException;
+import java.text.MessageFormat;
 import java.util.zip.ZipException;
+import org.eclipse.jgit.errors.CorruptObjectException;
 import org.eclipse.jgit.errors.PackProtocolException;
 import org.eclipse.jgit.errors.TooLargeObjectInPackException;
 import org.eclipse.jgit.errors.TooLargePackException;
 import org.eclipse.jgit.errors.UnpackException;
+import org.eclipse.jgit.internal.JGitText;
 import org.eclipse.jgit.transport.UploadPackInternalServerErrorException;
 
 /**
@@ -24,6 +27,13 @@ import org.eclipse.jgit.transport.UploadPackInternalServerErrorException;
 public final class HttpErrors {
 
   private static final System.Logger LOG = System.getLogger(HttpErrors.class.getName());
+  /**
+   * The two ends of JGit's message for a stateless request that goes on after its end. Upload-pack raises it as
+   * a {@link CorruptObjectException}, a type that otherwise means a damaged repository, so only the message
+   * tells the client's fault apart.
+   */
+  private static final String[] TRAILING_REQUEST_DATA =
+      MessageFormat.format(JGitText.get().expectedEOFReceived, "\0").split("\0", 2);
 
   private HttpErrors() {
   }
@@ -91,11 +101,14 @@ public final class HttpErrors {
 
   /**
    * JGit reports a malformed pkt-line, a truncated body or a corrupt pack as a plain {@link IOException} (or a
-   * few subclasses); file-system faults use other subclasses and stay 500.
+   * few subclasses), and data after a fetch request as a corrupt object; file-system faults use other subclasses
+   * and stay 500.
    */
   private static boolean isMalformedGitRequest(Throwable t) {
     return t instanceof PackProtocolException || t instanceof UnpackException || t instanceof EOFException
-        || t instanceof ZipException || (t != null && t.getClass() == IOException.class);
+        || t instanceof ZipException || (t != null && t.getClass() == IOException.class)
+        || t instanceof CorruptObjectException && t.getMessage() != null
+            && t.getMessage().startsWith(TRAILING_REQUEST_DATA[0]) && t.getMessage().endsWith(TRAILING_REQUEST_DATA[1]);
   }
 
   private static String messageOf(Throwable failure, int status) {
