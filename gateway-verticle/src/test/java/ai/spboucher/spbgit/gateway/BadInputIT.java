@@ -96,6 +96,17 @@ class BadInputIT {
     }
   }
 
+  /** Found by SmartHttpFuzzIT: JGit's protocol v2 parser wraps a bad pkt-line in an UncheckedIOException (a 500). */
+  @Test
+  void malformedPktLineInAProtocolV2Command() throws Exception {
+    byte[] body = new PktLines().line("command=ls-refs\n").raw("0001".getBytes(StandardCharsets.US_ASCII))
+        .line("peel\n").raw("0zz>".getBytes(StandardCharsets.US_ASCII)).flush().bytes();
+    HttpRequest request = HttpRequest.newBuilder(URI.create(gateway.repoUrl("demo") + "/git-upload-pack"))
+        .header("Content-Type", UPLOAD_TYPE).header("Git-Protocol", "version=2")
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+    assert4xx(gateway.raw(request), 400);
+  }
+
   @Test
   void malformedPktLinesToReceivePack() throws Exception {
     String owner = gateway.ownerToken;

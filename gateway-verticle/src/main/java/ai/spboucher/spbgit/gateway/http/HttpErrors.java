@@ -10,6 +10,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.text.MessageFormat;
 import java.util.zip.ZipException;
 import org.eclipse.jgit.errors.CorruptObjectException;
@@ -65,6 +66,10 @@ public final class HttpErrors {
   /** The status for a failure; {@code suggested} is what the failing handler asked for, or -1. */
   static int statusOf(Throwable t, int suggested) {
     if (t instanceof UploadPackInternalServerErrorException && t.getCause() != null) {
+      return statusOf(t.getCause(), suggested);
+    }
+    if (t instanceof UncheckedIOException && t.getCause() != null) {
+      // JGit's protocol v2 parser reads pkt-lines through an iterator, which wraps a malformed one this way.
       return statusOf(t.getCause(), suggested);
     }
     if (t instanceof UnauthenticatedException) {
@@ -124,7 +129,8 @@ public final class HttpErrors {
         default -> "request failed";
       };
     }
-    if (failure instanceof UploadPackInternalServerErrorException && failure.getCause() != null) {
+    if ((failure instanceof UploadPackInternalServerErrorException || failure instanceof UncheckedIOException)
+        && failure.getCause() != null) {
       return messageOf(failure.getCause(), status);
     }
     String message = failure.getMessage();
