@@ -139,8 +139,9 @@ class SmartHttpFuzzIT {
     Map<Integer, Integer> statuses = new TreeMap<>();
     int refChanges = 0;
     for (int i = 0; i < tries; i++) {
-      Attempt attempt = attempt(Fuzz.randomFor(seed, i));
+      Attempt attempt = null;
       try {
+        attempt = attempt(Fuzz.randomFor(seed, i));
         Map<String, Map<String, String>> before = Map.of("demo", refs("demo"), "other", refs("other"));
         HttpResponse<byte[]> response = send(attempt);
         statuses.merge(response.statusCode(), 1, Integer::sum);
@@ -149,7 +150,8 @@ class SmartHttpFuzzIT {
           refChanges += checkRefChanges(attempt, repo, before.get(repo), refs(repo));
         }
       } catch (Throwable failure) {
-        fail(Fuzz.failureMessage("smart HTTP fuzz", seed, i, tries, attempt.toString(), failure), failure);
+        fail(Fuzz.failureMessage("smart HTTP fuzz", seed, i, tries,
+            attempt == null ? "(the generator failed)" : attempt.toString(), failure), failure);
       }
     }
     System.out.println("smart HTTP fuzz, seed " + seed + ": " + tries + " requests, statuses " + statuses + ", "

@@ -63,7 +63,12 @@ public final class Fuzz {
     long seed = seed();
     int tries = tries(defaultTries);
     for (int i = 0; i < tries; i++) {
-      T input = generator.apply(randomFor(seed, i));
+      T input;
+      try {
+        input = generator.apply(randomFor(seed, i));
+      } catch (RuntimeException failure) {
+        throw new AssertionError(failureMessage(name, seed, i, tries, "(the generator failed)", failure), failure);
+      }
       try {
         property.check(input);
       } catch (Throwable failure) {

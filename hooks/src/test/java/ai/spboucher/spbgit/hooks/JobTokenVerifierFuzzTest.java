@@ -409,12 +409,12 @@ class JobTokenVerifierFuzzTest {
         yield segment + "=".repeat(pad == 0 ? 4 : pad);
       }
       case 1 -> {
-        if (segment.length() % 4 == 0) {
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        int last = segment.isEmpty() ? -1 : alphabet.indexOf(segment.charAt(segment.length() - 1));
+        if (segment.length() % 4 == 0 || last < 0) {
           yield segment + "==";
         }
         // Set unused low bits of the last character: the same bytes to a lenient decoder.
-        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        int last = alphabet.indexOf(segment.charAt(segment.length() - 1));
         int unused = segment.length() % 4 == 2 ? 0x0f : 0x03;
         yield segment.substring(0, segment.length() - 1) + alphabet.charAt(last | (1 + random.nextInt(unused)));
       }
