@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
@@ -78,6 +79,34 @@ class BadInputIT {
     assert4xx(post("git-upload-pack", UPLOAD_TYPE, null, "0005".getBytes(StandardCharsets.US_ASCII)), 400);
   }
 
+  /** Found by SmartHttpFuzzIT: JGit's ERR answer quoted the whole line, went out, and the response was then cut. */
+  @Test
+  void longestPktLineThatIsNotAWantToUploadPack() throws Exception {
+    byte[] line = new PktLines().line("a".repeat(65516)).flush().bytes();
+    assert4xx(post("git-upload-pack", UPLOAD_TYPE, null, line), 400);
+  }
+
+  /** Found by SmartHttpFuzzIT: JGit raised data after a fetch request as a corrupt object, which was a 500. */
+  @Test
+  void dataAfterTheEndOfAFetchRequest() throws Exception {
+    byte[] fetch = new PktLines().line("want " + head + "\n").flush().line("done\n").bytes();
+    for (byte[] tail : List.of(new PktLines().line("done\n").bytes(), "0000".getBytes(StandardCharsets.US_ASCII),
+        new byte[] {'x'})) {
+      assert4xx(post("git-upload-pack", UPLOAD_TYPE, null, concat(fetch, tail)), 400);
+    }
+  }
+
+  /** Found by SmartHttpFuzzIT: JGit's protocol v2 parser wraps a bad pkt-line in an UncheckedIOException (a 500). */
+  @Test
+  void malformedPktLineInAProtocolV2Command() throws Exception {
+    byte[] body = new PktLines().line("command=ls-refs\n").raw("0001".getBytes(StandardCharsets.US_ASCII))
+        .line("peel\n").raw("0zz>".getBytes(StandardCharsets.US_ASCII)).flush().bytes();
+    HttpRequest request = HttpRequest.newBuilder(URI.create(gateway.repoUrl("demo") + "/git-upload-pack"))
+        .header("Content-Type", UPLOAD_TYPE).header("Git-Protocol", "version=2")
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+    assert4xx(gateway.raw(request), 400);
+  }
+
   @Test
   void malformedPktLinesToReceivePack() throws Exception {
     String owner = gateway.ownerToken;
@@ -86,6 +115,20 @@ class BadInputIT {
         new PktLines().line("not a command\n").flush().bytes()), 400);
     byte[] valid = PktLines.createRef("refs/heads/truncated", head, "report-status");
     assert4xx(post("git-receive-pack", RECEIVE_TYPE, owner, Arrays.copyOf(valid, valid.length - 10)), 400);
+  }
+
+  /** Found by SmartHttpFuzzIT: JGit reads no pack for a delete-only push and ignored what followed its commands. */
+  @Test
+  void deleteOnlyPushWithDataAfterTheCommands() throws Exception {
+    byte[] delete = new PktLines().line(head + " " + PktLines.ZERO_ID + " refs/heads/main\0report-status delete-refs\n")
+        .flush().bytes();
+    for (byte[] tail : List.of(PktLines.emptyPack(), "junk".getBytes(StandardCharsets.US_ASCII), new byte[] {0})) {
+      assert4xx(post("git-receive-pack", RECEIVE_TYPE, gateway.ownerToken, concat(delete, tail)), 400);
+    }
+    byte[] compressed = gzip(delete);
+    // The commands inflate completely; only the gzip trailer (CRC and length) is cut off.
+    assert4xx(postGzip("git-receive-pack", RECEIVE_TYPE, gateway.ownerToken,
+        Arrays.copyOf(compressed, compressed.length - 8)), 400);
   }
 
   @Test
@@ -225,6 +268,12 @@ class BadInputIT {
       gz.write(data);
     }
     return out.toByteArray();
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 
   private static byte[] truncate(byte[] data) {

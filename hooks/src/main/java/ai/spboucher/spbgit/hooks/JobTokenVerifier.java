@@ -1,8 +1,14 @@
 package ai.spboucher.spbgit.hooks;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.PublicKey;
@@ -40,7 +46,15 @@ public final class JobTokenVerifier {
 
   private static final int MAX_TOKEN_LENGTH = 8192;
   private static final int ES256_SIGNATURE_LENGTH = 64;
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * Strict on purpose: a duplicate member or anything after the object would let two JSON parsers read the same
+   * signed bytes differently (RFC 7515 section 4 allows rejecting duplicates; here they are always rejected).
+   */
+  private static final ObjectMapper JSON = JsonMapper.builder()
+      .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .build();
+  private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
 
   private final Map<String, PublicKey> keysById;
   private final Predicate<String> isRevoked;
@@ -211,23 +225,38 @@ public final class JobTokenVerifier {
 
   private static JsonNode decodeJson(String part, String what) throws InvalidJobTokenException {
     try {
-      JsonNode node = JSON.readTree(decode(part, what));
+      // JOSE headers and JWT claims are UTF-8 (RFC 7515, 7519); without this, Jackson would also guess UTF-16/32.
+      String text = StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(decode(part, what)))
+          .toString();
+      JsonNode node = JSON.readTree(text);
       if (node == null || !node.isObject()) {
         throw new InvalidJobTokenException("job token " + what + " is not a JSON object");
       }
       return node;
+    } catch (CharacterCodingException e) {
+      throw new InvalidJobTokenException("job token " + what + " is not UTF-8");
     } catch (JsonProcessingException e) {
       throw new InvalidJobTokenException("job token " + what + " is not valid JSON");
-    } catch (java.io.IOException e) {
-      throw new InvalidJobTokenException("job token " + what + " is unreadable");
     }
   }
 
+  /**
+   * Decodes unpadded base64url (RFC 7515, section 2) and accepts only its one canonical spelling: no padding and
+   * no stray low bits, so a signed token has exactly one text that verifies.
+   */
   private static byte[] decode(String part, String what) throws InvalidJobTokenException {
+    byte[] bytes;
     try {
-      return Base64.getUrlDecoder().decode(part);
+      bytes = Base64.getUrlDecoder().decode(part);
     } catch (IllegalArgumentException e) {
       throw new InvalidJobTokenException("job token " + what + " is not base64url");
     }
+    if (!BASE64URL.encodeToString(bytes).equals(part)) {
+      throw new InvalidJobTokenException("job token " + what + " is not canonical base64url");
+    }
+    return bytes;
   }
 }

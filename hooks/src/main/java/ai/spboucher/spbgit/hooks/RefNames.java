@@ -30,6 +30,12 @@ public final class RefNames {
       if (c == ' ' || c == '~' || c == '^' || c == ':' || c == '?' || c == '*' || c == '[' || c == '\\') {
         return Optional.of("ref name contains '" + c + "'");
       }
+      if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        // JGit would write it as '?', so the ref created would not be the one checked (and git refuses '?').
+        return Optional.of("ref name is not valid Unicode");
+      }
     }
     if (!name.startsWith("refs/")) {
       return Optional.of("ref name does not start with refs/");

@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -120,7 +121,12 @@ class JobTokenVerifierTest {
   void refusesTruncatedSignature() {
     String token = signed(validClaims());
 
-    assertRefused(token.substring(0, token.length() - 4), "signature is invalid");
+    String[] parts = token.split("\\.");
+    byte[] signature = Base64.getUrlDecoder().decode(parts[2]);
+
+    assertRefused(parts[0] + "." + parts[1] + "." + TestTokens.base64url(Arrays.copyOf(signature, 63)),
+        "signature is invalid");
+    assertRefused(token.substring(0, token.length() - 4), "signature");
   }
 
   @Test
@@ -419,6 +425,78 @@ class JobTokenVerifierTest {
 
     assertRefused(signingInput + "." + TestTokens.base64url(tokens.es256(signingInput)),
         "payload is not a JSON object");
+  }
+
+  /** Found by JobTokenVerifierFuzzTest: "==" after the signature decoded to the same bytes and verified. */
+  @Test
+  void refusesPaddedSignature() {
+    assertRefused(signed(validClaims()) + "==", "signature is not canonical base64url");
+  }
+
+  /** Found by JobTokenVerifierFuzzTest: unused low bits in the last character were ignored. */
+  @Test
+  void refusesSignatureWithStrayLowBits() {
+    String token = signed(validClaims());
+    char last = token.charAt(token.length() - 1);
+    String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // 64 bytes are 86 characters; the last one carries 2 bits of the signature and 4 unused bits.
+    String stray = token.substring(0, token.length() - 1) + alphabet.charAt(alphabet.indexOf(last) | 0x01);
+
+    assertRefused(stray, "signature is not canonical base64url");
+  }
+
+  @Test
+  void refusesPaddedHeaderEvenWhenThePaddedTextIsSigned() {
+    String header = TestTokens.encode(tokens.header());
+    String padded = header + "=".repeat((4 - header.length() % 4) % 4 == 0 ? 4 : (4 - header.length() % 4) % 4);
+
+    assertRefused(signedRaw(padded, TestTokens.encode(validClaims())), "header is not");
+  }
+
+  @Test
+  void refusesDuplicateHeaderMembers() {
+    String header = tokens.header().toString();
+    String duplicated = "{\"alg\":\"none\"," + header.substring(1);
+
+    assertRefused(signedRaw(TestTokens.base64url(duplicated), TestTokens.encode(validClaims())),
+        "header is not valid JSON");
+  }
+
+  /** Found by JobTokenVerifierFuzzTest: with duplicates the last member won, so two parsers could disagree. */
+  @Test
+  void refusesDuplicateClaims() {
+    String claims = validClaims().toString();
+    String duplicated = claims.substring(0, claims.length() - 1) + ",\"sub\":\"other\"}";
+
+    assertRefused(signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(duplicated)),
+        "payload is not valid JSON");
+  }
+
+  /** Found by JobTokenVerifierFuzzTest: anything after the first JSON value was ignored. */
+  @ParameterizedTest
+  @ValueSource(strings = {"{}", " x", "[]", "\"tail\""})
+  void refusesContentAfterTheJsonObject(String tail) {
+    String header = TestTokens.encode(tokens.header());
+
+    assertRefused(signedRaw(TestTokens.base64url(tokens.header().toString() + tail), TestTokens.encode(validClaims())),
+        "header is not valid JSON");
+    assertRefused(signedRaw(header, TestTokens.base64url(validClaims().toString() + tail)),
+        "payload is not valid JSON");
+  }
+
+  @Test
+  void refusesJsonThatIsNotUtf8() {
+    byte[] utf16 = validClaims().toString().getBytes(StandardCharsets.UTF_16);
+    byte[] latin1 = validClaims().put("repo-note", "\u00e9").toString().getBytes(StandardCharsets.ISO_8859_1);
+
+    assertRefused(signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(utf16)), "payload is not");
+    assertRefused(signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(latin1)), "payload is not UTF-8");
+  }
+
+  /** A token whose header and payload segments are taken as given and signed with the trusted key. */
+  private String signedRaw(String headerSegment, String payloadSegment) {
+    String signingInput = headerSegment + "." + payloadSegment;
+    return signingInput + "." + TestTokens.base64url(tokens.es256(signingInput));
   }
 
   @Test

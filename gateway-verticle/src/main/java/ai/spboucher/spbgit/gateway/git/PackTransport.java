@@ -9,9 +9,12 @@ import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.ArrayList;
 import java.util.List;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.transport.PacketLineOut;
+import org.eclipse.jgit.transport.PreReceiveHook;
+import org.eclipse.jgit.transport.PreReceiveHookChain;
 import org.eclipse.jgit.transport.ReceiveCommand;
 import org.eclipse.jgit.transport.ReceivePack;
 import org.eclipse.jgit.transport.RefAdvertiser.PacketLineOutRefAdvertiser;
@@ -50,7 +53,7 @@ final class PackTransport {
       } else {
         pckOut.writeString("# service=" + service.serviceName() + "\n");
         pckOut.end();
-        receivePack(repo, name, null).sendAdvertisedRefs(new PacketLineOutRefAdvertiser(pckOut));
+        receivePack(repo, name, null, null).sendAdvertisedRefs(new PacketLineOutRefAdvertiser(pckOut));
       }
     }
   }
@@ -63,7 +66,7 @@ final class PackTransport {
 
   void receive(RepoName name, Principal pusher, InputStream in, OutputStream out) throws IOException {
     try (Repository repo = repos.open(name)) {
-      receivePack(repo, name, pusher).receiveWithExceptionPropagation(in, out, null);
+      receivePack(repo, name, pusher, in).receiveWithExceptionPropagation(in, out, null);
     }
   }
 
@@ -76,15 +79,20 @@ final class PackTransport {
     return up;
   }
 
-  private ReceivePack receivePack(Repository repo, RepoName name, Principal pusher) {
+  /** @param in the request body, or null when only advertising */
+  private ReceivePack receivePack(Repository repo, RepoName name, Principal pusher, InputStream in) {
     ReceivePack rp = new ReceivePack(repo);
     rp.setBiDirectionalPipe(false);
     rp.setMaxPackSizeLimit(maxPushBytes);
     rp.setMaxObjectSizeLimit(maxObjectBytes);
     rp.setCheckReceivedObjects(true);
     rp.setAllowPushOptions(false);
+    List<PreReceiveHook> gates = new ArrayList<>();
+    if (in != null) {
+      gates.add(new EndOfRequestHook(in));
+    }
     if (pusher instanceof Principal.Job job) {
-      rp.setPreReceiveHook(new JobTokenPreReceiveHook(job.claims(), name.value()));
+      gates.add(new JobTokenPreReceiveHook(job.claims(), name.value()));
       rp.setPostReceiveHook((receivePack, commands) -> {
         JsonArray refs = new JsonArray();
         commands.stream().filter(c -> c.getResult() == ReceiveCommand.Result.OK).forEach(c -> refs.add(
@@ -95,6 +103,7 @@ final class PackTransport {
         }
       });
     }
+    rp.setPreReceiveHook(PreReceiveHookChain.newChain(gates));
     return rp;
   }
 }

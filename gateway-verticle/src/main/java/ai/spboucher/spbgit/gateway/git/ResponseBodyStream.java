@@ -36,7 +36,8 @@ final class ResponseBodyStream extends OutputStream {
 
   /**
    * @param holdLimit bytes kept back before the first send even across flushes; receive-pack holds its small
-   *                  report so an unpack failure can still answer 400 instead of a half-sent 200
+   *                  report so an unpack failure can still answer 400 instead of a half-sent 200, upload-pack
+   *                  holds enough for JGit's ERR line about a bad request
    */
   ResponseBodyStream(HttpServerResponse response, Context context, String contentType, long holdLimit) {
     this.response = response;

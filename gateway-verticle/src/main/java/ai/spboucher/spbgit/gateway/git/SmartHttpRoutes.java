@@ -31,6 +31,11 @@ public final class SmartHttpRoutes {
   private static final String REPO = "/(?<repo>[^/]+)\\.git";
   /** Receive-pack results are a few lines per ref; holding them lets an unpack failure still answer 400. */
   private static final long RECEIVE_REPORT_HOLD = 1 << 20;
+  /**
+   * JGit answers a bad fetch request with an ERR line that quotes the offending line, up to a whole 64 KiB
+   * pkt-line; holding that much lets such a failure still answer 400 instead of a cut response.
+   */
+  private static final long UPLOAD_ERROR_HOLD = 128 << 10;
 
   private final Vertx vertx;
   private final WorkerExecutor gitPool;
@@ -90,7 +95,7 @@ public final class SmartHttpRoutes {
     boolean gzip = isGzip(request.getHeader("Content-Encoding"));
     List<String> protocol = protocolParameters(request);
     ResponseBodyStream out = new ResponseBodyStream(ctx.response(), vertx.getOrCreateContext(),
-        service.resultType(), service == GitService.RECEIVE_PACK ? RECEIVE_REPORT_HOLD : 0);
+        service.resultType(), service == GitService.RECEIVE_PACK ? RECEIVE_REPORT_HOLD : UPLOAD_ERROR_HOLD);
     authorize(request, name, service)
         .compose(pusher -> gitPool.executeBlocking(() -> {
           WatchedInputStream in = new WatchedInputStream(gzip ? new GZIPInputStream(body, 65536) : body, limit);

@@ -10,11 +10,15 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.text.MessageFormat;
 import java.util.zip.ZipException;
+import org.eclipse.jgit.errors.CorruptObjectException;
 import org.eclipse.jgit.errors.PackProtocolException;
 import org.eclipse.jgit.errors.TooLargeObjectInPackException;
 import org.eclipse.jgit.errors.TooLargePackException;
 import org.eclipse.jgit.errors.UnpackException;
+import org.eclipse.jgit.internal.JGitText;
 import org.eclipse.jgit.transport.UploadPackInternalServerErrorException;
 
 /**
@@ -24,6 +28,13 @@ import org.eclipse.jgit.transport.UploadPackInternalServerErrorException;
 public final class HttpErrors {
 
   private static final System.Logger LOG = System.getLogger(HttpErrors.class.getName());
+  /**
+   * The two ends of JGit's message for a stateless request that goes on after its end. Upload-pack raises it as
+   * a {@link CorruptObjectException}, a type that otherwise means a damaged repository, so only the message
+   * tells the client's fault apart.
+   */
+  private static final String[] TRAILING_REQUEST_DATA =
+      MessageFormat.format(JGitText.get().expectedEOFReceived, "\0").split("\0", 2);
 
   private HttpErrors() {
   }
@@ -55,6 +66,10 @@ public final class HttpErrors {
   /** The status for a failure; {@code suggested} is what the failing handler asked for, or -1. */
   static int statusOf(Throwable t, int suggested) {
     if (t instanceof UploadPackInternalServerErrorException && t.getCause() != null) {
+      return statusOf(t.getCause(), suggested);
+    }
+    if (t instanceof UncheckedIOException && t.getCause() != null) {
+      // JGit's protocol v2 parser reads pkt-lines through an iterator, which wraps a malformed one this way.
       return statusOf(t.getCause(), suggested);
     }
     if (t instanceof UnauthenticatedException) {
@@ -91,11 +106,14 @@ public final class HttpErrors {
 
   /**
    * JGit reports a malformed pkt-line, a truncated body or a corrupt pack as a plain {@link IOException} (or a
-   * few subclasses); file-system faults use other subclasses and stay 500.
+   * few subclasses), and data after a fetch request as a corrupt object; file-system faults use other subclasses
+   * and stay 500.
    */
   private static boolean isMalformedGitRequest(Throwable t) {
     return t instanceof PackProtocolException || t instanceof UnpackException || t instanceof EOFException
-        || t instanceof ZipException || (t != null && t.getClass() == IOException.class);
+        || t instanceof ZipException || (t != null && t.getClass() == IOException.class)
+        || t instanceof CorruptObjectException && t.getMessage() != null
+            && t.getMessage().startsWith(TRAILING_REQUEST_DATA[0]) && t.getMessage().endsWith(TRAILING_REQUEST_DATA[1]);
   }
 
   private static String messageOf(Throwable failure, int status) {
@@ -111,7 +129,8 @@ public final class HttpErrors {
         default -> "request failed";
       };
     }
-    if (failure instanceof UploadPackInternalServerErrorException && failure.getCause() != null) {
+    if ((failure instanceof UploadPackInternalServerErrorException || failure instanceof UncheckedIOException)
+        && failure.getCause() != null) {
       return messageOf(failure.getCause(), status);
     }
     String message = failure.getMessage();
