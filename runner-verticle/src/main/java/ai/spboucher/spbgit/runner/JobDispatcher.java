@@ -22,6 +22,7 @@ import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -157,8 +158,9 @@ final class JobDispatcher {
       freeSlots.release();
       return;
     }
-    EventPublisher events = new EventPublisher(nats.jetStream(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock);
+    EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
+    JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock,
+        storedAt(message));
     running.put(request.getJobId(), execution);
     LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
     jobs.execute(() -> {
@@ -169,6 +171,15 @@ final class JobDispatcher {
         freeSlots.release();
       }
     });
+  }
+
+  /** When JetStream stored the request, by the NATS server's clock; null if the message does not say. */
+  private static Instant storedAt(Message message) {
+    try {
+      return message.metaData().timestamp().toInstant();
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   private void onCancel(Message message) {

@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,11 +53,21 @@ final class JobExecution {
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
+  /** When JetStream stored the request, by the NATS server's clock; null when unknown. */
+  private final Instant queuedAt;
   private volatile String containerId;
   private volatile String cancelReason;
 
+  /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
   JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
                JobRequest request, EventPublisher events, Clock clock) {
+    this(config, docker, provider, gatewayTls, request, events, clock, null);
+  }
+
+  /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
+  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
+               JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+    this.queuedAt = queuedAt;
     this.config = config;
     this.docker = docker;
     this.provider = provider;
@@ -91,7 +102,11 @@ final class JobExecution {
       events.status(JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
       return;
     }
-    Duration wall = wallLimit();
+    // Stored by the same server that stamped the request: the wait in the queue is measured on one clock.
+    Instant takenAt = events.runnerLineStoredAt("job " + jobId() + " taken by runner " + config.runnerId());
+    JobDeadline deadline = new JobDeadline(request.getDeadlineEpochMs(), request.getCreatedEpochMs(), queuedAt,
+        takenAt);
+    Duration wall = wallLimit(deadline);
     if (wall.isNegative() || wall.isZero()) {
       events.status(JobStatus.FINISHED, ExitReason.TIMEOUT, config.runnerId(), "", "deadline passed before start");
       return;
@@ -254,12 +269,12 @@ final class JobExecution {
     return entries;
   }
 
-  private Duration wallLimit() {
+  private Duration wallLimit(JobDeadline deadline) {
     Duration limit = request.getLimits().getWallSeconds() > 0
         ? Duration.ofSeconds(Math.min(request.getLimits().getWallSeconds(), config.wallLimit().toSeconds()))
         : config.wallLimit();
     if (request.getDeadlineEpochMs() > 0) {
-      Duration untilDeadline = Duration.ofMillis(request.getDeadlineEpochMs() - clock.millis());
+      Duration untilDeadline = deadline.remaining(clock);
       return untilDeadline.compareTo(limit) < 0 ? untilDeadline : limit;
     }
     return limit;
