@@ -95,6 +95,8 @@ public final class GatewayVerticle extends VerticleBase {
         config.models(), clock);
     jobMetrics = new JobMetrics(registry, () -> jobs.list(null));
     jobs.measure(jobMetrics);
+    jobs.endInterruptedCreations().onFailure(e -> LOG.log(System.Logger.Level.ERROR,
+        "cannot end the jobs a previous run left queued (the deadline check ends them later)", e));
     Sessions sessions = new Sessions(clock);
     Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs();
     Router router = Router.router(vertx);
