@@ -169,8 +169,12 @@ public final class GatewayVerticle extends VerticleBase {
       if (bus != null) {
         bus.close();
       }
-      data.pats().save();
-      data.audit().close();
+      try {
+        data.pats().save();
+      } finally {
+        // Even when the token usage cannot be saved (a full disk), release the audit log's lock.
+        data.audit().close();
+      }
       return null;
     })).onComplete(ar -> {
       if (gitPool != null) {
