@@ -5,13 +5,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.runner.docker.DockerSandbox;
+import ai.spboucher.spbgit.runner.docker.SandboxSpec;
+import com.github.dockerjava.api.model.Container;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
 import io.nats.client.Nats;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.DeliverPolicy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Checks the host-fault tests share: reading a running job's progress, and counting numbered output lines. */
+/** What the host-fault tests share: reading a job's log and progress from NATS, its containers, numbered lines. */
 final class FaultChecks {
 
   private FaultChecks() {
@@ -27,6 +38,35 @@ final class FaultChecks {
           .getLastMessage(Subjects.EVENTS_STREAM, Subjects.logEvents(jobId)).getData()).getSequence();
     } catch (JetStreamApiException e) {
       return 0;
+    }
+  }
+
+  /** The job's whole log from NATS, in sequence order; asserts the sequence has no gap and no repeat. */
+  static String log(String natsUrl, String jobId) throws Exception {
+    StringBuilder out = new StringBuilder();
+    try (Connection connection = Nats.connect(natsUrl)) {
+      JetStreamSubscription sub = connection.jetStream().subscribe(Subjects.logEvents(jobId),
+          PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
+              ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+      long expected = 1;
+      for (List<Message> batch = sub.fetch(500, Duration.ofMillis(500)); !batch.isEmpty();
+           batch = sub.fetch(500, Duration.ofMillis(500))) {
+        for (Message m : batch) {
+          JobEvent event = JobEvent.parseFrom(m.getData());
+          assertEquals(expected++, event.getSequence(), "log sequence of job " + jobId);
+          out.append(event.getLog().getData().toStringUtf8());
+          m.ack();
+        }
+      }
+    }
+    return out.toString();
+  }
+
+  /** Containers of the job, in any state, on the machine's Docker engine. */
+  static List<Container> jobContainers(String jobId) throws Exception {
+    try (DockerSandbox docker = new DockerSandbox("unix:///var/run/docker.sock")) {
+      return docker.client().listContainersCmd().withShowAll(true)
+          .withLabelFilter(Map.of(SandboxSpec.JOB_LABEL, jobId)).exec();
     }
   }
 
