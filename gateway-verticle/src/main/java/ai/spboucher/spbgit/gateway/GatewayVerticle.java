@@ -105,6 +105,8 @@ public final class GatewayVerticle extends VerticleBase {
         config.models(), clock);
     jobMetrics = new JobMetrics(registry, () -> jobs.list(null));
     jobs.measure(jobMetrics);
+    jobs.endInterruptedCreations().onFailure(e -> LOG.log(System.Logger.Level.ERROR,
+        "cannot end the jobs a previous run left queued (the deadline check ends them later)", e));
     Sessions sessions = new Sessions(clock);
     Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs();
     Router router = Router.router(vertx);
@@ -178,8 +180,12 @@ public final class GatewayVerticle extends VerticleBase {
       if (bus != null) {
         bus.close();
       }
-      data.pats().save();
-      data.audit().close();
+      try {
+        data.pats().save();
+      } finally {
+        // Even when the token usage cannot be saved (a full disk), release the audit log's lock.
+        data.audit().close();
+      }
       return null;
     })).onComplete(ar -> {
       if (gitPool != null) {

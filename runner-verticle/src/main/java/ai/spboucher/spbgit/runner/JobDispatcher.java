@@ -22,6 +22,7 @@ import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,6 +54,10 @@ final class JobDispatcher {
   private final Semaphore freeSlots;
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
+  /** Containers of ended jobs that could not be removed when they ended, because the engine was away. */
+  private final java.util.Set<String> unremoved = ConcurrentHashMap.newKeySet();
+  /** Whether the Docker engine answered the fetch loop's last ping. */
+  private volatile boolean engineAnswers = true;
   private volatile boolean stopping;
   private Thread fetchLoop;
   private Dispatcher cancels;
@@ -125,6 +130,11 @@ final class JobDispatcher {
               PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER));
         }
         freeSlots.acquire();
+        if (!engineReady()) {
+          freeSlots.release();
+          sleep(1000);
+          continue;
+        }
         int free = 1 + freeSlots.drainPermits();
         List<Message> batch = subscription.fetch(free, FETCH_WAIT);
         freeSlots.release(free - batch.size());
@@ -138,6 +148,40 @@ final class JobDispatcher {
         sleep(1000);
       }
     }
+  }
+
+  /**
+   * Whether the Docker engine answers, so a job taken now can run: while it does not, this runner takes no jobs it
+   * could only fail. Once it answers, first removes the containers that jobs ending meanwhile could not.
+   */
+  private boolean engineReady() {
+    if (!docker.answers()) {
+      if (engineAnswers) {
+        LOG.log(System.Logger.Level.WARNING, "the Docker engine at " + config.dockerHost()
+            + " does not answer: taking no jobs until it does");
+        engineAnswers = false;
+      }
+      return false;
+    }
+    if (!engineAnswers) {
+      LOG.log(System.Logger.Level.INFO, "the Docker engine answers again");
+      engineAnswers = true;
+    }
+    for (String containerId : unremoved) {
+      try {
+        docker.remove(containerId);
+        unremoved.remove(containerId);
+        LOG.log(System.Logger.Level.INFO, "removed container " + containerId + " of an ended job");
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "cannot remove container " + containerId + " yet: " + e.getMessage());
+      }
+    }
+    return true;
+  }
+
+  /** Whether this runner can take jobs: the Docker engine answered its last check. */
+  boolean engineAnswers() {
+    return engineAnswers;
   }
 
   /** Called with a slot already reserved for the message. */
@@ -157,18 +201,31 @@ final class JobDispatcher {
       freeSlots.release();
       return;
     }
-    EventPublisher events = new EventPublisher(nats.jetStream(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock);
+    EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
+    JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock,
+        storedAt(message));
     running.put(request.getJobId(), execution);
     LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
     jobs.execute(() -> {
       try {
         execution.run();
       } finally {
+        if (execution.unremovedContainer() != null) {
+          unremoved.add(execution.unremovedContainer());
+        }
         running.remove(request.getJobId());
         freeSlots.release();
       }
     });
+  }
+
+  /** When JetStream stored the request, by the NATS server's clock; null if the message does not say. */
+  private static Instant storedAt(Message message) {
+    try {
+      return message.metaData().timestamp().toInstant();
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   private void onCancel(Message message) {

@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.runner;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
+import ai.spboucher.spbgit.runner.docker.ContainerWatch;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.runner.docker.WorkVolume;
@@ -24,6 +25,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,11 +54,25 @@ final class JobExecution {
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
+  /** When JetStream stored the request, by the NATS server's clock; null when unknown. */
+  private final Instant queuedAt;
   private volatile String containerId;
   private volatile String cancelReason;
+  /** Set before the runner itself kills the container (its wall clock ran out, or a grace period ended). */
+  private volatile boolean killedByRunner;
+  /** The job's container when removing it failed (the engine was away): the dispatcher retries. */
+  private volatile String unremovedContainer;
 
+  /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
   JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
                JobRequest request, EventPublisher events, Clock clock) {
+    this(config, docker, provider, gatewayTls, request, events, clock, null);
+  }
+
+  /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
+  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
+               JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+    this.queuedAt = queuedAt;
     this.config = config;
     this.docker = docker;
     this.provider = provider;
@@ -91,7 +107,11 @@ final class JobExecution {
       events.status(JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
       return;
     }
-    Duration wall = wallLimit();
+    // Stored by the same server that stamped the request: the wait in the queue is measured on one clock.
+    Instant takenAt = events.runnerLineStoredAt("job " + jobId() + " taken by runner " + config.runnerId());
+    JobDeadline deadline = new JobDeadline(request.getDeadlineEpochMs(), request.getCreatedEpochMs(), queuedAt,
+        takenAt);
+    Duration wall = wallLimit(deadline);
     if (wall.isNegative() || wall.isZero()) {
       events.status(JobStatus.FINISHED, ExitReason.TIMEOUT, config.runnerId(), "", "deadline passed before start");
       return;
@@ -131,25 +151,35 @@ final class JobExecution {
         return;
       }
       Closeable logs = null;
+      ContainerWatch watch = null;
       try {
         pump.runnerLine("job " + jobId() + " starting in container " + containerId.substring(0, 12)
             + " on runner " + config.runnerId() + " (wall clock limit " + wall.toSeconds() + " s, egress "
             + proxy.policy().entries() + (session == null ? "" : ", " + session.describe()) + ")");
         logs = docker.attach(containerId, pump::offer, pump::dockerStreamEnded);
+        watch = docker.watch(containerId);
         docker.start(containerId);
         events.status(JobStatus.STARTED, "", config.runnerId(), containerId, "");
-        reason = awaitOutcome(wall, work, pump, session);
+        reason = awaitOutcome(wall, work, pump, session, watch);
       } finally {
         pump.awaitDockerStreamEnd(STOP_GRACE.toMillis());
         if (logs != null) {
           logs.close();
         }
+        closeQuietly(watch);
       }
       pump.runnerLine("job ended: " + reason);
+    } catch (StoppedFromOutside e) {
+      LOG.log(System.Logger.Level.WARNING, "job " + jobId() + ": " + e.getMessage());
+      reason = ExitReason.RUNNER_ERROR;
+      detail = e.getMessage();
+      pump.runnerLine("runner error: " + detail);
     } catch (Exception e) {
       LOG.log(System.Logger.Level.ERROR, "job " + jobId() + " failed in the runner", e);
       reason = ExitReason.RUNNER_ERROR;
-      detail = String.valueOf(e.getMessage());
+      detail = containerId != null && lostTheEngine(e)
+          ? "lost the Docker engine while the job was running (it stopped or restarted): " + e.getMessage()
+          : String.valueOf(e.getMessage());
       pump.runnerLine("runner error: " + detail);
     } finally {
       // Closed before FINISHED, so every model call and egress attempt is metered and published by then.
@@ -165,6 +195,24 @@ final class JobExecution {
           session == null ? null : session.spend());
       cleanUp(work, jobDir, session);
     }
+  }
+
+  /**
+   * Whether a failure came from the engine going away rather than from a request it refused: the connection broke
+   * (an I/O failure under docker-java's exception), or the engine does not answer any more.
+   */
+  private boolean lostTheEngine(Exception failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof IOException) {
+        return true;
+      }
+    }
+    return !docker.answers();
+  }
+
+  /** The job's container if {@link #run} could not remove it; null once it is gone or was never created. */
+  String unremovedContainer() {
+    return unremovedContainer;
   }
 
   /** Publishes each attempt as an egress event and logs the refused ones. */
@@ -183,8 +231,8 @@ final class JobExecution {
     return provider.config().jobModel(request.getModel());
   }
 
-  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump, LlmSession session)
-      throws InterruptedException, ExecutionException {
+  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump, LlmSession session,
+                              ContainerWatch watch) throws InterruptedException, ExecutionException, StoppedFromOutside {
     Long exit = session == null ? docker.awaitExit(containerId, wall)
         : session.awaitExit(docker, containerId, wall, config.breachGrace(), pump);
     String breach = session == null ? null : session.breach();
@@ -196,8 +244,12 @@ final class JobExecution {
       } else if (cancelReason == null) {
         pump.runnerLine("grace period over: stopping the container");
       }
+      killedByRunner = true;
       docker.kill(containerId);
       docker.awaitExit(containerId, STOP_GRACE);
+    }
+    if (cancelReason == null && !killedByRunner) {
+      requireEndedFromWithin(watch);
     }
     InspectContainerResponse state = docker.inspect(containerId);
     Long exitCode = state.getState().getExitCodeLong();
@@ -208,6 +260,30 @@ final class JobExecution {
     return ExitReason.decide(new ExitReason.Observation(false, timedOut, session != null && session.budgetExceeded(),
         Boolean.TRUE.equals(state.getState().getOOMKilled()), work.isFull(), exitCode == null ? -1 : exitCode,
         session != null));
+  }
+
+  /**
+   * Fails when the engine sent the container a signal that neither the runner nor a cancel asked for: its exit
+   * code is then the engine's doing (a stopping or restarting engine sends SIGTERM), not the job's.
+   */
+  private static void requireEndedFromWithin(ContainerWatch watch) throws InterruptedException, StoppedFromOutside {
+    // Signals are reported before the death, so once the death is seen, so is every signal.
+    watch.awaitDeath(Duration.ofSeconds(5));
+    List<String> signals = watch.signals();
+    if (!signals.isEmpty()) {
+      throw new StoppedFromOutside("the Docker engine stopped the container (signal " + String.join(", ", signals)
+          + "), not the job or the runner: the engine was stopping or restarting, or someone stopped the container");
+    }
+  }
+
+  /** The container was ended by the engine, not by the job's processes or the runner. */
+  private static final class StoppedFromOutside extends Exception {
+
+    private static final long serialVersionUID = 1L;
+
+    StoppedFromOutside(String message) {
+      super(message);
+    }
   }
 
   /** Publishes what the egress proxy and the model endpoint recorded; says so in the log if some was lost. */
@@ -254,12 +330,12 @@ final class JobExecution {
     return entries;
   }
 
-  private Duration wallLimit() {
+  private Duration wallLimit(JobDeadline deadline) {
     Duration limit = request.getLimits().getWallSeconds() > 0
         ? Duration.ofSeconds(Math.min(request.getLimits().getWallSeconds(), config.wallLimit().toSeconds()))
         : config.wallLimit();
     if (request.getDeadlineEpochMs() > 0) {
-      Duration untilDeadline = Duration.ofMillis(request.getDeadlineEpochMs() - clock.millis());
+      Duration untilDeadline = deadline.remaining(clock);
       return untilDeadline.compareTo(limit) < 0 ? untilDeadline : limit;
     }
     return limit;
@@ -279,7 +355,9 @@ final class JobExecution {
       try {
         docker.remove(containerId);
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "cannot remove container of job " + jobId() + ": " + e.getMessage());
+        unremovedContainer = containerId;
+        LOG.log(System.Logger.Level.WARNING, "cannot remove container of job " + jobId() + " (removed once the "
+            + "engine answers): " + e.getMessage());
       }
     }
     if (session != null) {

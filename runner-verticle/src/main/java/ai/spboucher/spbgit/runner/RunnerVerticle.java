@@ -54,7 +54,8 @@ public final class RunnerVerticle extends VerticleBase {
 
   /**
    * {@code GET /healthz} on {@code SPB_RUNNER_HEALTH} (off when unset): 200 while the runner can take jobs
-   * (NATS connected), 503 otherwise, with its id, slots and running jobs. It reveals nothing about the jobs.
+   * (NATS connected and the Docker engine answering), 503 otherwise, with its id, slots and running jobs. It
+   * reveals nothing about the jobs.
    */
   private Future<?> startHealthEndpoint() {
     if (config.healthAddress().isEmpty()) {
@@ -67,8 +68,10 @@ public final class RunnerVerticle extends VerticleBase {
         return;
       }
       boolean connected = nats.connection().getStatus() == io.nats.client.Connection.Status.CONNECTED;
-      request.response().setStatusCode(connected ? 200 : 503).putHeader("Content-Type", "application/json")
-          .end(new io.vertx.core.json.JsonObject().put("status", connected ? "ok" : "nats disconnected")
+      boolean engine = dispatcher.engineAnswers();
+      String status = !connected ? "nats disconnected" : !engine ? "docker engine not answering" : "ok";
+      request.response().setStatusCode(connected && engine ? 200 : 503).putHeader("Content-Type", "application/json")
+          .end(new io.vertx.core.json.JsonObject().put("status", status)
               .put("runner_id", config.runnerId()).put("slots", config.slots())
               .put("running_jobs", dispatcher.runningJobs()).encode());
     }).listen(Integer.parseInt(hostPort[1]), hostPort[0])

@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
 import ai.spboucher.spbgit.gateway.repos.InvalidRepoNameException;
 import ai.spboucher.spbgit.gateway.repos.RepoExistsException;
 import ai.spboucher.spbgit.gateway.repos.RepoNotFoundException;
@@ -23,7 +24,8 @@ import org.eclipse.jgit.transport.UploadPackInternalServerErrorException;
 
 /**
  * The one place where failures become HTTP answers: a status from the exception type and a JSON body
- * {@code {"error": "..."}}. Server faults are logged with their stack and answered with a generic message.
+ * {@code {"error": "..."}}. Server faults are logged with their stack and answered with a generic message; the
+ * two the owner can act on, a service down (503) and a full data directory (507), say what happened.
  */
 public final class HttpErrors {
 
@@ -43,10 +45,14 @@ public final class HttpErrors {
   public static void handle(RoutingContext ctx) {
     Throwable failure = ctx.failure();
     int status = failure == null ? ctx.statusCode() : statusOf(failure, ctx.statusCode());
-    String message = status >= 500 && status != 503 ? "internal error" : messageOf(failure, status);
-    if (status >= 500 && status != 503) {
+    boolean explained = status == 503 || status == 507;
+    String message = status >= 500 && !explained ? "internal error" : messageOf(failure, status);
+    if (status >= 500 && !explained) {
       LOG.log(System.Logger.Level.ERROR, "request failed: " + ctx.request().method() + " " + ctx.request().path(),
           failure);
+    } else if (status == 507) {
+      LOG.log(System.Logger.Level.WARNING, "request refused: " + ctx.request().method() + " " + ctx.request().path()
+          + ": " + message);
     }
     if (ctx.response().headWritten()) {
       ctx.response().reset();
@@ -86,6 +92,9 @@ public final class HttpErrors {
     }
     if (t instanceof UnavailableException) {
       return 503;
+    }
+    if (t instanceof AuditStorageFullException) {
+      return 507;
     }
     if (t instanceof TooLargePackException || t instanceof TooLargeObjectInPackException
         || t instanceof ai.spboucher.spbgit.gateway.git.BodyTooLargeException) {

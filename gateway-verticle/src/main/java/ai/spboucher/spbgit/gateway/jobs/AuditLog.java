@@ -34,10 +34,15 @@ import java.util.function.Predicate;
  * reordering or inserting a line is detected by {@link #verify(Path)}.
  *
  * <p>Crash handling: a crash mid-append leaves a torn last line. {@link #open} moves such a line (no trailing
- * newline, or not a JSON object) to a sibling {@code agent-jobs.jsonl.torn-<epochMillis>} and truncates the log
- * to its last complete line, logging a warning; nothing is ever appended after a torn line. A bad line anywhere
- * else is tampering or disk corruption: it is left in place, the log stays open for appends, and
- * {@link #verify(Path)} keeps reporting it.
+ * newline, or not a JSON object) to a sibling {@code agent-jobs.jsonl.torn-<epochMillis>}, truncates the log
+ * to its last complete line, and then appends a {@value #TORN_LINE_SET_ASIDE} entry naming the side file, the
+ * bytes set aside and their SHA-256: the repair is part of the chain, so it can be told apart from lines cut off
+ * by hand. Nothing is ever appended after a torn line. A bad line anywhere else is tampering or disk corruption:
+ * it is left in place, the log stays open for appends, and {@link #verify(Path)} keeps reporting it.
+ *
+ * <p>A failed append (disk full, I/O error) is rolled back: the file is truncated to its last complete line, so
+ * a later append never follows a partial one. When the file system has no space left, the failure is a
+ * {@link AuditStorageFullException}.
  *
  * <p>Reads ({@link #entries()}) come from an in-memory copy of the lines, loaded at open and extended by every
  * append, so they never touch the disk; the whole log is held in memory (entries are small).
@@ -67,6 +72,8 @@ public final class AuditLog implements Closeable {
 
   /** The {@code prev} of the first line. */
   public static final String GENESIS_PREV = "0".repeat(64);
+  /** The event {@link #open} appends after it set aside a torn last line. */
+  public static final String TORN_LINE_SET_ASIDE = "torn_line_set_aside";
 
   private static final System.Logger LOG = System.getLogger(AuditLog.class.getName());
   private static final List<String> RESERVED_FIELDS = List.of("seq", "ts", "prev");
@@ -103,9 +110,11 @@ public final class AuditLog implements Closeable {
   }
 
   /**
-   * Opens the log, creating it (and its directory) if missing, sets aside a torn last line and checks the chain;
-   * a broken chain is logged, not fatal. Takes an exclusive file lock so that a second gateway on the same data
-   * directory fails here instead of interleaving lines. Blocking.
+   * Opens the log, creating it (and its directory) if missing, sets aside a torn last line (and records that it
+   * did) and checks the chain; a broken chain is logged, not fatal. Takes an exclusive file lock so that a second
+   * gateway on the same data directory fails here instead of interleaving lines. Blocking.
+   *
+   * @throws IOException if the file cannot be read or locked, or a torn line cannot be set aside and recorded
    */
   public static AuditLog open(Path file, Clock clock) throws IOException {
     Path dir = file.toAbsolutePath().getParent();
@@ -116,13 +125,22 @@ public final class AuditLog implements Closeable {
       FileLock lock = lockExclusively(channel, file);
       syncDirectory(dir);
       Lines content = Lines.split(readAll(channel));
-      content = setAsideTornLine(file, clock, channel, content);
+      JsonObject repair = null;
+      byte[] torn = tornLastLine(content);
+      if (torn != null) {
+        content = content.withoutTornLine();
+        repair = setAside(file, clock, channel, content, torn);
+      }
       VerifyResult check = checkChain(content);
       if (!check.ok()) {
         LOG.log(System.Logger.Level.WARNING, "audit log " + file + " fails verification (" + check.message()
             + "); it stays as it is and new entries are appended after it");
       }
-      return new AuditLog(file, clock, channel, lock, content, check);
+      AuditLog log = new AuditLog(file, clock, channel, lock, content, check);
+      if (repair != null) {
+        log.append(repair);
+      }
+      return log;
     } catch (IOException | RuntimeException e) {
       channel.close();
       throw e;
@@ -160,8 +178,9 @@ public final class AuditLog implements Closeable {
    * Returns the entry as stored (decoded from the written line, exactly as a later reader sees it).
    *
    * @throws IllegalArgumentException if the event sets {@code seq}, {@code ts} or {@code prev}
-   * @throws IOException if the write or the fsync fails (disk full, I/O error); the file is then truncated back
-   *     to its previous length, best effort, and the log's state is unchanged
+   * @throws AuditStorageFullException if the file system has no space left for the line; as below
+   * @throws IOException if the write or the fsync fails (I/O error); the file is then truncated back to its
+   *     previous length, best effort, and the log's state is unchanged
    */
   public synchronized JsonObject append(JsonObject event) throws IOException {
     Objects.requireNonNull(event, "event");
@@ -191,7 +210,8 @@ public final class AuditLog implements Closeable {
       channel.force(true);
     } catch (IOException e) {
       rollBack(e);
-      throw e;
+      throw AuditStorageFullException.isOutOfSpace(e, file, line.length + 1L)
+          ? new AuditStorageFullException(file, e) : e;
     }
     size += line.length + 1;
     lines++;
@@ -265,32 +285,36 @@ public final class AuditLog implements Closeable {
     return lock;
   }
 
-  /**
-   * If the last line is torn (no newline, or not a JSON object), copies its exact bytes to a new side file,
-   * fsyncs it, and only then truncates the log to the end of the previous line.
-   */
-  private static Lines setAsideTornLine(Path file, Clock clock, FileChannel channel, Lines content)
-      throws IOException {
-    Lines kept;
-    byte[] torn;
+  /** The torn last line's exact bytes (with its newline, if it had one), or null when the last line is sound. */
+  private static byte[] tornLastLine(Lines content) {
     if (content.tail().length > 0) {
-      kept = new Lines(content.complete(), new byte[0]);
-      torn = content.tail();
-    } else if (!content.complete().isEmpty() && parseObject(content.last()) == null) {
-      byte[] last = content.last();
-      kept = new Lines(content.complete().subList(0, content.complete().size() - 1), new byte[0]);
-      torn = Arrays.copyOf(last, last.length + 1);
-      torn[last.length] = NEWLINE;
-    } else {
-      return content;
+      return content.tail();
     }
+    if (!content.complete().isEmpty() && parseObject(content.last()) == null) {
+      byte[] last = content.last();
+      byte[] torn = Arrays.copyOf(last, last.length + 1);
+      torn[last.length] = NEWLINE;
+      return torn;
+    }
+    return null;
+  }
+
+  /**
+   * Copies the torn line's bytes to a new side file and fsyncs it, and only then truncates the log to
+   * {@code kept}; returns the entry that records the repair.
+   */
+  private static JsonObject setAside(Path file, Clock clock, FileChannel channel, Lines kept, byte[] torn)
+      throws IOException {
     Path side = writeSideFile(file, clock, torn);
     channel.truncate(kept.completeLength());
     channel.force(true);
     LOG.log(System.Logger.Level.WARNING, "audit log " + file + " ended with a torn line (" + torn.length
-        + " bytes, as a crash mid-append leaves); moved it to " + side + " and truncated the log after line "
-        + kept.complete().size());
-    return kept;
+        + " bytes, as a crash mid-append leaves); moved it to " + side + ", truncated the log after line "
+        + kept.complete().size() + " and recorded the repair as line " + (kept.complete().size() + 1));
+    return new JsonObject().put("event", TORN_LINE_SET_ASIDE).put("file", side.getFileName().toString())
+        .put("bytes", torn.length).put("sha256", sha256Hex(torn))
+        .put("why", torn[torn.length - 1] == NEWLINE ? "the last line is not a JSON object"
+            : "the last line has no trailing newline");
   }
 
   private static Path writeSideFile(Path file, Clock clock, byte[] bytes) throws IOException {
@@ -429,6 +453,12 @@ public final class AuditLog implements Closeable {
 
     byte[] last() {
       return complete.get(complete.size() - 1);
+    }
+
+    /** These lines without a torn last one: without the tail if there is one, else without the last line. */
+    Lines withoutTornLine() {
+      return tail.length > 0 ? new Lines(complete, new byte[0])
+          : new Lines(complete.subList(0, complete.size() - 1), new byte[0]);
     }
 
     /** Bytes taken by the complete lines, newlines included. */

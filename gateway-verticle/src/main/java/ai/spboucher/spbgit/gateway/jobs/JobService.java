@@ -251,6 +251,20 @@ public final class JobService {
         .onFailure(e -> LOG.log(System.Logger.Level.ERROR, "cannot audit refs of job " + jobId, e)));
   }
 
+  /**
+   * Ends the jobs a previous run of the gateway left {@code queued}: it stopped between recording a job and
+   * recording that the queue stored its request, so the job was never confirmed to the owner (no 201). Whether
+   * the request reached the queue is unknown, and the job token is not kept anywhere to send it again: such a job
+   * ends {@code runner_error}, as when publishing times out, and its token is revoked, so a runner that still takes
+   * the request cannot push. Call once at start-up, before status events are consumed.
+   */
+  public Future<Void> endInterruptedCreations() {
+    List<Future<Job>> ended = book.unfinished().stream().filter(job -> Job.QUEUED.equals(job.status()))
+        .map(job -> finish(job.id(), "runner_error", "", "", "the gateway stopped before the job was queued"))
+        .toList();
+    return Future.all(ended).mapEmpty();
+  }
+
   /** Declares jobs lost that no runner finished by their deadline. */
   public void reapOverdueJobs() {
     Instant now = clock.instant();

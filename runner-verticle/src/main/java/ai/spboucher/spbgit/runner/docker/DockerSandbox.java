@@ -45,6 +45,16 @@ public final class DockerSandbox implements Closeable {
     }
   }
 
+  /** Whether the engine answers a ping now. */
+  public boolean answers() {
+    try {
+      docker.pingCmd().exec();
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
   /** Creates (not starts) the job's container; returns its id. */
   public String create(SandboxSpec spec) {
     return docker.createContainerCmd(spec.image())
@@ -93,6 +103,11 @@ public final class DockerSandbox implements Closeable {
       throw new IllegalStateException("could not attach to container " + containerId);
     }
     return callback;
+  }
+
+  /** Follows the engine's reports of signals sent to the container and of its death; before {@link #start}. */
+  public ContainerWatch watch(String containerId) throws InterruptedException, IOException {
+    return ContainerWatch.start(docker, containerId);
   }
 
   /** Waits for the container to stop, up to {@code timeout}; returns its exit code, or null on timeout. */

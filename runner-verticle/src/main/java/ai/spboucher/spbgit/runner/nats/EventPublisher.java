@@ -11,7 +11,9 @@ import ai.spboucher.spbgit.proto.Subjects;
 import com.google.protobuf.ByteString;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
 import io.nats.client.PublishOptions;
+import io.nats.client.api.PublishAck;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -34,6 +36,8 @@ public final class EventPublisher {
   private static final Duration RETRY_FOR = Duration.ofMinutes(10);
 
   private final JetStream jetStream;
+  /** Reads stored events back; null when this publisher was not given one. */
+  private final JetStreamManagement management;
   private final String jobId;
   private final Clock clock;
   private final Object statusLock = new Object();
@@ -46,7 +50,12 @@ public final class EventPublisher {
   private long egressSequence;
 
   public EventPublisher(JetStream jetStream, String jobId, Clock clock) {
-    this(jetStream, jobId, clock, 0);
+    this(jetStream, null, jobId, clock, 0);
+  }
+
+  /** A publisher that can also tell when the stream stored an event ({@link #runnerLineStoredAt}). */
+  public EventPublisher(JetStream jetStream, JetStreamManagement management, String jobId, Clock clock) {
+    this(jetStream, management, jobId, clock, 0);
   }
 
   /**
@@ -55,7 +64,13 @@ public final class EventPublisher {
    * id, a duplicate the stream would drop.
    */
   public EventPublisher(JetStream jetStream, String jobId, Clock clock, long lastStatusSequence) {
+    this(jetStream, null, jobId, clock, lastStatusSequence);
+  }
+
+  private EventPublisher(JetStream jetStream, JetStreamManagement management, String jobId, Clock clock,
+                         long lastStatusSequence) {
     this.jetStream = jetStream;
+    this.management = management;
     this.jobId = jobId;
     this.clock = clock;
     this.statusSequence = lastStatusSequence;
@@ -94,6 +109,31 @@ public final class EventPublisher {
     }
   }
 
+  /**
+   * Publishes one line of the runner's own ({@code RUNNER}, {@code [spb-runner] } prefixed) and returns when the
+   * events stream stored it, by the NATS server's clock, read back from the stream. Null when the publish gave up,
+   * the stored message cannot be read, or this publisher has no {@link JetStreamManagement}.
+   */
+  public Instant runnerLineStoredAt(String line) {
+    byte[] data = ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    PublishAck ack;
+    synchronized (logLock) {
+      JobEvent event = base(++logSequence)
+          .setLog(LogChunk.newBuilder().setStream(LogStream.RUNNER).setData(ByteString.copyFrom(data))).build();
+      ack = publish(Subjects.logEvents(jobId), "log", event);
+    }
+    if (ack == null || management == null) {
+      return null;
+    }
+    try {
+      return management.getMessage(ack.getStream(), ack.getSeqno()).getTime().toInstant();
+    } catch (IOException | JetStreamApiException | RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot read back when the stream stored a log line of job " + jobId
+          + ": " + e.getMessage());
+      return null;
+    }
+  }
+
   public void modelCall(ModelCall call) {
     synchronized (modelLock) {
       publish(Subjects.modelEvents(jobId), "model", base(++modelSequence).setModelCall(call).build());
@@ -118,26 +158,26 @@ public final class EventPublisher {
         .setTimestampEpochMs(clock.millis());
   }
 
-  private void publish(String subject, String kind, JobEvent event) {
+  /** Publishes with retries; returns the stream's acknowledgement, or null if the retries gave up. */
+  private PublishAck publish(String subject, String kind, JobEvent event) {
     PublishOptions options = PublishOptions.builder().messageId(jobId + "." + kind + "." + event.getSequence())
         .build();
     Instant giveUp = clock.instant().plus(RETRY_FOR);
     long backoff = 100;
     while (true) {
       try {
-        jetStream.publish(subject, event.toByteArray(), options);
-        return;
+        return jetStream.publish(subject, event.toByteArray(), options);
       } catch (IOException | JetStreamApiException e) {
         if (clock.instant().isAfter(giveUp)) {
           LOG.log(System.Logger.Level.ERROR, "giving up publishing " + kind + " event " + event.getSequence()
               + " of job " + jobId + ": " + e.getMessage());
-          return;
+          return null;
         }
         try {
           Thread.sleep(backoff);
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
-          return;
+          return null;
         }
         backoff = Math.min(backoff * 2, 2000);
       }

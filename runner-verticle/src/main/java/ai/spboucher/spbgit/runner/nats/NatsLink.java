@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.proto.Streams;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.Options;
 import ai.spboucher.spbgit.proto.NatsClientOptions;
@@ -22,10 +23,12 @@ public final class NatsLink implements AutoCloseable {
 
   private final Connection connection;
   private final JetStream jetStream;
+  private final JetStreamManagement management;
 
   private NatsLink(Connection connection) throws IOException {
     this.connection = connection;
     this.jetStream = connection.jetStream();
+    this.management = connection.jetStreamManagement();
   }
 
   /**
@@ -69,6 +72,10 @@ public final class NatsLink implements AutoCloseable {
 
   public JetStream jetStream() {
     return jetStream;
+  }
+
+  public JetStreamManagement management() {
+    return management;
   }
 
   @Override

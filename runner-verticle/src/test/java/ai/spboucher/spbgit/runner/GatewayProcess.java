@@ -1,0 +1,124 @@
+package ai.spboucher.spbgit.runner;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gateway as its own operating-system process, from the packaged {@code spb-gateway.jar} (built by
+ * {@code package} before failsafe runs), which a test can kill with SIGKILL mid-write and start again on the same
+ * data directory and port: jobs already running keep reaching it at the clone URL they were given.
+ */
+final class GatewayProcess implements AutoCloseable {
+
+  static final Path JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
+  private static final long READY_TIMEOUT_MS = 60_000;
+
+  private final Path dataDir;
+  private final Path logDir;
+  private final int port;
+  private final Map<String, String> env;
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private Process process;
+  private Path logFile;
+  private int starts;
+
+  private GatewayProcess(Path dataDir, Path logDir, int port, Map<String, String> env) {
+    this.dataDir = dataDir;
+    this.logDir = logDir;
+    this.port = port;
+    this.env = Map.copyOf(env);
+  }
+
+  /** Starts the gateway on a free port with {@code env} (its {@code SPB_*} settings) and waits until it is ready. */
+  static GatewayProcess start(Path dataDir, Path logDir, Map<String, String> env) throws Exception {
+    if (!Files.isRegularFile(JAR)) {
+      throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
+    }
+    GatewayProcess gateway = new GatewayProcess(dataDir, Files.createDirectories(logDir),
+        NatsServerProcess.freePort(), env);
+    gateway.restart();
+    return gateway;
+  }
+
+  /** Starts the process (again) and waits until it listens and is connected to NATS. */
+  void restart() throws Exception {
+    if (process != null && process.isAlive()) {
+      throw new IllegalStateException("the gateway process is still running");
+    }
+    logFile = logDir.resolve("gateway-" + (++starts) + ".log");
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the tests.
+    ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(logFile.toFile());
+    builder.environment().putAll(env);
+    builder.environment().put("SPB_DATA_DIR", dataDir.toString());
+    builder.environment().put("SPB_HTTP_PORT", String.valueOf(port));
+    process = builder.start();
+    long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
+    while (!(log().contains("listening on http://127.0.0.1:" + port) && log().contains("connected to NATS"))) {
+      if (!process.isAlive()) {
+        throw new IOException("the gateway exited with " + process.exitValue() + ":\n" + log());
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IOException("the gateway was not ready within " + READY_TIMEOUT_MS + " ms:\n" + log());
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /** SIGKILL: no shutdown hook runs, an append in progress stops wherever it is. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly();
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("the gateway did not die from SIGKILL");
+    }
+  }
+
+  String baseUrl() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  String ownerToken() throws IOException {
+    return Files.readString(dataDir.resolve("initial-owner-token")).strip();
+  }
+
+  Path auditLog() {
+    return dataDir.resolve("agent-jobs.jsonl");
+  }
+
+  /** An API call with the owner token. */
+  HttpResponse<String> api(String method, String path, String body) throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUrl() + path))
+        .timeout(Duration.ofSeconds(30)).header("Authorization", "Bearer " + ownerToken())
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+    if (body != null) {
+      request.header("Content-Type", "application/json");
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** What the current (or last) start printed. */
+  String log() throws IOException {
+    return logFile == null || !Files.exists(logFile) ? "" : Files.readString(logFile);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process != null && process.isAlive()) {
+      process.destroy();
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        kill();
+      }
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package ai.spboucher.spbgit.runner;
+
+import ai.spboucher.spbgit.runner.docker.DockerSandbox;
+import ai.spboucher.spbgit.runner.docker.SandboxSpec;
+import com.github.dockerjava.api.model.Container;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A second Docker engine of the test's own, so a test can restart an engine under a running job without touching
+ * the machine's shared one: its own data and exec roots (so its own containerd), pid file and socket, an empty
+ * daemon configuration, no bridge and no iptables rules (job containers have no network anyway). It runs as a child
+ * process of the test and is stopped, and its data removed, on {@link #close}.
+ */
+final class PrivateDockerEngine implements AutoCloseable {
+
+  private static final long READY_TIMEOUT_MS = 60_000;
+
+  private final Path dir;
+  private final Path socket;
+  private Process process;
+  private int starts;
+
+  private PrivateDockerEngine(Path dir) {
+    this.dir = dir;
+    this.socket = dir.resolve("docker.sock");
+  }
+
+  /** Starts dockerd and waits until it answers; fails with dockerd's log if it does not. */
+  static PrivateDockerEngine start(Path dir) throws Exception {
+    PrivateDockerEngine engine = new PrivateDockerEngine(Files.createDirectories(dir));
+    Files.writeString(dir.resolve("daemon.json"), "{}\n");
+    engine.startProcess();
+    return engine;
+  }
+
+  /** The {@code DOCKER_HOST} of this engine. */
+  String host() {
+    return "unix://" + socket;
+  }
+
+  /** Copies {@code image} from the machine's engine into this one ({@code docker save | docker load}). */
+  void loadImage(String image) throws Exception {
+    Process save = new ProcessBuilder("docker", "save", image).redirectError(ProcessBuilder.Redirect.DISCARD)
+        .start();
+    Process load = new ProcessBuilder("docker", "-H", host(), "load").redirectErrorStream(true)
+        .redirectOutput(dir.resolve("load.log").toFile()).start();
+    try (var in = save.getInputStream(); var out = load.getOutputStream()) {
+      in.transferTo(out);
+    }
+    if (save.waitFor() != 0 || load.waitFor() != 0) {
+      throw new IOException("cannot load " + image + " into the private engine: " + Files.readString(
+          dir.resolve("load.log")));
+    }
+  }
+
+  /** Stops dockerd as an operator does (SIGTERM: it stops its containers first), keeping its data. */
+  void stop() throws Exception {
+    stopProcess();
+  }
+
+  /** Starts dockerd again on the same data, after {@link #stop}. */
+  void startAgain() throws Exception {
+    startProcess();
+  }
+
+  /** Containers of this engine, in any state, labelled as belonging to the job. */
+  List<Container> jobContainers(String jobId) throws IOException {
+    try (DockerSandbox docker = new DockerSandbox(host())) {
+      return docker.client().listContainersCmd().withShowAll(true)
+          .withLabelFilter(Map.of(SandboxSpec.JOB_LABEL, jobId)).exec();
+    }
+  }
+
+  /** Every container of this engine, in any state. */
+  List<Container> allContainers() throws IOException {
+    try (DockerSandbox docker = new DockerSandbox(host())) {
+      return docker.client().listContainersCmd().withShowAll(true).exec();
+    }
+  }
+
+  /** What dockerd printed, over all its starts. */
+  String log() throws IOException {
+    StringBuilder all = new StringBuilder();
+    for (int i = 1; i <= starts; i++) {
+      Path file = dir.resolve("dockerd-" + i + ".log");
+      if (Files.exists(file)) {
+        all.append(Files.readString(file));
+      }
+    }
+    return all.toString();
+  }
+
+  private void startProcess() throws Exception {
+    starts++;
+    List<String> command = new ArrayList<>(List.of("dockerd",
+        "--config-file", dir.resolve("daemon.json").toString(),
+        "--data-root", dir.resolve("data").toString(),
+        "--exec-root", dir.resolve("exec").toString(),
+        "--pidfile", dir.resolve("docker.pid").toString(),
+        "-H", host(),
+        "--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false"));
+    process = new ProcessBuilder(command).redirectErrorStream(true)
+        .redirectOutput(dir.resolve("dockerd-" + starts + ".log").toFile()).start();
+    long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
+    while (true) {
+      try (DockerSandbox docker = new DockerSandbox(host())) {
+        docker.client().pingCmd().exec();
+        return;
+      } catch (RuntimeException e) {
+        if (!process.isAlive()) {
+          throw new IOException("the private dockerd exited with " + process.exitValue() + ":\n" + log());
+        }
+        if (System.currentTimeMillis() > deadline) {
+          throw new IOException("the private dockerd did not answer within " + READY_TIMEOUT_MS + " ms:\n" + log());
+        }
+        Thread.sleep(200);
+      }
+    }
+  }
+
+  private void stopProcess() throws Exception {
+    if (process == null || !process.isAlive()) {
+      return;
+    }
+    process.destroy();
+    // dockerd gives its containers up to 15 s to stop before it exits.
+    if (!process.waitFor(60, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      process.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Removes every container, stops dockerd and deletes its data. */
+  @Override
+  public void close() throws Exception {
+    if (process != null && process.isAlive()) {
+      try (DockerSandbox docker = new DockerSandbox(host())) {
+        for (Container c : docker.client().listContainersCmd().withShowAll(true).exec()) {
+          docker.remove(c.getId());
+        }
+      } catch (RuntimeException e) {
+        // The engine is going anyway; its data directory goes with it below.
+      }
+    }
+    stopProcess();
+    // dockerd unmounts its layers when it stops; a leftover mount would make the removal fail, and say so.
+    new ProcessBuilder("rm", "-rf", "--one-file-system", dir.resolve("data").toString(),
+        dir.resolve("exec").toString()).inheritIO().start().waitFor(60, TimeUnit.SECONDS);
+  }
+}
