@@ -178,10 +178,8 @@ public final class JobTestBed implements AutoCloseable {
   /** The job's whole log as published on NATS, in sequence order; asserts the sequence has no gap. */
   public String log(String jobId) throws Exception {
     StringBuilder out = new StringBuilder();
-    try (Connection connection = Nats.connect(natsUrl)) {
-      JetStreamSubscription sub = connection.jetStream().subscribe("spb.events." + jobId + ".log",
-          PullSubscribeOptions.builder().stream("SPB_EVENTS").configuration(
-              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+    try (Connection connection = connect()) {
+      JetStreamSubscription sub = readFromStart(connection, Subjects.logEvents(jobId));
       long expected = 1;
       while (true) {
         List<Message> batch = sub.fetch(500, Duration.ofMillis(500));
@@ -197,6 +195,33 @@ public final class JobTestBed implements AutoCloseable {
       }
     }
     return out.toString();
+  }
+
+  /**
+   * A connection of the bed's own, to read what the product published. JetStream requests get 10 s (the client's
+   * default is 2 s): on a cluster that has just lost a node, on a busy machine, answers can take longer.
+   */
+  private Connection connect() throws Exception {
+    return Nats.connect(new io.nats.client.Options.Builder().server(natsUrl).connectionTimeout(Duration.ofSeconds(10))
+        .errorListener(new io.nats.client.ErrorListener() { }).build());
+  }
+
+  /**
+   * A pull consumer reading {@code subject} from the start of the events stream. Created again when JetStream does
+   * not answer: for a minute or so after a cluster node dies, the server can still place a new consumer on it.
+   */
+  private static JetStreamSubscription readFromStart(Connection connection, String subject) throws Exception {
+    PullSubscribeOptions options = PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
+        io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return connection.jetStream().subscribe(subject, options);
+      } catch (java.io.IOException e) {
+        if (attempt == 3) {
+          throw e;
+        }
+      }
+    }
   }
 
   /** Whether any container of this job still exists. */
@@ -263,10 +288,8 @@ public final class JobTestBed implements AutoCloseable {
   /** Every status event runners published for the job, in stream order, read straight from NATS. */
   public List<JobEvent> statusEvents(String jobId) throws Exception {
     List<JobEvent> events = new ArrayList<>();
-    try (Connection connection = Nats.connect(natsUrl)) {
-      JetStreamSubscription sub = connection.jetStream().subscribe(Subjects.statusEvents(jobId),
-          PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
-              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+    try (Connection connection = connect()) {
+      JetStreamSubscription sub = readFromStart(connection, Subjects.statusEvents(jobId));
       while (true) {
         List<Message> batch = sub.fetch(100, Duration.ofMillis(500));
         if (batch.isEmpty()) {
@@ -285,7 +308,7 @@ public final class JobTestBed implements AutoCloseable {
    * send yet). The gateway does not know such a job: read its events from NATS ({@link #awaitFinishedEvent}).
    */
   public void publish(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
-    try (Connection connection = Nats.connect(natsUrl)) {
+    try (Connection connection = connect()) {
       connection.jetStream().publish(Subjects.JOB_REQUESTS, request.toByteArray(),
           io.nats.client.PublishOptions.builder().messageId(request.getJobId()).build());
     }
@@ -308,10 +331,8 @@ public final class JobTestBed implements AutoCloseable {
   /** Every event published on {@code subject} (a job's status, log, model or egress subject), in stream order. */
   public List<JobEvent> events(String subject) throws Exception {
     List<JobEvent> events = new ArrayList<>();
-    try (Connection connection = Nats.connect(natsUrl)) {
-      JetStreamSubscription sub = connection.jetStream().subscribe(subject,
-          PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
-              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+    try (Connection connection = connect()) {
+      JetStreamSubscription sub = readFromStart(connection, subject);
       while (true) {
         List<Message> batch = sub.fetch(500, Duration.ofMillis(500));
         if (batch.isEmpty()) {
@@ -405,14 +426,14 @@ public final class JobTestBed implements AutoCloseable {
 
   /** How many job requests wait in the queue stream, not yet taken by a runner. */
   public long queuedRequests() throws Exception {
-    try (Connection connection = Nats.connect(natsUrl)) {
+    try (Connection connection = connect()) {
       return connection.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount();
     }
   }
 
   /** The state of the runners' shared durable consumer on the queue. */
   public ConsumerInfo runnersConsumer() throws Exception {
-    try (Connection connection = Nats.connect(natsUrl)) {
+    try (Connection connection = connect()) {
       return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER);
     }
   }
