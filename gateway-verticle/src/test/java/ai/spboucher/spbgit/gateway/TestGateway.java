@@ -39,9 +39,14 @@ public final class TestGateway implements AutoCloseable {
   }
 
   public static TestGateway start(Path dataDir, JsonObject overrides) throws Exception {
+    return start(dataDir, overrides, Clock.systemUTC());
+  }
+
+  /** A gateway that reads the time from {@code clock} (jobs' deadlines, token lifetimes, the overdue-job check). */
+  public static TestGateway start(Path dataDir, JsonObject overrides, Clock clock) throws Exception {
     JsonObject json = new JsonObject().put("dataDir", dataDir.toString()).put("httpPort", "0").mergeIn(overrides);
     Vertx vertx = Vertx.vertx();
-    GatewayVerticle verticle = new GatewayVerticle(GatewayConfig.from(json), Clock.systemUTC());
+    GatewayVerticle verticle = new GatewayVerticle(GatewayConfig.from(json), clock);
     vertx.deployVerticle(verticle).await();
     return new TestGateway(vertx, dataDir, verticle);
   }

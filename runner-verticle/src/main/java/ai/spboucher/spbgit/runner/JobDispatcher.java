@@ -201,6 +201,13 @@ final class JobDispatcher {
       freeSlots.release();
       return;
     }
+    String taken = takenAlready(request.getJobId());
+    if (taken != null) {
+      LOG.log(System.Logger.Level.WARNING, "job " + request.getJobId() + " was delivered again, but " + taken
+          + ": not running it again");
+      freeSlots.release();
+      return;
+    }
     EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
     JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock,
         storedAt(message));
@@ -224,6 +231,28 @@ final class JobDispatcher {
     try {
       return message.metaData().timestamp().toInstant();
     } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Why a request this runner has just acknowledged must not run: its job runs here already, or a runner has
+   * reported it. The queue offers a request again when the runner it went to has not acknowledged it within the
+   * ack wait; if that runner was only slow (a long pause, a stalled link), both acknowledgements succeed and
+   * both runners hold the request. Null when the job is new to NATS, or when NATS cannot tell: a failed lookup is
+   * no reason to drop a job. Blocking.
+   */
+  private String takenAlready(String jobId) {
+    if (running.containsKey(jobId)) {
+      return "it is running on this runner";
+    }
+    try {
+      JobEvent last = lastStatus(jobId);
+      return last == null ? null : "runner '" + last.getStatus().getRunnerId() + "' reported it "
+          + last.getStatus().getStatus();
+    } catch (java.io.UncheckedIOException e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot tell whether job " + jobId + " runs elsewhere (running it): "
+          + e.getMessage());
       return null;
     }
   }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

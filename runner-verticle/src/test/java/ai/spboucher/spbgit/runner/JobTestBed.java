@@ -41,17 +41,21 @@ public final class JobTestBed implements AutoCloseable {
   public static final String IMAGE = System.getenv().getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest");
 
   public final Path tmp;
+  /** The NATS server; null when the bed runs on NATS started elsewhere (see {@link #onNats}). */
   public final NatsServerProcess nats;
+  /** What the gateway, the runners and the bed's own clients connect to: one URL or a comma-separated list. */
+  private final String natsUrl;
   /** The running gateway; replaced by {@link #startGateway} after {@link #stopGateway}. */
   public TestGateway gateway;
   public final GitCli git;
   private final List<Vertx> runners = new ArrayList<>();
   private final JsonObject gatewayOverrides;
 
-  private JobTestBed(Path tmp, NatsServerProcess nats, TestGateway gateway, GitCli git,
+  private JobTestBed(Path tmp, NatsServerProcess nats, String natsUrl, TestGateway gateway, GitCli git,
                      JsonObject gatewayOverrides) {
     this.tmp = tmp;
     this.nats = nats;
+    this.natsUrl = natsUrl;
     this.gateway = gateway;
     this.git = git;
     this.gatewayOverrides = gatewayOverrides;
@@ -63,8 +67,27 @@ public final class JobTestBed implements AutoCloseable {
     NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
     JsonObject overrides = new JsonObject().put("natsUrl", nats.url()).put("jobWallLimit", wallLimit);
     TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
-    return new JobTestBed(tmp, nats, gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))),
+    return new JobTestBed(tmp, nats, nats.url(), gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))),
         overrides);
+  }
+
+  /**
+   * A gateway on NATS the caller started and closes (a cluster, say), at {@code natsUrl} (several servers
+   * comma-separated), with {@code gatewayOverrides} on top of the wall limit.
+   */
+  public static JobTestBed onNats(Path tmp, String natsUrl, String wallLimit, JsonObject gatewayOverrides)
+      throws Exception {
+    requireDocker();
+    JsonObject overrides = new JsonObject().put("natsUrl", natsUrl).put("jobWallLimit", wallLimit)
+        .mergeIn(gatewayOverrides);
+    TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
+    return new JobTestBed(tmp, null, natsUrl, gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))),
+        overrides);
+  }
+
+  /** The NATS URL (or comma-separated URLs) everything in this bed connects to. */
+  public String natsUrl() {
+    return natsUrl;
   }
 
   static void requireDocker() {
@@ -91,7 +114,7 @@ public final class JobTestBed implements AutoCloseable {
 
   public Map<String, String> runnerEnv(String id) {
     Map<String, String> env = new HashMap<>();
-    env.put("SPB_NATS_URL", nats.url());
+    env.put("SPB_NATS_URL", natsUrl);
     env.put("SPB_RUNNER_ID", id);
     env.put("SPB_AGENT_IMAGE", IMAGE);
     env.put("SPB_RUNNER_WORK_DIR", tmp.resolve("runner-" + id).toString());
@@ -156,10 +179,8 @@ public final class JobTestBed implements AutoCloseable {
   /** The job's whole log as published on NATS, in sequence order; asserts the sequence has no gap. */
   public String log(String jobId) throws Exception {
     StringBuilder out = new StringBuilder();
-    try (Connection connection = Nats.connect(nats.url())) {
-      JetStreamSubscription sub = connection.jetStream().subscribe("spb.events." + jobId + ".log",
-          PullSubscribeOptions.builder().stream("SPB_EVENTS").configuration(
-              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+    try (Connection connection = connect()) {
+      JetStreamSubscription sub = readFromStart(connection, Subjects.logEvents(jobId));
       long expected = 1;
       while (true) {
         List<Message> batch = sub.fetch(500, Duration.ofMillis(500));
@@ -175,6 +196,33 @@ public final class JobTestBed implements AutoCloseable {
       }
     }
     return out.toString();
+  }
+
+  /**
+   * A connection of the bed's own, to read what the product published. JetStream requests get 10 s (the client's
+   * default is 2 s): on a cluster that has just lost a node, on a busy machine, answers can take longer.
+   */
+  private Connection connect() throws Exception {
+    return Nats.connect(new io.nats.client.Options.Builder().server(natsUrl).connectionTimeout(Duration.ofSeconds(10))
+        .errorListener(new io.nats.client.ErrorListener() { }).build());
+  }
+
+  /**
+   * A pull consumer reading {@code subject} from the start of the events stream. Created again when JetStream does
+   * not answer: for a minute or so after a cluster node dies, the server can still place a new consumer on it.
+   */
+  private static JetStreamSubscription readFromStart(Connection connection, String subject) throws Exception {
+    PullSubscribeOptions options = PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
+        io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return connection.jetStream().subscribe(subject, options);
+      } catch (java.io.IOException e) {
+        if (attempt == 3) {
+          throw e;
+        }
+      }
+    }
   }
 
   /** Whether any container of this job still exists. */
@@ -196,7 +244,18 @@ public final class JobTestBed implements AutoCloseable {
 
   /** Starts a gateway again on the same data directory and settings; it listens on a new port. */
   public void startGateway() throws Exception {
-    gateway = TestGateway.start(gateway.dataDir, gatewayOverrides.copy());
+    startGateway(Clock.systemUTC());
+  }
+
+  /** Like {@link #startGateway()}, with a gateway that reads the time from {@code clock}. */
+  public void startGateway(Clock clock) throws Exception {
+    gateway = TestGateway.start(gateway.dataDir, gatewayOverrides.copy(), clock);
+  }
+
+  /** {@link #stopGateway} then {@link #startGateway(Clock)}. */
+  public void restartGatewayWith(Clock clock) throws Exception {
+    stopGateway();
+    startGateway(clock);
   }
 
   /** {@link #stopGateway} then {@link #startGateway}. */
@@ -230,10 +289,8 @@ public final class JobTestBed implements AutoCloseable {
   /** Every status event runners published for the job, in stream order, read straight from NATS. */
   public List<JobEvent> statusEvents(String jobId) throws Exception {
     List<JobEvent> events = new ArrayList<>();
-    try (Connection connection = Nats.connect(nats.url())) {
-      JetStreamSubscription sub = connection.jetStream().subscribe(Subjects.statusEvents(jobId),
-          PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
-              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+    try (Connection connection = connect()) {
+      JetStreamSubscription sub = readFromStart(connection, Subjects.statusEvents(jobId));
       while (true) {
         List<Message> batch = sub.fetch(100, Duration.ofMillis(500));
         if (batch.isEmpty()) {
@@ -252,7 +309,7 @@ public final class JobTestBed implements AutoCloseable {
    * send yet). The gateway does not know such a job: read its events from NATS ({@link #awaitFinishedEvent}).
    */
   public void publish(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
-    try (Connection connection = Nats.connect(nats.url())) {
+    try (Connection connection = connect()) {
       connection.jetStream().publish(Subjects.JOB_REQUESTS, request.toByteArray(),
           io.nats.client.PublishOptions.builder().messageId(request.getJobId()).build());
     }
@@ -275,10 +332,8 @@ public final class JobTestBed implements AutoCloseable {
   /** Every event published on {@code subject} (a job's status, log, model or egress subject), in stream order. */
   public List<JobEvent> events(String subject) throws Exception {
     List<JobEvent> events = new ArrayList<>();
-    try (Connection connection = Nats.connect(nats.url())) {
-      JetStreamSubscription sub = connection.jetStream().subscribe(subject,
-          PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
-              io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build());
+    try (Connection connection = connect()) {
+      JetStreamSubscription sub = readFromStart(connection, subject);
       while (true) {
         List<Message> batch = sub.fetch(500, Duration.ofMillis(500));
         if (batch.isEmpty()) {
@@ -372,14 +427,14 @@ public final class JobTestBed implements AutoCloseable {
 
   /** How many job requests wait in the queue stream, not yet taken by a runner. */
   public long queuedRequests() throws Exception {
-    try (Connection connection = Nats.connect(nats.url())) {
+    try (Connection connection = connect()) {
       return connection.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount();
     }
   }
 
   /** The state of the runners' shared durable consumer on the queue. */
   public ConsumerInfo runnersConsumer() throws Exception {
-    try (Connection connection = Nats.connect(nats.url())) {
+    try (Connection connection = connect()) {
       return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER);
     }
   }
@@ -426,6 +481,8 @@ public final class JobTestBed implements AutoCloseable {
       runner.close().await();
     }
     gateway.close();
-    nats.close();
+    if (nats != null) {
+      nats.close();
+    }
   }
 }

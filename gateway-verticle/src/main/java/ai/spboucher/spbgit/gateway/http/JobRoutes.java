@@ -107,8 +107,14 @@ public final class JobRoutes {
     }
     ctx.response().setChunked(true).putHeader("Content-Type", "text/plain; charset=utf-8")
         .putHeader("X-Content-Type-Options", "nosniff").putHeader("Cache-Control", "no-store");
-    jobLogs.replay(job.id(), vertx.getOrCreateContext(), chunk -> ctx.response().write(chunk.getLog().getData()
-            .toStringUtf8()))
+    // A retried publish that landed outside the stream's duplicate window is stored twice: show it once.
+    long[] lastSequence = {0};
+    jobLogs.replay(job.id(), vertx.getOrCreateContext(), chunk -> {
+      if (chunk.getSequence() > lastSequence[0]) {
+        lastSequence[0] = chunk.getSequence();
+        ctx.response().write(chunk.getLog().getData().toStringUtf8());
+      }
+    })
         .onSuccess(v -> ctx.response().end())
         .onFailure(ctx::fail);
   }

@@ -280,11 +280,16 @@ public final class JobService {
     if (!event.hasStatus() || known.isEmpty()) {
       return Future.succeededFuture();
     }
-    if (known.get().isFinished()) {
-      // A late event, or the redelivery of an end whose token revocation failed: make sure it is revoked.
-      return revokeToken(known.get());
-    }
     StatusChange change = event.getStatus();
+    if (known.get().isFinished()) {
+      // The first end is final (the gateway may have decided it itself, say runner_lost at the deadline).
+      Job job = known.get();
+      LOG.log(System.Logger.Level.INFO, "job " + job.id() + " already finished (" + job.exitReason()
+          + "): ignoring a late " + change.getStatus() + describe(change) + " from runner '" + change.getRunnerId()
+          + "'");
+      // It may also be the redelivery of an end whose token revocation failed: make sure the token is revoked.
+      return revokeToken(job);
+    }
     if (change.getStatus() == JobStatus.STARTED && Job.STARTED.equals(known.get().status())) {
       return Future.succeededFuture();  // A redelivered start.
     }
@@ -297,6 +302,10 @@ public final class JobService {
           change.getDetail(), spendOf(change));
     }
     return Future.succeededFuture();
+  }
+
+  private static String describe(StatusChange change) {
+    return change.getStatus() == JobStatus.FINISHED ? " (" + change.getExitReason() + ")" : "";
   }
 
   private Future<Job> finish(String id, String reason, String runner, String container, String detail) {

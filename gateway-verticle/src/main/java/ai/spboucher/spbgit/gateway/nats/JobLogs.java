@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
+import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
@@ -14,6 +15,7 @@ import io.nats.client.api.DeliverPolicy;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -31,6 +33,7 @@ import java.util.function.Consumer;
 public final class JobLogs {
 
   private static final int BATCH = 256;
+  private static final int CONSUMER_ATTEMPTS = 3;
 
   private final Connection connection;
 
@@ -51,10 +54,10 @@ public final class JobLogs {
     Promise<Void> done = Promise.promise();
     Thread reader = new Thread(() -> {
       try {
-        JetStreamSubscription sub = connection.jetStream().subscribe(subject,
+        JetStreamSubscription sub = createConsumer(() -> connection.jetStream().subscribe(subject,
             PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(ConsumerConfiguration
                 .builder().deliverPolicy(DeliverPolicy.All).ackPolicy(AckPolicy.All)
-                .inactiveThreshold(Duration.ofMinutes(1)).build()).build());
+                .inactiveThreshold(Duration.ofMinutes(1)).build()).build()));
         try {
           while (true) {
             List<Message> batch = sub.fetch(BATCH, Duration.ofMillis(300));
@@ -100,9 +103,15 @@ public final class JobLogs {
    */
   public Follower follow(String jobId, EventListener listener) throws Exception {
     Dispatcher dispatcher = connection.createDispatcher();
-    JetStreamSubscription sub = connection.jetStream().subscribe("spb.events." + jobId + ".>", dispatcher,
-        m -> listener.onEvent(parse(m), m.metaData().pendingCount()), false,
-        PushSubscribeOptions.builder().ordered(true).stream(Subjects.EVENTS_STREAM).build());
+    JetStreamSubscription sub;
+    try {
+      sub = createConsumer(() -> connection.jetStream().subscribe("spb.events." + jobId + ".>", dispatcher,
+          m -> listener.onEvent(parse(m), m.metaData().pendingCount()), false,
+          PushSubscribeOptions.builder().ordered(true).stream(Subjects.EVENTS_STREAM).build()));
+    } catch (Exception e) {
+      connection.closeDispatcher(dispatcher);
+      throw e;
+    }
     return () -> {
       try {
         sub.unsubscribe();
@@ -116,6 +125,30 @@ public final class JobLogs {
   @FunctionalInterface
   public interface EventListener {
     void onEvent(JobEvent event, long pending);
+  }
+
+  /** Creates a consumer; blocking. */
+  @FunctionalInterface
+  private interface ConsumerCreation {
+    JetStreamSubscription create() throws IOException, JetStreamApiException;
+  }
+
+  /**
+   * Creates an ephemeral consumer, again when JetStream does not answer. On a cluster, for a minute or two after a
+   * node dies, the server can still place a new consumer on the dead node, and the request then times out; each
+   * attempt is placed afresh, so one of three nodes down rarely fails three in a row.
+   */
+  private static JetStreamSubscription createConsumer(ConsumerCreation creation)
+      throws IOException, JetStreamApiException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return creation.create();
+      } catch (IOException e) {
+        if (attempt == CONSUMER_ATTEMPTS) {
+          throw e;
+        }
+      }
+    }
   }
 
   private static JobEvent parse(Message m) {
