@@ -163,7 +163,8 @@ start_gateway() {
   fi
   SPB_DATA_DIR=$WORK/data SPB_HTTP_PORT=0 SPB_NATS_URL=$nats_url \
     java "${java_opts[@]}" -jar "$GATEWAY_JAR" >"$WORK/gateway.log" 2>&1 &
-  PIDS=($! "${PIDS[@]}")
+  GATEWAY_PID=$!
+  PIDS=("$GATEWAY_PID" "${PIDS[@]}")
   for i in $(seq 300); do
     GATEWAY=$(sed -n 's/.*listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$WORK/gateway.log" | head -1)
     [ -n "$GATEWAY" ] && break
@@ -219,7 +220,8 @@ alias.url = ( "/git" => "/usr/lib/git-core/git-http-backend" )
 }
 EOF
     lighttpd -D -f "$conf" >"$WORK/lighttpd/out.log" 2>&1 &
-    PIDS+=($!)
+    BASELINE_PID=$!
+    PIDS+=("$BASELINE_PID")
     BASELINE_URL=http://127.0.0.1:$port/git
     BASELINE_PUSH_URL=http://bench:secret@127.0.0.1:$port/git
     wait_http "http://127.0.0.1:$port/"
@@ -227,7 +229,8 @@ EOF
     BASELINE_NAME="git daemon $(git --version | cut -d' ' -f3) (lighttpd not installed)"
     git daemon --reuseaddr --export-all --enable=receive-pack --base-path="$REPOS" --listen=127.0.0.1 \
       --port="$port" "$REPOS" >"$WORK/daemon.log" 2>&1 &
-    PIDS+=($!)
+    BASELINE_PID=$!
+    PIDS+=("$BASELINE_PID")
     BASELINE_URL=git://127.0.0.1:$port
     BASELINE_PUSH_URL=$BASELINE_URL
     sleep 1
@@ -235,31 +238,39 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------------------
-# Timing: wall-clock seconds of one command, medians over runs.
-seconds() {
-  local start end
-  start=$(date +%s%N)
-  "$@"
-  end=$(date +%s%N)
-  awk -v ns=$((end - start)) 'BEGIN { printf "%.3f\n", ns / 1e9 }'
+# Timing: wall-clock seconds of the client command, and CPU seconds of the server process with the children it
+# has reaped (lighttpd's git http-backend, git daemon's upload-pack and receive-pack; the gateway has none).
+# The machine is shared: wall clock shows what a user waits, server CPU what each server spends, whatever else
+# runs at the time.
+TICKS=$(getconf CLK_TCK)
+cpu_seconds() {
+  # Fields 14-17 of /proc/PID/stat: utime, stime, cutime, cstime; the text up to ") " is "pid (name)".
+  sed 's/^.*) //' "/proc/$1/stat" | awk -v hz="$TICKS" '{ printf "%.2f\n", ($12 + $13 + $14 + $15) / hz }'
 }
 
 median() {
   sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-declare -A TIMES
-# Times "$@" and adds the seconds to TIMES[$key]; a failing command fails the script (set -e).
+declare -A TIMES CPU
+# Runs "$@" as a client of server $2 (baseline or ours) and adds its times under $1; a failure fails the script.
 timed() {
-  local key=$1 t
-  shift
-  t=$(seconds "$@")
-  TIMES[$key]+="$t "
+  local key=$1 pid start end cpu0
+  [ "$2" = ours ] && pid=$GATEWAY_PID || pid=$BASELINE_PID
+  shift 2
+  cpu0=$(cpu_seconds "$pid")
+  start=$(date +%s%N)
+  "$@"
+  end=$(date +%s%N)
+  # A CGI child that answered may still be exiting; let the server reap it before reading its CPU.
+  sleep 0.3
+  TIMES[$key]+="$(awk -v ns=$((end - start)) 'BEGIN { printf "%.3f", ns / 1e9 }') "
+  CPU[$key]+="$(awk -v a="$cpu0" -v b="$(cpu_seconds "$pid")" 'BEGIN { printf "%.2f", b - a }') "
 }
 
 run_clone() {
   local server=$1 url=$2 run=$3 dest=$WORK/clone-$1-$3
-  timed "clone-$server" git clone -q --bare "$url/big.git" "$dest"
+  timed "clone-$server" "$server" git clone -q --bare "$url/big.git" "$dest"
   [ "$(git -C "$dest" rev-parse main)" = "$BASE" ]
   rm -rf "$dest"
 }
@@ -267,7 +278,7 @@ run_clone() {
 run_fetch() {
   local server=$1 url=$2 run=$3 dest=$WORK/fetch-$1-$3
   cp -a "$WORK/client-base.git" "$dest"
-  timed "fetch-$server" git -C "$dest" fetch -q "$url/big.git" '+refs/heads/*:refs/heads/*'
+  timed "fetch-$server" "$server" git -C "$dest" fetch -q "$url/big.git" '+refs/heads/*:refs/heads/*'
   [ "$(git -C "$dest" rev-parse main)" = "$TIP" ]
   rm -rf "$dest"
 }
@@ -279,7 +290,7 @@ run_push() {
   else
     git init -q --bare "$REPOS/$name.git"
   fi
-  timed "push-$server" git -C "$WORK/src.git" push -q "$url/$name.git" 'base:refs/heads/main'
+  timed "push-$server" "$server" git -C "$WORK/src.git" push -q "$url/$name.git" 'base:refs/heads/main'
   [ "$(git -C "$REPOS/$name.git" rev-parse main)" = "$BASE" ]
   if [ "$server" = ours ]; then
     api DELETE "/api/v1/repos/$name"
@@ -288,9 +299,13 @@ run_push() {
   fi
 }
 
-# Alternates which server goes first, so neither always runs right after the other's disk writes.
+# One untimed run against each server first warms the page cache and the gateway's JIT for this operation;
+# then the timed runs alternate which server goes first, so neither always follows the other's disk writes.
 measure() {
   local op=$1 run
+  "run_$op" baseline "$2" 0
+  "run_$op" ours "$3" 0
+  unset "TIMES[$op-baseline]" "TIMES[$op-ours]" "CPU[$op-baseline]" "CPU[$op-ours]"
   for run in $(seq 1 "$RUNS"); do
     if [ $((run % 2)) = 1 ]; then
       "run_$op" baseline "$2" "$run"; "run_$op" ours "$3" "$run"
@@ -298,7 +313,8 @@ measure() {
       "run_$op" ours "$3" "$run"; "run_$op" baseline "$2" "$run"
     fi
   done
-  log "  $op: baseline ${TIMES[$op-baseline]}| ours ${TIMES[$op-ours]}"
+  log "  $op wall: baseline ${TIMES[$op-baseline]}| ours ${TIMES[$op-ours]}"
+  log "  $op server CPU: baseline ${CPU[$op-baseline]}| ours ${CPU[$op-ours]}"
 }
 
 # ---------------------------------------------------------------------------------------------------------
@@ -315,11 +331,6 @@ GATEWAY_PUSH_URL=${GATEWAY/http:\/\//http:\/\/owner:$OWNER_TOKEN@}
 BASE=$(git -C "$WORK/src.git" rev-parse base)
 TIP=$(git -C "$WORK/src.git" rev-parse main)
 log "gateway at $GATEWAY, baseline ($BASELINE_NAME) at $BASELINE_URL; pack $PACK_MB MB"
-
-# One untimed clone from each warms the page cache and the gateway's JIT alike.
-run_clone baseline "$BASELINE_URL" 0
-run_clone ours "$GATEWAY" 0
-unset 'TIMES[clone-baseline]' 'TIMES[clone-ours]'
 
 for op in $OPS; do
   case $op in clone | push | fetch) ;; *) log "unknown operation $op"; exit 2 ;; esac
@@ -340,15 +351,19 @@ done
 printf '\nClone, fetch and push of a %d MB repository (%d commits; fetch of %d new commits), median of %d runs\n' \
   "$PACK_MB" "$COMMITS" "$FETCH_COMMITS" "$RUNS"
 printf 'baseline: %s; ours: spb-gateway.jar\n' "$BASELINE_NAME"
-printf '%-10s %16s %16s %8s %8s\n' operation 'baseline (s)' 'ours (s)' ratio target
+printf '%-10s %12s %12s %7s   %12s %12s %7s   %s\n' '' 'wall clock' '' '' 'server CPU' '' '' ''
+printf '%-10s %12s %12s %7s   %12s %12s %7s   %s\n' operation 'baseline s' 'ours s' ratio 'baseline s' 'ours s' ratio \
+  'target (wall)'
 for op in clone fetch push; do
   case " $OPS " in *" $op "*) ;; *) continue ;; esac
   b=$(tr ' ' '\n' <<<"${TIMES[$op-baseline]}" | grep . | median)
   o=$(tr ' ' '\n' <<<"${TIMES[$op-ours]}" | grep . | median)
+  bc=$(tr ' ' '\n' <<<"${CPU[$op-baseline]}" | grep . | median)
+  oc=$(tr ' ' '\n' <<<"${CPU[$op-ours]}" | grep . | median)
   case $op in
     fetch) target=- ;;
     *) target='<= 1.5x' ;;
   esac
-  awk -v op="$op" -v b="$b" -v o="$o" -v t="$target" \
-    'BEGIN { printf "%-10s %16.3f %16.3f %7.2fx %8s\n", op, b, o, o / b, t }'
+  awk -v op="$op" -v b="$b" -v o="$o" -v bc="$bc" -v oc="$oc" -v t="$target" 'BEGIN {
+    printf "%-10s %12.3f %12.3f %6.2fx   %12.2f %12.2f %6.2fx   %s\n", op, b, o, o / b, bc, oc, (bc > 0 ? oc / bc : 0), t }'
 done
