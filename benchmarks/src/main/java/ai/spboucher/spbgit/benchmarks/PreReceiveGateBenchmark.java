@@ -9,6 +9,8 @@ import ai.spboucher.spbgit.hooks.JobTokenClaims;
 import ai.spboucher.spbgit.hooks.JobTokenPreReceiveHook;
 import io.vertx.core.Vertx;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,9 +28,12 @@ import org.eclipse.jgit.lib.ObjectId;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.transport.ReceiveCommand;
 import org.eclipse.jgit.transport.ReceivePack;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Group;
+import org.openjdk.jmh.annotations.GroupThreads;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
@@ -54,6 +59,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class PreReceiveGateBenchmark {
 
   static final String REPO = "bench";
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   static final String JOB = "bench-job";
 
   private Path dataDir;
@@ -126,6 +132,70 @@ public class PreReceiveGateBenchmark {
     rawVerifier.initVerify(publicKey);
     rawVerifier.update(signingInput);
     return rawVerifier.verify(derSignature);
+  }
+
+  /**
+   * {@link #gate} and {@link #rawVerify} at the same time, one thread each, in the same JVM: on a shared machine
+   * both run under the same load at every moment. Each thread also counts its operations and the CPU time it
+   * used, so the cost of one operation in CPU time is known however much of a core the thread was given.
+   */
+  @Benchmark
+  @Group("side_by_side")
+  @GroupThreads(1)
+  public JobTokenClaims gateSideBySide(GateCpu cpu) {
+    cpu.gateOps++;
+    return gate();
+  }
+
+  /** The baseline half of {@link #gateSideBySide}. */
+  @Benchmark
+  @Group("side_by_side")
+  @GroupThreads(1)
+  public boolean rawVerifySideBySide(RawCpu cpu) throws GeneralSecurityException {
+    cpu.rawOps++;
+    return rawVerify();
+  }
+
+  /** Operations and thread CPU time of the gate's thread in one iteration (JMH reports public fields). */
+  @State(Scope.Thread)
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  public static class GateCpu {
+    public long gateOps;
+    public long gateCpuNanos;
+    private long start;
+
+    @Setup(Level.Iteration)
+    public void start() {
+      gateOps = 0;
+      gateCpuNanos = 0;
+      start = THREADS.getCurrentThreadCpuTime();
+    }
+
+    @TearDown(Level.Iteration)
+    public void stop() {
+      gateCpuNanos = THREADS.getCurrentThreadCpuTime() - start;
+    }
+  }
+
+  /** Operations and thread CPU time of the baseline's thread in one iteration. */
+  @State(Scope.Thread)
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  public static class RawCpu {
+    public long rawOps;
+    public long rawCpuNanos;
+    private long start;
+
+    @Setup(Level.Iteration)
+    public void start() {
+      rawOps = 0;
+      rawCpuNanos = 0;
+      start = THREADS.getCurrentThreadCpuTime();
+    }
+
+    @TearDown(Level.Iteration)
+    public void stop() {
+      rawCpuNanos = THREADS.getCurrentThreadCpuTime() - start;
+    }
   }
 
   /** JOSE (R || S) to the DER form the JCA verifies; done once, so the baseline pays no conversion. */
