@@ -41,6 +41,18 @@ public final class JobTokenVerifier {
   private static final int MAX_TOKEN_LENGTH = 8192;
   private static final int ES256_SIGNATURE_LENGTH = 64;
   private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * ES256 verification taking the JOSE signature form (R || S) as it is, so no DER is built by hand. One instance
+   * per thread: a JCA object is not thread-safe, and looking one up through the providers on every verification
+   * was a measurable part of the gate's cost (docs/benchmarks.md); {@code initVerify} resets it before each use.
+   */
+  private static final ThreadLocal<Signature> ES256 = ThreadLocal.withInitial(() -> {
+    try {
+      return Signature.getInstance("SHA256withECDSAinP1363Format");
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("ES256 (SHA256withECDSAinP1363Format) is not available", e);
+    }
+  });
 
   private final Map<String, PublicKey> keysById;
   private final Predicate<String> isRevoked;
@@ -59,7 +71,12 @@ public final class JobTokenVerifier {
 
   /** Whether {@code credential} has the shape of a JWT (three dot-separated parts), so it is not a PAT. */
   public static boolean looksLikeJwt(String credential) {
-    return credential != null && credential.startsWith("eyJ") && credential.chars().filter(c -> c == '.').count() == 2;
+    if (credential == null || !credential.startsWith("eyJ")) {
+      return false;
+    }
+    int first = credential.indexOf('.');
+    int second = first < 0 ? -1 : credential.indexOf('.', first + 1);
+    return second > 0 && credential.indexOf('.', second + 1) < 0;
   }
 
   /** Verifies {@code token} and returns its claims, or throws with the reason it was refused. */
@@ -97,10 +114,10 @@ public final class JobTokenVerifier {
       throw new InvalidJobTokenException("job token signature is invalid");
     }
     try {
-      Signature ecdsa = Signature.getInstance("SHA256withECDSA");
+      Signature ecdsa = ES256.get();
       ecdsa.initVerify(key);
       ecdsa.update((parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII));
-      if (!ecdsa.verify(EcdsaSignatures.joseToDer(joseSignature))) {
+      if (!ecdsa.verify(joseSignature)) {
         throw new InvalidJobTokenException("job token signature is invalid");
       }
     } catch (GeneralSecurityException e) {

@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -137,6 +138,20 @@ class JobTokenVerifierTest {
 
     assertRefused(token.substring(0, token.lastIndexOf('.') + 1) + TestTokens.base64url(new byte[64]),
         "signature is invalid");
+  }
+
+  @Test
+  void verifiesAValidTokenRightAfterRefusingBrokenSignatures() throws Exception {
+    // The JCA object is reused per thread: a refusal, even one the JCA throws for, must leave nothing behind.
+    String token = signed(validClaims());
+    String unsigned = token.substring(0, token.lastIndexOf('.') + 1);
+    assertRefused(unsigned + TestTokens.base64url(new byte[64]), "signature is invalid");
+    byte[] ones = new byte[64];
+    Arrays.fill(ones, (byte) 0xff);
+    assertRefused(unsigned + TestTokens.base64url(ones), "signature is invalid");
+
+    assertEquals(JOB, verifier.verify(token).jobId());
+    assertEquals(JOB, verifier.verify(token).jobId());
   }
 
   @Test
