@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -23,7 +25,12 @@ import java.util.function.Predicate;
  *
  * <p>Deliberately written against the JCA rather than a general JWT library: the algorithm is pinned before
  * the header is trusted for anything else, so {@code alg: none} and HMAC-with-the-public-key forgeries have
- * no code path to succeed through. Instances are immutable and thread-safe.
+ * no code path to succeed through.
+ *
+ * <p>Each push reaches the gateway as two authenticated requests carrying the same token, so an instance
+ * remembers up to {@link #REMEMBERED_SIGNATURES} tokens whose signature it verified and does not redo the
+ * elliptic-curve computation for exactly the same string under the same keys. Every other check, the header,
+ * the {@code kid}, the times, the revocation list and the scope, runs on every call. Instances are thread-safe.
  */
 public final class JobTokenVerifier {
 
@@ -38,6 +45,8 @@ public final class JobTokenVerifier {
   /** The only accepted JWS algorithm. */
   public static final String ALGORITHM = "ES256";
 
+  /** Enough for every job pushing at once; only tokens with a valid signature ever enter. */
+  public static final int REMEMBERED_SIGNATURES = 256;
   private static final int MAX_TOKEN_LENGTH = 8192;
   private static final int ES256_SIGNATURE_LENGTH = 64;
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -57,6 +66,7 @@ public final class JobTokenVerifier {
   private final Map<String, PublicKey> keysById;
   private final Predicate<String> isRevoked;
   private final Clock clock;
+  private final Set<String> verifiedSignatures = ConcurrentHashMap.newKeySet();
 
   /**
    * @param keysById  the gateway's public keys by {@code kid}; several during a key rotation
@@ -104,7 +114,14 @@ public final class JobTokenVerifier {
     if (key == null) {
       throw new InvalidJobTokenException("job token signed with an unknown key");
     }
-    verifySignature(key, parts);
+    // The key map never changes, so a signature that verified for this exact token still does.
+    if (!verifiedSignatures.contains(token)) {
+      verifySignature(key, parts);
+      if (verifiedSignatures.size() >= REMEMBERED_SIGNATURES) {
+        verifiedSignatures.clear();
+      }
+      verifiedSignatures.add(token);
+    }
     return claimsFrom(decodeJson(parts[1], "payload"));
   }
 
