@@ -37,6 +37,7 @@ final class GatewayProcess implements AutoCloseable {
   private final HttpClient http = HttpClient.newHttpClient();
   private final StringBuffer log = new StringBuffer();
 
+  private Process gateway;
   private String baseUrl;
   private String ownerToken;
   private boolean withNats;
@@ -68,10 +69,15 @@ final class GatewayProcess implements AutoCloseable {
         "-jar", jar.toString()).redirectErrorStream(true);
     pb.environment().putAll(Map.of("SPB_DATA_DIR", data.toString(), "SPB_HTTP_PORT", "0",
         "SPB_NATS_URL", natsUrl));
-    Process gateway = pb.start();
+    gateway = pb.start();
     processes.add(0, gateway);
     baseUrl = "http://127.0.0.1:" + awaitPort(gateway);
     ownerToken = Files.readString(data.resolve("initial-owner-token"), StandardCharsets.UTF_8).strip();
+  }
+
+  /** CPU time the gateway process has used so far, all its threads together. */
+  double cpuMillis() {
+    return gateway.info().totalCpuDuration().orElseThrow().toNanos() / 1e6;
   }
 
   boolean withNats() {

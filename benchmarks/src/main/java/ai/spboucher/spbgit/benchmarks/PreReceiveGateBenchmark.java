@@ -7,6 +7,7 @@ import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.hooks.JobTokenClaims;
 import ai.spboucher.spbgit.hooks.JobTokenPreReceiveHook;
+import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -45,10 +46,13 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The pre-receive gate as the gateway runs it for one request of a push made with a job token, against the
- * one step no gate can skip: a raw JCA {@code SHA256withECDSA} verification of the same token's signing
- * input with the same key. Everything comes from a real data directory: the gateway's signing key, its
- * revocation list and PAT store, a token issued by {@link JobTokens}, and a bare JGit repository.
+ * The pre-receive gate as the gateway runs it for one push made with a job token, against the one step no gate
+ * can skip: a raw JCA {@code SHA256withECDSA} verification of the same token's signing input with the same
+ * key. Everything comes from a real data directory: the gateway's signing key, its revocation list and PAT
+ * store, tokens issued by {@link JobTokens}, and a bare JGit repository.
+ *
+ * <p>Every push uses a token the gateway has not seen yet, as every job has its own: the tokens cycle through a
+ * pool twice as large as the number of signatures {@link JobTokenVerifier} remembers.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -66,12 +70,14 @@ public class PreReceiveGateBenchmark {
   private Vertx vertx;
   private Repository repository;
   private Authenticator authenticator;
-  private String token;
+  private String[] tokens;
+  private int nextToken;
   private ReceivePack receivePack;
   private List<ReceiveCommand> commands;
   private PublicKey publicKey;
-  private byte[] signingInput;
-  private byte[] derSignature;
+  private byte[][] signingInputs;
+  private byte[][] derSignatures;
+  private int nextRaw;
   private Signature rawVerifier;
 
   @Setup(Level.Trial)
@@ -85,19 +91,24 @@ public class PreReceiveGateBenchmark {
     vertx = Vertx.vertx();
     JobTokens jobTokens = dir.jobTokens(vertx, clock);
     authenticator = new Authenticator(dir.pats(), jobTokens);
-    token = jobTokens.issue(JOB, REPO, Duration.ofHours(1));
+    tokens = new String[2 * JobTokenVerifier.REMEMBERED_SIGNATURES];
+    signingInputs = new byte[tokens.length][];
+    derSignatures = new byte[tokens.length][];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = jobTokens.issue(JOB, REPO, Duration.ofHours(1));
+      int lastDot = tokens[i].lastIndexOf('.');
+      signingInputs[i] = tokens[i].substring(0, lastDot).getBytes(StandardCharsets.US_ASCII);
+      derSignatures[i] = joseToDer(Base64.getUrlDecoder().decode(tokens[i].substring(lastDot + 1)));
+    }
 
     receivePack = new ReceivePack(repository);
     ObjectId proposal = ObjectId.fromString("0123456789abcdef0123456789abcdef01234567");
     commands = List.of(new ReceiveCommand(ObjectId.zeroId(), proposal, "refs/agents/" + JOB + "/proposal"));
 
     publicKey = dir.signingKey().publicKey();
-    int lastDot = token.lastIndexOf('.');
-    signingInput = token.substring(0, lastDot).getBytes(StandardCharsets.US_ASCII);
-    derSignature = joseToDer(Base64.getUrlDecoder().decode(token.substring(lastDot + 1)));
     rawVerifier = Signature.getInstance("SHA256withECDSA");
     if (!rawVerify() || gate() == null) {
-      throw new IllegalStateException("the benchmark token does not verify");
+      throw new IllegalStateException("the benchmark tokens do not verify");
     }
   }
 
@@ -109,19 +120,28 @@ public class PreReceiveGateBenchmark {
   }
 
   /**
-   * What the gateway does with a job token on a receive-pack request: {@code SmartHttpRoutes.authorize}
-   * (authenticate the credential, then require the token's repository to be the one in the URL) and the
-   * {@link JobTokenPreReceiveHook} that {@code PackTransport} installs on the {@link ReceivePack}.
+   * What the gateway does with a job token for one push. The client's two requests each go through
+   * {@code SmartHttpRoutes.authorize} (authenticate the credential, then require the token's repository to be
+   * the one in the URL): {@code info/refs?service=git-receive-pack}, then {@code git-receive-pack}, which also
+   * runs the {@link JobTokenPreReceiveHook} that {@code PackTransport} installs on the {@link ReceivePack}.
    */
   @Benchmark
   public JobTokenClaims gate() {
+    String token = tokens[nextToken];
+    nextToken = (nextToken + 1) % tokens.length;
+    authorize(token);
+    JobTokenClaims claims = authorize(token);
+    new JobTokenPreReceiveHook(claims, REPO).onPreReceive(receivePack, commands);
+    if (commands.get(0).getResult() != ReceiveCommand.Result.NOT_ATTEMPTED) {
+      throw new IllegalStateException("the gate refused the benchmark ref: " + commands.get(0).getMessage());
+    }
+    return claims;
+  }
+
+  private JobTokenClaims authorize(String token) {
     Principal pusher = authenticator.authenticate(token);
     if (!(pusher instanceof Principal.Job job) || !job.claims().repo().equals(REPO)) {
       throw new IllegalStateException("the benchmark token was not taken as a job token for " + REPO);
-    }
-    new JobTokenPreReceiveHook(job.claims(), REPO).onPreReceive(receivePack, commands);
-    if (commands.get(0).getResult() != ReceiveCommand.Result.NOT_ATTEMPTED) {
-      throw new IllegalStateException("the gate refused the benchmark ref: " + commands.get(0).getMessage());
     }
     return job.claims();
   }
@@ -129,9 +149,11 @@ public class PreReceiveGateBenchmark {
   /** The baseline: the signature check alone, on bytes prepared in advance, with a reused JCA object. */
   @Benchmark
   public boolean rawVerify() throws GeneralSecurityException {
+    int i = nextRaw;
+    nextRaw = (nextRaw + 1) % tokens.length;
     rawVerifier.initVerify(publicKey);
-    rawVerifier.update(signingInput);
-    return rawVerifier.verify(derSignature);
+    rawVerifier.update(signingInputs[i]);
+    return rawVerifier.verify(derSignatures[i]);
   }
 
   /**

@@ -36,8 +36,6 @@ public final class PreReceiveGateReport {
   private static final int WARMUP_SECONDS = 10;
   private static final int MEASURED_SECONDS = 10;
   private static final int PUSH_WARMUPS = 10;
-  /** Each push authenticates twice: {@code info/refs} and {@code git-receive-pack} both verify the token. */
-  private static final int GATE_RUNS_PER_PUSH = 2;
 
   private PreReceiveGateReport() {
   }
@@ -54,8 +52,9 @@ public final class PreReceiveGateReport {
     List<Double> gateCpu = new ArrayList<>();
     List<Double> rawCpu = new ArrayList<>();
     List<Double> cpuRatios = new ArrayList<>();
-    System.out.printf("Pre-receive gate: JMH, gate and raw verify side by side (one thread each), %d fork(s) of "
-        + "%d s warm-up and %d measured 1 s iterations%n", forks, WARMUP_SECONDS, MEASURED_SECONDS);
+    System.out.printf("Pre-receive gate for one push (two authenticated requests and the ref check) against one raw "
+        + "ES256 verify:%nJMH, side by side (one thread each), %d fork(s) of %d s warm-up and %d measured 1 s "
+        + "iterations%n", forks, WARMUP_SECONDS, MEASURED_SECONDS);
     System.out.printf("%-7s %12s %12s %9s   %14s %14s %9s%n", "fork", "gate ops/s", "raw ops/s", "gate/raw",
         "gate CPU us/op", "raw CPU us/op", "gate/raw");
     for (int fork = 1; fork <= forks; fork++) {
@@ -84,26 +83,29 @@ public final class PreReceiveGateReport {
     System.out.printf(Locale.ROOT, "gate/raw throughput: %.2fx by wall clock, %.2fx per CPU second (medians of %d "
         + "iterations; target >= 0.80x: %s)%n", ratio, cpuRatio, ratios.size(),
         Math.min(ratio, cpuRatio) >= 0.8 ? "met" : "MISSED");
-    double gateOps = Stats.median(gate);
-    double gateMicros = 1e6 / gateOps;
-    System.out.printf(Locale.ROOT, "gate: %.1f us per request by wall clock (%.1f us of CPU); raw verify: %.1f us "
-        + "(%.1f us of CPU)%n", gateMicros, Stats.median(gateCpu), 1e6 / Stats.median(raw), Stats.median(rawCpu));
+    double gateCpuMs = Stats.median(gateCpu) / 1000;
+    System.out.printf(Locale.ROOT, "gate per push: %.2f ms of CPU (%.2f ms by wall clock); raw verify: %.2f ms of CPU "
+        + "(%.2f ms)%n", gateCpuMs, 1e3 / Stats.median(gate), Stats.median(rawCpu) / 1000, 1e3 / Stats.median(raw));
 
     if (options.containsKey("--no-push")) {
       return;
     }
     SmallPushTiming.Result push = SmallPushTiming.measure(gatewayJar, PUSH_WARMUPS, pushes);
-    double gatePerPushMs = GATE_RUNS_PER_PUSH * gateMicros / 1000;
-    double share = 100 * gatePerPushMs / push.jobPushMs();
     System.out.printf(Locale.ROOT, "%nSmall push end to end: git push over HTTP to %s (%s), one new commit with "
-        + "one small file, median of %d after %d warm-ups%n", gatewayJar.getFileName(),
+        + "one small file, medians of %d after %d warm-ups%n", gatewayJar.getFileName(),
         push.withNats() ? "with its own nats-server" : "without NATS", push.pushes(), PUSH_WARMUPS);
-    System.out.printf(Locale.ROOT, "  job token into refs/agents/<job>/proposal: %8.1f ms (a new job and token each push)%n",
-        push.jobPushMs());
-    System.out.printf(Locale.ROOT, "  owner token into refs/heads/owner:          %8.1f ms (no job-token gate)%n",
-        push.ownerPushMs());
-    System.out.printf(Locale.ROOT, "  gate per push (%d x %.1f us) = %.3f ms = %.2f%% of the push (target < 1%%: %s)%n",
-        GATE_RUNS_PER_PUSH, gateMicros, gatePerPushMs, share, share < 1 ? "met" : "MISSED");
+    System.out.printf("  %-52s %9s %16s%n", "", "wall ms", "gateway CPU ms");
+    System.out.printf(Locale.ROOT, "  %-52s %9.1f %16.1f%n", "job token into refs/agents/<job>/proposal (new job each)",
+        push.jobPushMs(), push.jobGatewayCpuMs());
+    System.out.printf(Locale.ROOT, "  %-52s %9.1f %16.1f%n", "owner token into refs/heads/owner (no job-token gate)",
+        push.ownerPushMs(), push.ownerGatewayCpuMs());
+    // The gate's CPU time is its wall-clock time whenever it has a core to itself.
+    double share = 100 * gateCpuMs / push.jobPushMs();
+    System.out.printf(Locale.ROOT, "  gate: %.2f ms = %.2f%% of the job push's wall-clock time (target < 1%%: %s), "
+        + "%.1f%% of the gateway's CPU time for it%n", gateCpuMs, share, share < 1 ? "met" : "MISSED",
+        100 * gateCpuMs / push.jobGatewayCpuMs());
+    System.out.printf(Locale.ROOT, "  in the running gateway a job push costs %.1f ms of CPU more than an owner push%n",
+        push.jobGatewayCpuMs() - push.ownerGatewayCpuMs());
   }
 
   private static void printRow(String label, List<Double> gate, List<Double> raw, List<Double> ratios,

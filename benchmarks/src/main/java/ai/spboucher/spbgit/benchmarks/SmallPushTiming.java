@@ -14,8 +14,15 @@ import java.util.List;
  */
 final class SmallPushTiming {
 
-  /** Medians in milliseconds of the timed pushes of each kind. */
-  record Result(double jobPushMs, double ownerPushMs, int pushes, boolean withNats) {
+  /**
+   * Medians in milliseconds of the timed pushes of each kind: their wall-clock time, and the CPU time the gateway
+   * process used meanwhile, which other load on the machine does not change.
+   */
+  record Result(double jobPushMs, double ownerPushMs, double jobGatewayCpuMs, double ownerGatewayCpuMs,
+                int pushes, boolean withNats) {
+  }
+
+  private record Timing(double wallMs, double gatewayCpuMs) {
   }
 
   private SmallPushTiming() {
@@ -34,8 +41,8 @@ final class SmallPushTiming {
       git.run(work, "clone", "-q", gateway.gitUrl(PreReceiveGateBenchmark.REPO, null), "owner");
       Path ownerTree = work.resolve("owner");
 
-      List<Double> jobMs = new ArrayList<>();
-      List<Double> ownerMs = new ArrayList<>();
+      List<Timing> jobPushes = new ArrayList<>();
+      List<Timing> ownerPushes = new ArrayList<>();
       for (int i = 0; i < warmups + pushes; i++) {
         commit(git, jobTree, "notes/" + i + ".txt", "note " + i + "\n");
         commit(git, ownerTree, "owner/" + i + ".txt", "owner note " + i + "\n");
@@ -46,16 +53,19 @@ final class SmallPushTiming {
         String proposal = "HEAD:refs/agents/" + job + "/proposal";
         // Alternate which kind goes first, so neither always follows the other's server-side work.
         boolean jobFirst = i % 2 == 0;
-        double first = jobFirst ? timedPush(git, jobTree, jobUrl, proposal)
-            : timedPush(git, ownerTree, ownerUrl, "HEAD:refs/heads/owner");
-        double second = jobFirst ? timedPush(git, ownerTree, ownerUrl, "HEAD:refs/heads/owner")
-            : timedPush(git, jobTree, jobUrl, proposal);
+        Timing first = jobFirst ? timedPush(gateway, git, jobTree, jobUrl, proposal)
+            : timedPush(gateway, git, ownerTree, ownerUrl, "HEAD:refs/heads/owner");
+        Timing second = jobFirst ? timedPush(gateway, git, ownerTree, ownerUrl, "HEAD:refs/heads/owner")
+            : timedPush(gateway, git, jobTree, jobUrl, proposal);
         if (i >= warmups) {
-          jobMs.add(jobFirst ? first : second);
-          ownerMs.add(jobFirst ? second : first);
+          jobPushes.add(jobFirst ? first : second);
+          ownerPushes.add(jobFirst ? second : first);
         }
       }
-      return new Result(Stats.median(jobMs), Stats.median(ownerMs), pushes, gateway.withNats());
+      return new Result(Stats.median(jobPushes.stream().map(Timing::wallMs).toList()),
+          Stats.median(ownerPushes.stream().map(Timing::wallMs).toList()),
+          Stats.median(jobPushes.stream().map(Timing::gatewayCpuMs).toList()),
+          Stats.median(ownerPushes.stream().map(Timing::gatewayCpuMs).toList()), pushes, gateway.withNats());
     } finally {
       TempDirs.delete(work);
     }
@@ -70,10 +80,12 @@ final class SmallPushTiming {
     git.run(tree, "commit", "-q", "-m", "add " + file);
   }
 
-  private static double timedPush(Git git, Path tree, String url, String refspec)
+  private static Timing timedPush(GatewayProcess gateway, Git git, Path tree, String url, String refspec)
       throws IOException, InterruptedException {
+    double cpu = gateway.cpuMillis();
     long start = System.nanoTime();
     git.run(tree, "push", "-q", url, refspec);
-    return (System.nanoTime() - start) / 1e6;
+    double wallMs = (System.nanoTime() - start) / 1e6;
+    return new Timing(wallMs, gateway.cpuMillis() - cpu);
   }
 }
