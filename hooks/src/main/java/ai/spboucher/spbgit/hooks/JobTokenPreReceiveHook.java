@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.hooks;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import org.eclipse.jgit.transport.PreReceiveHook;
@@ -23,13 +24,18 @@ public final class JobTokenPreReceiveHook implements PreReceiveHook {
 
   @Override
   public void onPreReceive(ReceivePack rp, Collection<ReceiveCommand> commands) {
-    List<ReceiveCommand> pending = commands.stream()
-        .filter(c -> c.getResult() == ReceiveCommand.Result.NOT_ATTEMPTED)
-        .toList();
+    // Plain loops: this runs once per push, too rarely for the JIT to make stream pipelines cheap.
+    List<ReceiveCommand> pending = new ArrayList<>(commands.size());
+    List<String> refNames = new ArrayList<>(commands.size());
+    for (ReceiveCommand command : commands) {
+      if (command.getResult() == ReceiveCommand.Result.NOT_ATTEMPTED) {
+        pending.add(command);
+        refNames.add(command.getRefName());
+      }
+    }
     // During receive, JGit sets isAtomic() from the client's negotiated capabilities.
     boolean atomic = rp.isAtomic();
-    List<PushGate.Verdict> verdicts = PushGate.evaluate(claims, repo,
-        pending.stream().map(ReceiveCommand::getRefName).toList(), atomic);
+    List<PushGate.Verdict> verdicts = PushGate.evaluate(claims, repo, refNames, atomic);
     for (int i = 0; i < pending.size(); i++) {
       ReceiveCommand command = pending.get(i);
       verdicts.get(i).refusal()

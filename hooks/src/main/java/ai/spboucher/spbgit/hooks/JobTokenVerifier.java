@@ -20,6 +20,8 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -29,7 +31,12 @@ import java.util.function.Predicate;
  *
  * <p>Deliberately written against the JCA rather than a general JWT library: the algorithm is pinned before
  * the header is trusted for anything else, so {@code alg: none} and HMAC-with-the-public-key forgeries have
- * no code path to succeed through. Instances are immutable and thread-safe.
+ * no code path to succeed through.
+ *
+ * <p>Each push reaches the gateway as two authenticated requests carrying the same token, so an instance
+ * remembers up to {@link #REMEMBERED_SIGNATURES} tokens whose signature it verified and does not redo the
+ * elliptic-curve computation for exactly the same string under the same keys. Every other check, the header,
+ * the {@code kid}, the times, the revocation list and the scope, runs on every call. Instances are thread-safe.
  */
 public final class JobTokenVerifier {
 
@@ -44,6 +51,8 @@ public final class JobTokenVerifier {
   /** The only accepted JWS algorithm. */
   public static final String ALGORITHM = "ES256";
 
+  /** Enough for every job pushing at once; only tokens with a valid signature ever enter. */
+  public static final int REMEMBERED_SIGNATURES = 256;
   private static final int MAX_TOKEN_LENGTH = 8192;
   private static final int ES256_SIGNATURE_LENGTH = 64;
   /**
@@ -55,10 +64,23 @@ public final class JobTokenVerifier {
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
       .build();
   private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
+  /**
+   * ES256 verification taking the JOSE signature form (R || S) as it is, so no DER is built by hand. One instance
+   * per thread: a JCA object is not thread-safe, and looking one up through the providers on every verification
+   * was a measurable part of the gate's cost (docs/benchmarks.md); {@code initVerify} resets it before each use.
+   */
+  private static final ThreadLocal<Signature> ES256 = ThreadLocal.withInitial(() -> {
+    try {
+      return Signature.getInstance("SHA256withECDSAinP1363Format");
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("ES256 (SHA256withECDSAinP1363Format) is not available", e);
+    }
+  });
 
   private final Map<String, PublicKey> keysById;
   private final Predicate<String> isRevoked;
   private final Clock clock;
+  private final Set<String> verifiedSignatures = ConcurrentHashMap.newKeySet();
 
   /**
    * @param keysById  the gateway's public keys by {@code kid}; several during a key rotation
@@ -73,7 +95,12 @@ public final class JobTokenVerifier {
 
   /** Whether {@code credential} has the shape of a JWT (three dot-separated parts), so it is not a PAT. */
   public static boolean looksLikeJwt(String credential) {
-    return credential != null && credential.startsWith("eyJ") && credential.chars().filter(c -> c == '.').count() == 2;
+    if (credential == null || !credential.startsWith("eyJ")) {
+      return false;
+    }
+    int first = credential.indexOf('.');
+    int second = first < 0 ? -1 : credential.indexOf('.', first + 1);
+    return second > 0 && credential.indexOf('.', second + 1) < 0;
   }
 
   /** Verifies {@code token} and returns its claims, or throws with the reason it was refused. */
@@ -101,7 +128,14 @@ public final class JobTokenVerifier {
     if (key == null) {
       throw new InvalidJobTokenException("job token signed with an unknown key");
     }
-    verifySignature(key, parts);
+    // The key map never changes, so a signature that verified for this exact token still does.
+    if (!verifiedSignatures.contains(token)) {
+      verifySignature(key, parts);
+      if (verifiedSignatures.size() >= REMEMBERED_SIGNATURES) {
+        verifiedSignatures.clear();
+      }
+      verifiedSignatures.add(token);
+    }
     return claimsFrom(decodeJson(parts[1], "payload"));
   }
 
@@ -111,10 +145,10 @@ public final class JobTokenVerifier {
       throw new InvalidJobTokenException("job token signature is invalid");
     }
     try {
-      Signature ecdsa = Signature.getInstance("SHA256withECDSA");
+      Signature ecdsa = ES256.get();
       ecdsa.initVerify(key);
       ecdsa.update((parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII));
-      if (!ecdsa.verify(EcdsaSignatures.joseToDer(joseSignature))) {
+      if (!ecdsa.verify(joseSignature)) {
         throw new InvalidJobTokenException("job token signature is invalid");
       }
     } catch (GeneralSecurityException e) {

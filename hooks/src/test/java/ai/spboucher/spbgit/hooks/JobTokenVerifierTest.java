@@ -11,9 +11,11 @@ import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -143,6 +145,80 @@ class JobTokenVerifierTest {
 
     assertRefused(token.substring(0, token.lastIndexOf('.') + 1) + TestTokens.base64url(new byte[64]),
         "signature is invalid");
+  }
+
+  @Test
+  void verifiesAValidTokenRightAfterRefusingBrokenSignatures() throws Exception {
+    // The JCA object is reused per thread: a refusal, even one the JCA throws for, must leave nothing behind.
+    String token = signed(validClaims());
+    String unsigned = token.substring(0, token.lastIndexOf('.') + 1);
+    assertRefused(unsigned + TestTokens.base64url(new byte[64]), "signature is invalid");
+    byte[] ones = new byte[64];
+    Arrays.fill(ones, (byte) 0xff);
+    assertRefused(unsigned + TestTokens.base64url(ones), "signature is invalid");
+
+    assertEquals(JOB, verifier.verify(token).jobId());
+    assertEquals(JOB, verifier.verify(token).jobId());
+  }
+
+  @Test
+  void rechecksRevocationAndExpiryOfATokenWhoseSignatureItRemembers() throws Exception {
+    Set<String> revoked = new HashSet<>();
+    Instant[] now = {NOW};
+    JobTokenVerifier remembering = new JobTokenVerifier(
+        Map.of(PublicKeys.keyId(tokens.publicKey()), tokens.publicKey()), revoked::contains,
+        new Clock() {
+          @Override
+          public ZoneId getZone() {
+            return ZoneOffset.UTC;
+          }
+
+          @Override
+          public Clock withZone(ZoneId zone) {
+            return this;
+          }
+
+          @Override
+          public Instant instant() {
+            return now[0];
+          }
+        });
+    ObjectNode claims = validClaims();
+    String token = signed(claims);
+    assertEquals(JOB, remembering.verify(token).jobId());
+
+    revoked.add(claims.get("jti").textValue());
+    assertThrows(InvalidJobTokenException.class, () -> remembering.verify(token), "revoked after first use");
+    revoked.clear();
+    assertEquals(JOB, remembering.verify(token).jobId());
+    now[0] = NOW.plus(Duration.ofHours(2));
+    InvalidJobTokenException expired = assertThrows(InvalidJobTokenException.class, () -> remembering.verify(token));
+    assertTrue(expired.getMessage().contains("expired"), expired.getMessage());
+  }
+
+  @Test
+  void aRememberedSignatureCoversOnlyThatExactToken() throws Exception {
+    String token = signed(validClaims());
+    assertEquals(JOB, verifier.verify(token).jobId());
+    String[] parts = token.split("\\.");
+    byte[] signature = Base64.getUrlDecoder().decode(parts[2]);
+    signature[63] ^= 0x01;
+
+    assertRefused(parts[0] + "." + parts[1] + "." + TestTokens.base64url(signature), "signature is invalid");
+    ObjectNode otherClaims = validClaims();
+    assertRefused(TestTokens.encode(tokens.header()) + "." + TestTokens.encode(otherClaims) + "." + parts[2],
+        "signature is invalid");
+  }
+
+  @Test
+  void verifiesCorrectlyPastTheNumberOfRememberedSignatures() throws Exception {
+    String first = signed(validClaims());
+    assertEquals(JOB, verifier.verify(first).jobId());
+    for (int i = 0; i < JobTokenVerifier.REMEMBERED_SIGNATURES + 1; i++) {
+      assertEquals(JOB, verifier.verify(signed(validClaims())).jobId());
+    }
+
+    assertEquals(JOB, verifier.verify(first).jobId());
   }
 
   @Test
