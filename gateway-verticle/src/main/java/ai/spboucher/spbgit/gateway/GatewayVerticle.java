@@ -66,7 +66,12 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> start() {
     // JGit can hold a thread for a whole clone: give it its own pool so API file I/O never queues behind it.
     gitPool = vertx.createSharedWorkerExecutor("spb-git", config.gitWorkers());
-    return vertx.executeBlocking(() -> DataDir.open(config.dataDir(), clock))
+    return vertx.executeBlocking(() -> {
+          DataDir dir = DataDir.open(config.dataDir(), clock);
+          // Jobs no longer verify their fresh tokens one by one: a signing key that does not verify fails here.
+          dir.jobTokens(vertx, clock).checkSigningKey();
+          return dir;
+        })
         .compose(dir -> {
           data = dir;
           return ApiContract.load(vertx);

@@ -135,9 +135,18 @@ final class JobDispatcher {
           sleep(1000);
           continue;
         }
-        int free = 1 + freeSlots.drainPermits();
-        List<Message> batch = subscription.fetch(free, FETCH_WAIT);
-        freeSlots.release(free - batch.size());
+        List<Message> batch;
+        try {
+          // One request per fetch: a fetch for several returns only once it has them all or its wait is over,
+          // which would hold a request that arrives alone for up to FETCH_WAIT although a slot is free.
+          batch = subscription.fetch(1, FETCH_WAIT);
+        } catch (RuntimeException e) {
+          freeSlots.release();
+          throw e;
+        }
+        if (batch.isEmpty()) {
+          freeSlots.release();
+        }
         batch.forEach(this::take);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

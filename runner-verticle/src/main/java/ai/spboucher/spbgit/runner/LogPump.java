@@ -12,8 +12,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Carries a container's output to NATS: docker-java's stream thread offers frames, one pump thread coalesces
- * consecutive frames of the same stream (up to {@link #MAX_CHUNK} bytes or {@link #LINGER_MS}) and publishes
- * them in order. The bounded queue pushes back on the docker stream when NATS is slow instead of growing.
+ * consecutive frames of the same stream (up to {@link #MAX_CHUNK} bytes, or until the chunk's first byte has
+ * waited {@link #LINGER_MS}) and publishes them in order. The bounded queue pushes back on the docker stream when NATS is slow instead of growing.
  *
  * <p>Two bounds keep a flood harmless, and neither is silent: a line longer than {@link #MAX_LINE} bytes is
  * split by inserting a newline (so no viewer ever has to lay out a megabyte line), and once the job's log
@@ -91,9 +91,13 @@ final class LogPump {
   private void pump() {
     ByteArrayOutputStream chunk = new ByteArrayOutputStream();
     LogStream chunkStream = null;
+    // When the chunk's first byte has waited LINGER_MS. Counted from the first byte, not from the latest: a
+    // steady trickle of output would otherwise hold a chunk back until it reached MAX_CHUNK.
+    long flushAt = 0;
     try {
       while (true) {
-        Object item = chunk.size() == 0 ? frames.take() : frames.poll(LINGER_MS, TimeUnit.MILLISECONDS);
+        Object item = chunk.size() == 0 ? frames.take()
+            : frames.poll(Math.max(0, flushAt - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (item == null || item == END || item instanceof RunnerLine) {
           flush(chunk, chunkStream);
           chunkStream = null;
@@ -114,7 +118,11 @@ final class LogPump {
           flush(chunk, chunkStream);
         }
         chunkStream = stream;
+        boolean wasEmpty = chunk.size() == 0;
         append(chunk, stream, frame.getPayload());
+        if (wasEmpty) {
+          flushAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LINGER_MS);
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

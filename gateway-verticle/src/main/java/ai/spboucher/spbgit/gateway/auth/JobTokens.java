@@ -57,26 +57,51 @@ public final class JobTokens {
 
   /** A signed token for {@code jobId} on {@code repo}, valid from now for {@code ttl} (at most two hours). */
   public String issue(String jobId, String repo, Duration ttl) {
+    return issueToken(jobId, repo, ttl).token();
+  }
+
+  /** A token as issued, with the claims the gateway records about it (never the token itself). */
+  public record Issued(String token, String tokenId, Instant expiresAt) {
+  }
+
+  /** Like {@link #issue}, also returning the token's id and expiry, so the caller need not verify it to read them. */
+  public Issued issueToken(String jobId, String repo, Duration ttl) {
     if (ttl.isNegative() || ttl.isZero() || ttl.compareTo(JobTokenVerifier.MAX_LIFETIME) > 0) {
       throw new IllegalArgumentException("job token lifetime must be between 1 second and "
           + JobTokenVerifier.MAX_LIFETIME.toMinutes() + " minutes");
     }
     RefScope scope = RefScope.forJob(jobId);
     long now = clock.instant().getEpochSecond();
+    String tokenId = newTokenId();
+    long expires = now + ttl.toSeconds();
     JsonObject claims = new JsonObject()
         .put("sub", jobId)
-        .put("jti", newTokenId())
+        .put("jti", tokenId)
         .put("iat", now)
         .put("nbf", now)
-        .put("exp", now + ttl.toSeconds())
+        .put("exp", expires)
         .put("scope", new JsonObject().put("repo", repo).put("refs", scope.glob()))
         .put("cap", new JsonArray().add(JobTokenClaims.PUSH_AGENT_REF));
-    return signer.generateToken(claims, new JWTOptions()
+    String token = signer.generateToken(claims, new JWTOptions()
         .setAlgorithm(JobTokenVerifier.ALGORITHM)
         .setIssuer(JobTokenVerifier.ISSUER)
         .setAudience(List.of(JobTokenVerifier.AUDIENCE))
         .setHeader(new JsonObject().put("kid", key.keyId()))
         .setNoTimestamp(true));
+    return new Issued(token, tokenId, Instant.ofEpochSecond(expires));
+  }
+
+  /**
+   * Issues a short probe token and verifies it, so a signing key that its own verification key does not match
+   * fails the gateway's start rather than every job's first push. CPU only (one signature, one verification).
+   */
+  public void checkSigningKey() {
+    try {
+      verifier.verify(issue("key-check", "key-check", Duration.ofMinutes(1)));
+    } catch (InvalidJobTokenException e) {
+      throw new IllegalStateException("a job token signed with key " + key.keyId() + " does not verify: "
+          + e.getMessage(), e);
+    }
   }
 
   public JobTokenClaims verify(String token) throws InvalidJobTokenException {

@@ -71,6 +71,42 @@ class AuditLogTest {
   }
 
   @Test
+  void appendingSeveralAtOnceWritesTheSameLinesAsOneByOne() throws Exception {
+    Path oneByOne = dir.resolve("one-by-one.jsonl");
+    try (AuditLog log = AuditLog.open(oneByOne, CLOCK)) {
+      log.append(event("job.created", "j0"));
+      for (int i = 1; i <= 3; i++) {
+        log.append(event("job.created", "j" + i));
+      }
+      log.append(event("job.finished", "j0"));
+    }
+    try (AuditLog log = AuditLog.open(file(), CLOCK)) {
+      log.append(event("job.created", "j0"));
+      List<JsonObject> stored = log.appendAll(List.of(event("job.created", "j1"), event("job.created", "j2"),
+          event("job.created", "j3")));
+      assertEquals(List.of(2L, 3L, 4L), stored.stream().map(e -> e.getLong("seq")).toList());
+      assertEquals(4, log.size());
+      assertEquals(5L, log.append(event("job.finished", "j0")).getLong("seq"));
+      assertEquals(5, log.entries().size());
+    }
+    assertEquals(Files.readAllLines(oneByOne), lines());
+    assertTrue(AuditLog.verify(file()).ok());
+  }
+
+  @Test
+  void appendingSeveralRefusesThemAllIfOneSetsAReservedField() throws Exception {
+    try (AuditLog log = AuditLog.open(file(), CLOCK)) {
+      log.append(event("job.created", "j1"));
+      assertThrows(IllegalArgumentException.class, () -> log.appendAll(List.of(event("job.created", "j2"),
+          event("job.created", "j3").put("seq", 9))));
+      assertEquals(1, log.size());
+      assertEquals(2L, log.append(event("job.created", "j2")).getLong("seq"));
+    }
+    assertEquals(2, lines().size());
+    assertTrue(AuditLog.verify(file()).ok());
+  }
+
+  @Test
   void verifyAcceptsAGoodLogAndAnEmptyOne() throws Exception {
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
       assertEquals(new AuditLog.VerifyResult(0, 0, "0 entries, chain intact"), AuditLog.verify(file()));

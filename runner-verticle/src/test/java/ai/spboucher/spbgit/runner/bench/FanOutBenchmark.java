@@ -1,0 +1,141 @@
+package ai.spboucher.spbgit.runner.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Fan-out: many websocket viewers of one job against one viewer of the same job, in the same run. Each job
+ * sleeps 5 s (so every viewer is connected before it prints), then prints numbered lines of about 100 bytes carrying
+ * the time they were printed. Every viewer must get every line once, in order, and the end frame.
+ *
+ * <p>A viewer's throughput is the job's bytes over the time from the first line being printed to that viewer
+ * receiving the last one: it includes how far the viewer lags behind the job. Two scenarios:
+ * <ul>
+ *   <li><b>live</b>: {@code --lines} lines at {@code --rate} lines/s, a job printing steadily, as owners follow it;</li>
+ *   <li><b>burst</b>: {@code --burst-lines} lines printed as fast as the container can, the most the gateway
+ *       must push to every viewer at once.</li>
+ * </ul>
+ *
+ * <p>Options: {@code --viewers 200 --runs 3 --lines 10000 --rate 1000 --burst-lines 20000}.
+ */
+public final class FanOutBenchmark {
+
+  private static final int PADDING = 75;
+  private static final String PAD = "x".repeat(PADDING);
+
+  private FanOutBenchmark() {
+  }
+
+  /** What one viewer saw. */
+  private static final class Seen {
+    long expected = 1;
+    long bad;
+    long firstPrinted;
+    long lastArrival;
+    long bytes;
+    final List<Double> latencies = new ArrayList<>();
+  }
+
+  /** The outcome of one job watched by {@code viewers} viewers. */
+  private record Outcome(double medianThroughput, double minThroughput, double p99LatencyMs, int reconnects,
+                         long connectMs) {
+  }
+
+  public static void main(String[] args) throws Exception {
+    var options = Report.options(args);
+    int viewers = Report.intOption(options, "viewers", 200);
+    int runs = Report.intOption(options, "runs", 3);
+    int lines = Report.intOption(options, "lines", 10_000);
+    int rate = Report.intOption(options, "rate", 1000);
+    int burstLines = Report.intOption(options, "burst-lines", 20_000);
+    try (Report report = new Report("fan-out", args); SystemBed bed = SystemBed.start("30m")) {
+      bed.startRunner("sysbench", Map.of());
+      bed.createRepo("bench");
+      report.line("start load %.2f", Machine.awaitQuiet(1.5, Report.intOption(options, "quiet-wait", 600)));
+      scenario(report, bed, "live", lines, rate, viewers, runs);
+      scenario(report, bed, "burst", burstLines, 0, viewers, runs);
+    }
+  }
+
+  private static void scenario(Report report, SystemBed bed, String name, int lines, int rate, int viewers, int runs)
+      throws Exception {
+    List<Double> single = new ArrayList<>();
+    List<Double> many = new ArrayList<>();
+    List<Double> manyMin = new ArrayList<>();
+    for (int run = 1; run <= runs; run++) {
+      Outcome one = watch(bed, lines, rate, 1);
+      Outcome all = watch(bed, lines, rate, viewers);
+      report.line("%s run %d: 1 viewer %.1f MB/s (p99 latency %.0f ms); %d viewers median %.2f MB/s, slowest %.2f "
+              + "MB/s (p99 latency %.0f ms, %d reconnects, all connected in %d ms)", name, run,
+          one.medianThroughput(), one.p99LatencyMs(), viewers, all.medianThroughput(), all.minThroughput(),
+          all.p99LatencyMs(), all.reconnects(), all.connectMs());
+      single.add(one.medianThroughput());
+      many.add(all.medianThroughput());
+      manyMin.add(all.minThroughput());
+    }
+    double s = Stats.median(single);
+    double m = Stats.median(many);
+    double worst = Stats.median(manyMin);
+    report.line("RESULT fan-out %s (%d lines%s), median over %d runs: 1 viewer %.2f MB/s; %d viewers, every one "
+            + "complete: median %.2f MB/s per viewer (%.2fx), slowest %.2f MB/s (%.2fx); target >= 0.5x: %s", name,
+        lines, rate > 0 ? " at " + rate + "/s" : " flat out", runs, s, viewers, m, m / s, worst, worst / s,
+        worst / s >= 0.5 ? "MET" : (m / s >= 0.5 ? "MET at the median, MISSED by the slowest" : "MISSED"));
+  }
+
+  private static Outcome watch(SystemBed bed, int lines, int rate, int viewers) throws Exception {
+    var job = bed.submit("bench", "sleep 5; " + LogLatencyBenchmark.timedLines(lines, rate, PADDING));
+    List<LogViewer> all = new ArrayList<>();
+    List<Seen> seen = new ArrayList<>();
+    List<CompletableFuture<?>> opened = new ArrayList<>();
+    long t0 = System.nanoTime();
+    for (int i = 0; i < viewers; i++) {
+      Seen s = new Seen();
+      LogViewer viewer = new LogViewer(bed.http(), bed.baseUrl, "bench", job.id(), bed.ownerToken,
+          (stream, line, arrival, published) -> {
+            long printed = stream.equals("stdout") ? LogLatencyBenchmark.printedMicros(line) : -1;
+            if (printed < 0) {
+              return;
+            }
+            boolean intact = line.length() == line.indexOf(' ') + 17 + PADDING && line.endsWith(PAD);
+            if (LogLatencyBenchmark.number(line) != s.expected++ || !intact) {
+              s.bad++;
+            }
+            s.bytes += line.length() + 1;
+            if (s.firstPrinted == 0) {
+              s.firstPrinted = printed;
+            }
+            s.lastArrival = arrival;
+            s.latencies.add((arrival - printed) / 1000.0);
+          });
+      all.add(viewer);
+      seen.add(s);
+      opened.add(viewer.start());
+    }
+    CompletableFuture.allOf(opened.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+    long connectMs = (System.nanoTime() - t0) / 1_000_000;
+    String exit = bed.awaitFinished(job.id(), Duration.ofMinutes(20));
+    List<Double> throughputs = new ArrayList<>();
+    List<Double> latencies = new ArrayList<>();
+    int reconnects = 0;
+    for (int i = 0; i < viewers; i++) {
+      all.get(i).end().get(10, TimeUnit.MINUTES);
+      Seen s = seen.get(i);
+      if (s.expected - 1 != lines || s.bad != 0 || all.get(i).gaps() != 0) {
+        throw new IllegalStateException("viewer " + i + " of job " + job.id() + " saw " + (s.expected - 1) + " of "
+            + lines + " lines, " + s.bad + " wrong or out of order, " + all.get(i).gaps() + " missing chunks");
+      }
+      throughputs.add((double) s.bytes / (s.lastArrival - s.firstPrinted));
+      latencies.addAll(s.latencies);
+      reconnects += all.get(i).connects() - 1;
+    }
+    if (!"ok".equals(exit)) {
+      throw new IllegalStateException("job " + job.id() + " ended " + exit);
+    }
+    Stats t = Stats.of(throughputs);
+    return new Outcome(t.p50(), t.min(), Stats.of(latencies).p99(), reconnects, connectMs);
+  }
+}
