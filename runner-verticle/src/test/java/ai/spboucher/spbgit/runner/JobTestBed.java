@@ -209,7 +209,7 @@ public final class JobTestBed implements AutoCloseable {
 
   /**
    * A pull consumer reading {@code subject} from the start of the events stream. Created again when JetStream does
-   * not answer: for a minute or so after a cluster node dies, the server can still place a new consumer on it.
+   * not answer: for a while after a cluster node dies, the server can still place a new consumer on it.
    */
   private static JetStreamSubscription readFromStart(Connection connection, String subject) throws Exception {
     PullSubscribeOptions options = PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(

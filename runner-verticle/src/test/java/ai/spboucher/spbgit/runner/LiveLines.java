@@ -46,7 +46,11 @@ final class LiveLines implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
-    connection.close();
+  public void close() {
+    try {
+      connection.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

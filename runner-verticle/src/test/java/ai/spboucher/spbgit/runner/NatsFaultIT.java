@@ -52,6 +52,7 @@ class NatsFaultIT {
       live.await(5, Duration.ofSeconds(60));
     }
 
+    // Shorter than the client's 5 s publish timeout: the publish under way completes once NATS is back.
     bed.nats.kill();
     Thread.sleep(3_000);
     assertFalse(bed.jobContainers(id).isEmpty(), "the job still runs while NATS is down");
@@ -75,9 +76,11 @@ class NatsFaultIT {
       before = live.await(200, Duration.ofSeconds(60));
     }
 
+    // Longer than the client's 5 s publish timeout: publishes fail and are retried, and the copies the client
+    // buffered meanwhile all reach the server once it is back, to be recognised by their message ids.
     bed.nats.kill();
-    Thread.sleep(4_000);
-    assertFalse(bed.jobContainers(id).isEmpty(), "the job was still printing while NATS was down");
+    Thread.sleep(7_000);
+    assertFalse(bed.jobContainers(id).isEmpty(), "the job was still running while NATS was down");
     bed.nats.restart();
 
     JsonObject done = bed.await("demo", id, "finished", Duration.ofSeconds(60));

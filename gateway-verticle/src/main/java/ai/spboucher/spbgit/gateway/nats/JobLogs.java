@@ -134,9 +134,9 @@ public final class JobLogs {
   }
 
   /**
-   * Creates an ephemeral consumer, again when JetStream does not answer. On a cluster, for a minute or two after a
-   * node dies, the server can still place a new consumer on the dead node, and the request then times out; each
-   * attempt is placed afresh, so one of three nodes down rarely fails three in a row.
+   * Creates an ephemeral consumer, again when JetStream does not answer. On a cluster, for a while after a node
+   * dies, the server can still place a new consumer on the dead node, and the request then times out; each attempt
+   * is placed afresh, so with one of three nodes down three failures in a row are rare.
    */
   private static JetStreamSubscription createConsumer(ConsumerCreation creation)
       throws IOException, JetStreamApiException {
