@@ -75,6 +75,9 @@ class FaultIT {
     bed.startRunner("steady", Map.of());
     String id = bed.submit("demo", "sleep 8; echo done", null).getString("id");
     bed.await("demo", id, "started", Duration.ofSeconds(60));
+    // The job clones from the gateway first (through the runner's git relay): stop it only once that is done.
+    JobTestBed.awaitCondition("job " + id + " has cloned", Duration.ofSeconds(60),
+        () -> bed.log(id).contains("running exec command"));
 
     bed.stopGateway();
     // The runner publishes FINISHED before it removes the container: once it is gone, the end is in NATS.
