@@ -232,7 +232,7 @@ public final class AuditLog implements Closeable {
       channel.force(true);
     } catch (IOException e) {
       rollBack(e);
-      throw AuditStorageFullException.isOutOfSpace(e, file, line.length + 1L)
+      throw AuditStorageFullException.isOutOfSpace(e, file, bytes.size())
           ? new AuditStorageFullException(file, e) : e;
     }
     size += bytes.size();

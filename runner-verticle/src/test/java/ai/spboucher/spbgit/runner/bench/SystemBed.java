@@ -4,7 +4,7 @@ import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.runner.JobTestBed;
-import ai.spboucher.spbgit.runner.NatsServerProcess;
+import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Nats;
