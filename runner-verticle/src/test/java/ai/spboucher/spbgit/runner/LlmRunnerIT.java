@@ -130,7 +130,7 @@ class LlmRunnerIT {
     assertEquals("127.0.0.1", viaModel.get(0).getHost());
     assertEquals(fake.port(), viaModel.get(0).getPort());
     assertTrue(viaModel.get(0).getAllowed());
-    assertTrue(egress.stream().anyMatch(e -> e.getVia().equals("proxy") && e.getAllowed()
+    assertTrue(egress.stream().anyMatch(e -> e.getVia().equals("git_relay") && e.getAllowed()
         && e.getPort() == java.net.URI.create(bed.gateway.repoUrl("demo")).getPort()), "the clone and the push");
     assertTrue(egress.stream().anyMatch(e -> e.getHost().equals("forbidden.invalid") && !e.getAllowed()
         && !e.getFailure().isEmpty()), egress.toString());
@@ -250,7 +250,7 @@ class LlmRunnerIT {
     assertEquals("", finished.getProvider());
     assertEquals(0, finished.getInputTokens() + finished.getOutputTokens());
     List<EgressAttempt> egress = bed.egressAttempts(id);
-    assertTrue(egress.stream().anyMatch(e -> e.getAllowed() && e.getVia().equals("proxy")), egress.toString());
+    assertTrue(egress.stream().anyMatch(e -> e.getAllowed() && e.getVia().equals("git_relay")), egress.toString());
     EgressAttempt refused = egress.stream().filter(e -> !e.getAllowed()).findFirst().orElseThrow();
     assertEquals("forbidden.invalid", refused.getHost());
     assertEquals(8080, refused.getPort());
