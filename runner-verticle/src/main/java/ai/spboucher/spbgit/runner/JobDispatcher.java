@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -55,7 +56,7 @@ final class JobDispatcher {
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
   /** Containers of ended jobs that could not be removed when they ended, because the engine was away. */
-  private final java.util.Set<String> unremoved = ConcurrentHashMap.newKeySet();
+  private final Set<String> unremoved = ConcurrentHashMap.newKeySet();
   /** Whether the Docker engine answered the fetch loop's last ping. */
   private volatile boolean engineAnswers = true;
   private volatile boolean stopping;

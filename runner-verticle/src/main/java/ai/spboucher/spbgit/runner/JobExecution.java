@@ -231,8 +231,8 @@ final class JobExecution {
     return provider.config().jobModel(request.getModel());
   }
 
-  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump, LlmSession session,
-                              ContainerWatch watch) throws InterruptedException, ExecutionException, StoppedFromOutside {
+  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump, LlmSession session, ContainerWatch watch)
+      throws InterruptedException, ExecutionException, StoppedFromOutside {
     Long exit = session == null ? docker.awaitExit(containerId, wall)
         : session.awaitExit(docker, containerId, wall, config.breachGrace(), pump);
     String breach = session == null ? null : session.breach();

@@ -58,7 +58,7 @@ class AuditDiskFullIT {
     }
     bed = JobTestBed.start(tmp, "60s");
     bed.createRepo("demo", Map.of("README.md", "hello\n"));
-    bed.startRunner("disk", Map.of());
+    bed.startRunner(FaultChecks.uniqueRunnerId("disk"), Map.of());
   }
 
   @AfterEach

@@ -70,6 +70,26 @@ final class FaultChecks {
     return out.toString();
   }
 
+  /**
+   * A runner id no other test run on this machine uses: runners reclaim the containers labelled with their id,
+   * and the Docker engine is shared.
+   */
+  static String uniqueRunnerId(String name) {
+    return name + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
+  }
+
+  /**
+   * Asserts a pushed job's audit events: created and dispatched, then started and refs_written in either order
+   * (the push and the runner's STARTED event reach the gateway by different paths), then finished; each once.
+   */
+  static void assertPushedJobAuditedOnce(List<String> events) {
+    assertEquals(5, events.size(), events.toString());
+    assertEquals(List.of("job_created", "job_dispatched"), events.subList(0, 2), events.toString());
+    assertEquals(java.util.Set.of("job_started", "refs_written"), java.util.Set.copyOf(events.subList(2, 4)),
+        events.toString());
+    assertEquals("job_finished", events.get(4), events.toString());
+  }
+
   /** Containers of the job, in any state, on the machine's Docker engine. */
   static List<Container> jobContainers(String jobId) throws Exception {
     try (DockerSandbox docker = new DockerSandbox("unix:///var/run/docker.sock")) {

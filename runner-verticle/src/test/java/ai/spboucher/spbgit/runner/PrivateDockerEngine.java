@@ -64,9 +64,19 @@ final class PrivateDockerEngine implements AutoCloseable {
     stopProcess();
   }
 
-  /** Starts dockerd again on the same data, after {@link #stop}. */
+  /** SIGKILL, like a crash: dockerd stops nothing and answers nothing more. */
+  void crash() throws Exception {
+    process.destroyForcibly();
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("dockerd did not die from SIGKILL");
+    }
+  }
+
+  /** Starts dockerd again on the same data, after {@link #stop} or {@link #crash}; nothing if it runs. */
   void startAgain() throws Exception {
-    startProcess();
+    if (process == null || !process.isAlive()) {
+      startProcess();
+    }
   }
 
   /** Containers of this engine, in any state, labelled as belonging to the job. */
@@ -149,8 +159,33 @@ final class PrivateDockerEngine implements AutoCloseable {
       }
     }
     stopProcess();
-    // dockerd unmounts its layers when it stops; a leftover mount would make the removal fail, and say so.
+    unmountLeftovers();
     new ProcessBuilder("rm", "-rf", "--one-file-system", dir.resolve("data").toString(),
         dir.resolve("exec").toString()).inheritIO().start().waitFor(60, TimeUnit.SECONDS);
+  }
+
+  /**
+   * dockerd bind-mounts its data root onto itself (to make it a private mount) and undoes that when it stops; a
+   * start after a crash mounts it once more, so one can remain, as can a layer a crash left mounted. Unmounts
+   * whatever is still mounted under this engine's directory, deepest first.
+   */
+  private void unmountLeftovers() throws Exception {
+    String prefix = dir.toAbsolutePath() + "/";
+    for (int pass = 0; pass < 10; pass++) {
+      List<String> mounts = new ArrayList<>();
+      for (String line : Files.readAllLines(Path.of("/proc/self/mounts"))) {
+        String target = line.split(" ")[1].replace("\\040", " ");
+        if (target.startsWith(prefix)) {
+          mounts.add(target);
+        }
+      }
+      if (mounts.isEmpty()) {
+        return;
+      }
+      mounts.sort(java.util.Comparator.comparingInt(String::length).reversed());
+      for (String target : mounts) {
+        new ProcessBuilder("umount", target).inheritIO().start().waitFor(30, TimeUnit.SECONDS);
+      }
+    }
   }
 }

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A crash mid-append, written by hand: the log cut at every byte of its last line. Opening it must always end the
- * same way: the partial line moved to a side file, the log truncated to its last complete line, the repair
- * recorded as the next entry of the chain, and the chain intact.
+ * A crash mid-append, written by hand: the log cut through its last line, at many points and at every byte of its
+ * multi-byte characters. Opening it must always end the same way: the partial line moved to a side file, the log
+ * truncated to its last complete line, the repair recorded as the next entry of the chain, and the chain intact.
  */
 class AuditLogTornTailTest {
 
@@ -34,7 +34,7 @@ class AuditLogTornTailTest {
   Path dir;
 
   @Test
-  void everyCutThroughTheLastLineIsSetAsideAndRecordedInTheChain() throws Exception {
+  void aCutAnywhereInTheLastLineIsSetAsideAndRecordedInTheChain() throws Exception {
     Path file = dir.resolve("agent-jobs.jsonl");
     try (AuditLog log = AuditLog.open(file, CLOCK)) {
       for (int i = 1; i <= 4; i++) {
@@ -42,11 +42,18 @@ class AuditLogTornTailTest {
       }
     }
     byte[] whole = Files.readAllBytes(file);
+    assertTrue(new String(whole, StandardCharsets.UTF_8).contains("\u4e2d"), "the lines hold multi-byte characters");
     int lastLineStart = lastIndexOf(whole, (byte) '\n', whole.length - 2) + 1;
     byte[] good = Arrays.copyOf(whole, lastLineStart);
 
-    // Every length from one byte to the whole line without its newline: multi-byte characters get cut too.
-    for (int cut = 1; cut < whole.length - lastLineStart; cut++) {
+    // Lengths from one byte to the whole line without its newline, every byte of the multi-byte characters among
+    // them (each open fsyncs a few times, so not every length of the ASCII rest).
+    int length = whole.length - lastLineStart - 1;
+    for (int cut = 1; cut <= length; cut++) {
+      if (cut % 7 != 0 && cut > 2 && cut < length - 2 && (whole[lastLineStart + cut] & 0x80) == 0
+          && (whole[lastLineStart + cut - 1] & 0x80) == 0) {
+        continue;
+      }
       byte[] torn = Arrays.copyOfRange(whole, lastLineStart, lastLineStart + cut);
       Path sub = Files.createDirectories(dir.resolve("cut-" + cut));
       Path copy = sub.resolve("agent-jobs.jsonl");
