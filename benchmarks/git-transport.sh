@@ -46,8 +46,9 @@ cleanup() {
   local pid
   # Only the processes this script started, by their ids, the gateway first so it can close its NATS link.
   for pid in "${PIDS[@]}"; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    if kill "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null || true
+    fi
   done
   if [ "$KEEP" = 1 ]; then
     echo "work directory kept: $WORK" >&2
@@ -161,6 +162,7 @@ start_gateway() {
     java_opts+=(-XX:FlightRecorderOptions=stackdepth=512
       "-XX:StartFlightRecording=filename=$JFR,settings=profile,dumponexit=true")
   fi
+  : >"$WORK/gateway.log"
   SPB_DATA_DIR=$WORK/data SPB_HTTP_PORT=0 SPB_NATS_URL=$nats_url \
     java "${java_opts[@]}" -jar "$GATEWAY_JAR" >"$WORK/gateway.log" 2>&1 &
   GATEWAY_PID=$!
@@ -364,6 +366,8 @@ for op in clone fetch push; do
     fetch) target=- ;;
     *) target='<= 1.5x' ;;
   esac
+  # git daemon reaps its children late, so its CPU may not be counted: then no CPU ratio is printed.
   awk -v op="$op" -v b="$b" -v o="$o" -v bc="$bc" -v oc="$oc" -v t="$target" 'BEGIN {
-    printf "%-10s %12.3f %12.3f %6.2fx   %12.2f %12.2f %6.2fx   %s\n", op, b, o, o / b, bc, oc, (bc > 0 ? oc / bc : 0), t }'
+    cpu = bc > 0 ? sprintf("%6.2fx", oc / bc) : "     -"
+    printf "%-10s %12.3f %12.3f %6.2fx   %12.2f %12.2f %s   %s\n", op, b, o, o / b, bc, oc, cpu, t }'
 done

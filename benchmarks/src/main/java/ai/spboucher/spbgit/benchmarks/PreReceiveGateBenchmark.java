@@ -63,8 +63,8 @@ import org.openjdk.jmh.annotations.Warmup;
 public class PreReceiveGateBenchmark {
 
   static final String REPO = "bench";
-  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   static final String JOB = "bench-job";
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private Path dataDir;
   private Vertx vertx;
