@@ -218,7 +218,7 @@ public final class JobTestBed implements AutoCloseable {
       try {
         return connection.jetStream().subscribe(subject, options);
       } catch (java.io.IOException e) {
-        if (attempt == 3) {
+        if (attempt == 8) {
           throw e;
         }
       }

@@ -33,7 +33,7 @@ import java.util.function.Consumer;
 public final class JobLogs {
 
   private static final int BATCH = 256;
-  private static final int CONSUMER_ATTEMPTS = 3;
+  private static final int CONSUMER_ATTEMPTS = 8;
 
   private final Connection connection;
 
@@ -136,7 +136,7 @@ public final class JobLogs {
   /**
    * Creates an ephemeral consumer, again when JetStream does not answer. On a cluster, for a while after a node
    * dies, the server can still place a new consumer on the dead node, and the request then times out; each attempt
-   * is placed afresh, so with one of three nodes down three failures in a row are rare.
+   * is placed afresh, so with one of three nodes down eight failures in a row are very rare (about 1 in 6,500).
    */
   private static JetStreamSubscription createConsumer(ConsumerCreation creation)
       throws IOException, JetStreamApiException {
