@@ -107,6 +107,7 @@ final class PrivateDockerEngine implements AutoCloseable {
   }
 
   private void startProcess() throws Exception {
+    removeStalePidFiles();
     starts++;
     List<String> command = new ArrayList<>(List.of("dockerd",
         "--config-file", dir.resolve("daemon.json").toString(),
@@ -130,6 +131,29 @@ final class PrivateDockerEngine implements AutoCloseable {
           throw new IOException("the private dockerd did not answer within " + READY_TIMEOUT_MS + " ms:\n" + log());
         }
         Thread.sleep(200);
+      }
+    }
+  }
+
+  /**
+   * A crash leaves dockerd's and containerd's pid files behind (containerd dies with dockerd). If the kernel has
+   * since given such a pid to an unrelated process, dockerd takes it for "containerd is still running" and waits
+   * for a socket nobody serves. A pid file whose process is not one of this engine's goes before a start.
+   */
+  private void removeStalePidFiles() throws IOException {
+    for (Path pidFile : List.of(dir.resolve("docker.pid"), dir.resolve("exec/containerd/containerd.pid"))) {
+      if (!Files.exists(pidFile)) {
+        continue;
+      }
+      Path cmdline = Path.of("/proc", Files.readString(pidFile).trim(), "cmdline");
+      boolean ours = false;
+      try {
+        ours = new String(Files.readAllBytes(cmdline)).contains(dir.toAbsolutePath().toString());
+      } catch (IOException | java.nio.file.InvalidPathException gone) {
+        // No such process: the pid file is stale.
+      }
+      if (!ours) {
+        Files.delete(pidFile);
       }
     }
   }
