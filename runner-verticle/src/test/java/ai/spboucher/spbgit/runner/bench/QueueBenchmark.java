@@ -69,6 +69,8 @@ public final class QueueBenchmark {
       Semaphore inFlight = new Semaphore(concurrency);
       List<CompletableFuture<?>> posts = new ArrayList<>();
       String body = new JsonObject().put("task", "benchmark job").put("exec", "true").encode();
+      CpuMeter cpu = new CpuMeter(bed);
+      var cpuBefore = cpu.sample();
       long start = System.nanoTime();
       for (int i = 0; i < jobs; i++) {
         inFlight.acquire();
@@ -90,6 +92,7 @@ public final class QueueBenchmark {
       double submitRate = jobs / submitSeconds;
       report.line("submitted %d jobs in %.2f s = %.0f jobs/s (%d refused); POST latency %s", ids.size(),
           submitSeconds, submitRate, refused.size(), Stats.of(postMs).describe("ms"));
+      report.line("while submitting: %s", CpuMeter.difference(cpuBefore, cpu.sample()));
       if (!refused.isEmpty()) {
         throw new IllegalStateException("refused: " + refused.subList(0, Math.min(5, refused.size())));
       }
