@@ -121,7 +121,7 @@ final class JobExecution {
     EgressProxy proxy = null;
     GitRelay git = null;
     LlmSession session = null;
-    LogPump pump = new LogPump(events, jobId(), config.logCapBytes());
+    LogPump pump = new LogPump(events::log, jobId(), config.logCapBytes());
     BackgroundEvents background = new BackgroundEvents(events, jobId());
     String reason = ExitReason.RUNNER_ERROR;
     String detail = "";

@@ -27,7 +27,12 @@ final class LogPump {
   static final long LINGER_MS = 20;
   private static final Object END = new Object();
 
-  private final EventPublisher publisher;
+  /** Where chunks go: the job's {@link EventPublisher#log}, which blocks until JetStream has stored them. */
+  interface ChunkSink {
+    void publish(LogStream stream, byte[] data);
+  }
+
+  private final ChunkSink publisher;
   private final long capBytes;
   private long keptBytes;
   private long droppedBytes;
@@ -38,7 +43,7 @@ final class LogPump {
   private final CountDownLatch drained = new CountDownLatch(1);
   private final Thread thread;
 
-  LogPump(EventPublisher publisher, String jobId, long capBytes) {
+  LogPump(ChunkSink publisher, String jobId, long capBytes) {
     this.publisher = publisher;
     this.capBytes = capBytes;
     this.thread = new Thread(this::pump, "spb-logs-" + jobId);
@@ -131,22 +136,36 @@ final class LogPump {
     }
   }
 
-  /** Appends within the cap, splitting over-long lines. */
+  /**
+   * Appends within the cap, splitting over-long lines. Copies runs of bytes (up to the next newline, the line
+   * limit or the cap) rather than byte by byte: this runs for every byte a job prints.
+   */
   private void append(ByteArrayOutputStream chunk, LogStream stream, byte[] payload) {
     int length = lineLength.getOrDefault(stream, 0);
-    for (byte b : payload) {
+    int i = 0;
+    while (i < payload.length) {
       if (keptBytes >= capBytes) {
-        droppedBytes++;
-        continue;
+        droppedBytes += payload.length - i;
+        break;
       }
-      if (length == MAX_LINE && b != '\n') {
+      if (length == MAX_LINE && payload[i] != '\n') {
         chunk.write('\n');
         keptBytes++;
         length = 0;
       }
-      chunk.write(b);
-      keptBytes++;
-      length = b == '\n' ? 0 : length + 1;
+      // At least one byte: a newline right at the line limit ends the line instead of splitting it.
+      int room = (int) Math.max(1, Math.min(MAX_LINE - length, capBytes - keptBytes));
+      int end = Math.min(payload.length, i + room);
+      int newline = indexOf(payload, (byte) '\n', i, end);
+      if (newline >= 0) {
+        end = newline + 1;
+        length = 0;
+      } else {
+        length += end - i;
+      }
+      chunk.write(payload, i, end - i);
+      keptBytes += end - i;
+      i = end;
       if (keptBytes >= capBytes && !capAnnounced) {
         capAnnounced = true;
         flush(chunk, stream);
@@ -156,13 +175,23 @@ final class LogPump {
     lineLength.put(stream, length);
   }
 
+  private static int indexOf(byte[] bytes, byte b, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (bytes[i] == b) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   private void publishRunnerLine(String line) {
-    publisher.log(LogStream.RUNNER, ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    publisher.publish(LogStream.RUNNER,
+        ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 
   private void flush(ByteArrayOutputStream chunk, LogStream stream) {
     if (chunk.size() > 0 && stream != null) {
-      publisher.log(stream, chunk.toByteArray());
+      publisher.publish(stream, chunk.toByteArray());
     }
     chunk.reset();
   }

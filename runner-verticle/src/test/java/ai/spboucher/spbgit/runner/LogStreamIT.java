@@ -77,6 +77,63 @@ class LogStreamIT {
   }
 
   @Test
+  void viewersJoiningAtDifferentTimesEachGetEveryLineOnceInOrder() throws Exception {
+    String id = bed.submit("logs", "for i in $(seq 1 300); do echo many-$i; sleep 0.005; done", null)
+        .getString("id");
+    List<Viewer> early = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      early.add(Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken));
+    }
+    bed.await("logs", id, "started", Duration.ofSeconds(60));
+    List<JsonObject> firstFrames = early.get(0).take(2);
+    // Joins the job's shared feed part way, from where it stands; and one more that starts from scratch.
+    Viewer resumed = Viewer.open(id, firstFrames.get(1).getLong("seq"), bed.gateway.baseUrl, bed.gateway.ownerToken);
+    Viewer late = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    List<JsonObject> resumedFrames = new ArrayList<>(firstFrames);
+    assertEquals("ok", resumed.readUntilEnd(resumedFrames).getString("exit_reason"));
+    assertEveryLineOnceInOrder(resumedFrames, "many-", 300);
+    List<Viewer> all = new ArrayList<>(early);
+    all.add(late);
+    for (Viewer viewer : all) {
+      List<JsonObject> frames = new ArrayList<>();
+      if (viewer == early.get(0)) {
+        frames.addAll(firstFrames);
+      }
+      assertEquals("ok", viewer.readUntilEnd(frames).getString("exit_reason"));
+      assertEveryLineOnceInOrder(frames, "many-", 300);
+    }
+  }
+
+  @Test
+  void aViewerOfAJobCancelledBeforeItRanIsToldItEnded() throws Exception {
+    String busy = bed.submit("logs", "sleep 8", null).getString("id");
+    bed.await("logs", busy, "started", Duration.ofSeconds(60));
+    String queued = bed.submit("logs", "echo never", null).getString("id");
+    Viewer viewer = Viewer.open(queued, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    assertEquals(202, post("/api/v1/repos/logs/agent-jobs/" + queued + "/cancel", bed.gateway.ownerToken,
+        new JsonObject()).statusCode());
+    // The queue never reached a runner, so the stream holds no end: the gateway's own record ends the viewer.
+    JsonObject end = viewer.readUntilEnd(new ArrayList<>());
+    assertEquals("cancelled", end.getString("exit_reason"));
+    bed.awaitFinished("logs", busy);
+  }
+
+  /** The log frames' text holds {@code prefix1} .. {@code prefixN} once each, in order, and no chunk repeats. */
+  private static void assertEveryLineOnceInOrder(List<JsonObject> frames, String prefix, int count) {
+    StringBuilder text = new StringBuilder();
+    long expected = frames.get(0).getLong("seq");
+    for (JsonObject frame : frames) {
+      assertEquals(expected++, frame.getLong("seq"), "no gap, no duplicate");
+      text.append(frame.getString("data"));
+    }
+    List<String> lines = text.toString().lines().filter(l -> l.startsWith(prefix)).toList();
+    assertEquals(count, lines.size());
+    for (int i = 0; i < count; i++) {
+      assertEquals(prefix + (i + 1), lines.get(i));
+    }
+  }
+
+  @Test
   void replayIsCompleteAndInOrderAfterNatsAndGatewayRestarts() throws Exception {
     String id = bed.submit("logs", "for i in $(seq 1 300); do echo replay-$i; done", null).getString("id");
     bed.awaitFinished("logs", id);

@@ -65,7 +65,8 @@ public final class JobRoutes {
     var owner = ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     jobs.create(repo, Responses.jsonBody(ctx), owner)
-        .compose(jobs::toJson)
+        // A job this new has pushed nothing yet: no repository read for its proposal.
+        .map(job -> job.toJson(null))
         .onSuccess(job -> Responses.json(ctx, 201, job))
         .onFailure(ctx::fail);
   }

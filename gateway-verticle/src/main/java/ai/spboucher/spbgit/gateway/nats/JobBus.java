@@ -6,6 +6,7 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.Streams;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.nats.client.Connection;
+import io.nats.client.JetStream;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
@@ -44,6 +45,7 @@ public final class JobBus implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(JobBus.class.getName());
 
   private final Connection connection;
+  private final JetStream jetStream;
   private final Duration logRetention;
   private final int replicas;
   /** Where observing starts: events stored before the gateway connected are not this process's to see. */
@@ -53,8 +55,10 @@ public final class JobBus implements AutoCloseable {
   private volatile LiveEvents live;
   private Thread consumer;
 
-  private JobBus(Connection connection, Duration logRetention, int replicas) {
+  private JobBus(Connection connection, Duration logRetention, int replicas) throws IOException {
     this.connection = connection;
+    // Made once: building a JetStream context parses the server's version and options each time.
+    this.jetStream = connection.jetStream();
     this.logRetention = logRetention;
     this.replicas = replicas;
   }
@@ -94,13 +98,9 @@ public final class JobBus implements AutoCloseable {
 
   /** Publishes a job request; the future carries the stream sequence it was stored at. */
   public Future<Long> publish(JobRequest request, Context context) {
-    try {
-      CompletableFuture<PublishAck> ack = connection.jetStream().publishAsync(Subjects.JOB_REQUESTS,
-          request.toByteArray(), PublishOptions.builder().messageId(request.getJobId()).build());
-      return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context).map(PublishAck::getSeqno);
-    } catch (IOException e) {
-      return Future.failedFuture(e);
-    }
+    CompletableFuture<PublishAck> ack = jetStream.publishAsync(Subjects.JOB_REQUESTS,
+        request.toByteArray(), PublishOptions.builder().messageId(request.getJobId()).build());
+    return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context).map(PublishAck::getSeqno);
   }
 
   /** Tells every runner to stop the job, and removes it from the queue if no runner took it yet. Blocking. */

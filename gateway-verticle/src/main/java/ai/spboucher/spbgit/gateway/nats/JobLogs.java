@@ -11,6 +11,7 @@ import io.nats.client.PullSubscribeOptions;
 import io.nats.client.PushSubscribeOptions;
 import io.nats.client.api.AckPolicy;
 import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.ConsumerInfo;
 import io.nats.client.api.DeliverPolicy;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -92,6 +94,13 @@ public final class JobLogs {
 
   /** A live subscription to one job's events; close it when the viewer goes. */
   public interface Follower extends AutoCloseable {
+
+    /**
+     * Whether the stream holds nothing more for this follower now: the server has no undelivered event left
+     * and every event it delivered has reached the listener. Asks NATS: blocking.
+     */
+    boolean caughtUp() throws Exception;
+
     @Override
     void close();
   }
@@ -99,24 +108,40 @@ public final class JobLogs {
   /**
    * Delivers every event of the job (log chunks and status changes, in the order the runner published them),
    * from the beginning of the stream and then live. Each call carries the message's pending count, so the
-   * listener can tell when it has caught up.
+   * listener can tell when it has caught up; that count is as of the message's delivery, and
+   * {@link Follower#caughtUp} tells whether it still holds.
    */
   public Follower follow(String jobId, EventListener listener) throws Exception {
     Dispatcher dispatcher = connection.createDispatcher();
+    AtomicLong lastConsumerSequence = new AtomicLong();
     JetStreamSubscription sub;
     try {
       sub = createConsumer(() -> connection.jetStream().subscribe("spb.events." + jobId + ".>", dispatcher,
-          m -> listener.onEvent(parse(m), m.metaData().pendingCount()), false,
+          m -> {
+            listener.onEvent(parse(m), m.metaData().pendingCount());
+            lastConsumerSequence.set(m.metaData().consumerSequence());
+          }, false,
           PushSubscribeOptions.builder().ordered(true).stream(Subjects.EVENTS_STREAM).build()));
     } catch (Exception e) {
       connection.closeDispatcher(dispatcher);
       throw e;
     }
-    return () -> {
-      try {
-        sub.unsubscribe();
-      } finally {
-        connection.closeDispatcher(dispatcher);
+    return new Follower() {
+      @Override
+      public boolean caughtUp() throws Exception {
+        ConsumerInfo info = sub.getConsumerInfo();
+        // Consumer sequences, not stream ones: a filtered consumer's stream position runs past other jobs' events.
+        return info.getNumPending() == 0
+            && info.getDelivered().getConsumerSequence() <= lastConsumerSequence.get();
+      }
+
+      @Override
+      public void close() {
+        try {
+          sub.unsubscribe();
+        } finally {
+          connection.closeDispatcher(dispatcher);
+        }
       }
     };
   }

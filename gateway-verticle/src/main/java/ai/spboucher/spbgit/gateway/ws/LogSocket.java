@@ -1,169 +1,129 @@
 package ai.spboucher.spbgit.gateway.ws;
 
-import ai.spboucher.spbgit.gateway.jobs.Job;
-import ai.spboucher.spbgit.gateway.nats.JobLogs;
-import ai.spboucher.spbgit.proto.JobEvent;
-import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.LogStream;
-import io.vertx.core.Context;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.JsonObject;
-import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
+import java.util.ArrayDeque;
 
 /**
  * One viewer of one job's log over a websocket: sends every chunk after {@code after}, then live chunks, in
- * sequence order, then an end frame with the final status. Memory per viewer is bounded: if more than
- * {@link #MAX_PENDING} frames wait (a slow viewer), it is told to resume from the last sequence it was sent and
- * the socket is closed; the runner and other viewers never wait for it.
+ * sequence order, then an end frame with the final status. Frames come from the job's {@link JobFeed}; when the
+ * socket cannot take more for now they wait in this viewer's queue until it drains. Memory per viewer is bounded:
+ * if more than {@link #MAX_QUEUED} frames or {@link #MAX_QUEUED_BYTES} of log wait (a viewer that keeps falling
+ * behind), it is told to resume from the last sequence it was sent and the socket is closed; the runner and other
+ * viewers never wait for it.
  *
- * <p>Threading: NATS delivers on a dispatcher thread; every socket call happens on the socket's context.
+ * <p>Threading: every method runs on the socket's context, which is also the feed's.
  */
 final class LogSocket {
 
-  static final int MAX_PENDING = 2048;
-  private static final long CATCH_UP_CHECK_MS = 1000;
+  static final int MAX_QUEUED = 2048;
+  /** The most log data one viewer's queue holds before the viewer is told to resume. */
+  static final long MAX_QUEUED_BYTES = 8L << 20;
 
   private final ServerWebSocket socket;
-  private final Context context;
-  private final Supplier<Optional<Job>> job;
-  private final AtomicInteger pending = new AtomicInteger();
-  private final AtomicBoolean closed = new AtomicBoolean();
-  private volatile long lastSent;
-  private volatile long lastEventAt = System.currentTimeMillis();
-  private volatile long lastPending = -1;
-  private JobLogs.Follower follower;
-  private long timer = -1;
+  private final ArrayDeque<JobFeed.Frame> queue = new ArrayDeque<>();
+  private long queuedBytes;
+  private long lastSent;
+  private boolean closed;
+  private String endWhenDrained;
+  private JobFeed feed;
 
-  LogSocket(ServerWebSocket socket, Context context, long after, Supplier<Optional<Job>> job) {
+  LogSocket(ServerWebSocket socket, long after) {
     this.socket = socket;
-    this.context = context;
-    this.job = job;
     this.lastSent = after;
   }
 
-  /** Call on the socket's context. */
-  void start(JobLogs logs) {
+  /** Called by the feed that accepted this viewer, before it hands it any frame. */
+  void follow(JobFeed source) {
+    feed = source;
     socket.closeHandler(v -> stop());
     socket.exceptionHandler(e -> stop());
-    String jobId = job.get().map(Job::id).orElseThrow();
-    // Subscribing creates a JetStream consumer, a round trip to NATS: off the event loop.
-    context.owner().executeBlocking(() -> logs.follow(jobId, this::onEvent), false)
-        .onSuccess(subscribed -> {
-          follower = subscribed;
-          if (closed.get()) {
-            release();  // The viewer left while the subscription was being made.
-          }
-        })
-        .onFailure(e -> {
-          if (closed.compareAndSet(false, true)) {
-            socket.close((short) 1011, "cannot read the job log");
-            release();
-          }
-        });
-    // A job the gateway ended itself (lost runner, cancelled in the queue) has no end event in the stream.
-    timer = context.owner().setPeriodic(CATCH_UP_CHECK_MS, id -> endIfCaughtUpAndFinished());
   }
 
-  /** NATS dispatcher thread. */
-  private void onEvent(JobEvent event, long streamPending) {
-    lastEventAt = System.currentTimeMillis();
-    lastPending = streamPending;
-    if (closed.get()) {
+  /**
+   * Queues the frame and writes what the socket takes. A momentarily full socket (a frame of a large chunk alone
+   * can fill it) only pauses this viewer until it drains; reconnecting instead would start it over.
+   */
+  void offer(JobFeed.Frame frame) {
+    if (closed || (frame.seq() > 0 && frame.seq() <= lastSent)) {
       return;
     }
-    if (pending.incrementAndGet() > MAX_PENDING) {
-      context.runOnContext(v -> resume());
+    queue.add(frame);
+    queuedBytes += frame.bytes();
+    if (queuedBytes > MAX_QUEUED_BYTES || queue.size() > MAX_QUEUED) {
+      resume();
       return;
     }
-    context.runOnContext(v -> {
-      pending.decrementAndGet();
-      deliver(event);
-    });
+    writeQueued();
   }
 
-  private void deliver(JobEvent event) {
-    if (closed.get() || socket.isClosed()) {
+  /** Ends the viewer once everything queued is written: the job is over and nothing more will come. */
+  void endWhenDrained(String exitReason) {
+    endWhenDrained = exitReason;
+    writeQueued();
+  }
+
+  /** The job's events cannot be read: the viewer may try again later. */
+  void fail() {
+    if (!closed) {
+      closed = true;
+      socket.close((short) 1011, "cannot read the job log");
+    }
+  }
+
+  private void writeQueued() {
+    while (!queue.isEmpty() && !closed && !socket.writeQueueFull()) {
+      JobFeed.Frame frame = queue.poll();
+      queuedBytes -= frame.bytes();
+      send(frame);
+    }
+    if (closed) {
+      return;
+    }
+    if (!queue.isEmpty()) {
+      socket.drainHandler(v -> writeQueued());
+    } else if (endWhenDrained != null) {
+      end(endWhenDrained);
+    }
+  }
+
+  private void send(JobFeed.Frame frame) {
+    if (socket.isClosed()) {
       stop();
-      return;
-    }
-    if (event.hasLog()) {
-      if (event.getSequence() <= lastSent) {
-        return;
-      }
-      if (socket.writeQueueFull()) {
-        resume();
-        return;
-      }
-      lastSent = event.getSequence();
-      socket.writeTextMessage(new JsonObject().put("type", "log").put("seq", event.getSequence())
-          .put("stream", streamName(event.getLog().getStream())).put("data", event.getLog().getData().toStringUtf8())
-          .put("ts", event.getTimestampEpochMs()).encode());
-    } else if (event.hasStatus()) {
-      JobStatus status = event.getStatus().getStatus();
-      if (status == JobStatus.FINISHED) {
-        end(event.getStatus().getExitReason());
-      } else {
-        socket.writeTextMessage(new JsonObject().put("type", "status")
-            .put("status", status.name().toLowerCase()).encode());
-      }
-    }
-  }
-
-  private void endIfCaughtUpAndFinished() {
-    Optional<Job> current = job.get();
-    boolean quiet = System.currentTimeMillis() - lastEventAt > CATCH_UP_CHECK_MS;
-    if (current.isPresent() && current.get().isFinished() && quiet && lastPending <= 0 && pending.get() == 0) {
-      end(current.get().exitReason());
+    } else if (frame.exitReason() != null) {
+      end(frame.exitReason());
+    } else if (frame.seq() == 0) {
+      socket.writeTextMessage(frame.text());
+    } else if (frame.seq() > lastSent) {
+      lastSent = frame.seq();
+      socket.writeTextMessage(frame.text());
     }
   }
 
   private void end(String exitReason) {
-    if (closed.compareAndSet(false, true)) {
+    if (!closed) {
+      closed = true;
       socket.writeTextMessage(new JsonObject().put("type", "end").put("status", "finished")
           .put("exit_reason", exitReason).put("last_seq", lastSent).encode());
       socket.close();
-      release();
+      feed.detach(this);
     }
   }
 
   /** The viewer fell behind: tell it where to pick up and let it reconnect. */
   private void resume() {
-    if (closed.compareAndSet(false, true)) {
+    if (!closed) {
+      closed = true;
       socket.writeTextMessage(new JsonObject().put("type", "resume").put("after", lastSent).encode());
       socket.close((short) 1013, "resume after " + lastSent);
-      release();
+      feed.detach(this);
     }
   }
 
   private void stop() {
-    closed.set(true);
-    release();
-  }
-
-  private void release() {
-    if (timer >= 0) {
-      context.owner().cancelTimer(timer);
-      timer = -1;
+    if (!closed) {
+      closed = true;
+      feed.detach(this);
     }
-    if (follower != null) {
-      JobLogs.Follower f = follower;
-      follower = null;
-      // Unsubscribing talks to NATS: off the event loop.
-      context.owner().executeBlocking(() -> {
-        f.close();
-        return null;
-      }, false);
-    }
-  }
-
-  private static String streamName(LogStream stream) {
-    return switch (stream) {
-      case STDERR -> "stderr";
-      case RUNNER -> "runner";
-      default -> "stdout";
-    };
   }
 }

@@ -9,9 +9,12 @@ import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -26,6 +29,8 @@ public final class LogSocketRoutes {
   private final JobService jobs;
   private final Supplier<JobLogs> logs;
   private final Supplier<String> publicUrl;
+  /** Each job's shared feed while it has viewers; on the gateway's context only, where every socket lives. */
+  private final Map<String, JobFeed> feeds = new HashMap<>();
 
   public LogSocketRoutes(Vertx vertx, ApiContract contract, JobService jobs, Supplier<JobLogs> logs,
                          Supplier<String> publicUrl) {
@@ -56,10 +61,26 @@ public final class LogSocketRoutes {
     }
     var context = vertx.getOrCreateContext();
     ctx.request().toWebSocket()
-        .onSuccess(socket -> {
-          new LogSocket(socket, context, after, () -> jobs.get(job.id())).start(jobLogs);
-        })
+        .onSuccess(socket -> watch(new LogSocket(socket, after), job.id(), after, context, jobLogs))
         .onFailure(ctx::fail);
+  }
+
+  /**
+   * Joins the job's shared feed (starting one if the job has none), or, when the viewer is further behind than
+   * the shared feed reaches back, a feed of its own that reads the job's events from the start.
+   */
+  private void watch(LogSocket viewer, String jobId, long after, Context context, JobLogs jobLogs) {
+    JobFeed shared = feeds.get(jobId);
+    if (shared == null) {
+      shared = new JobFeed(jobId, context, () -> jobs.get(jobId), feed -> feeds.remove(feed.jobId(), feed));
+      feeds.put(jobId, shared);
+      shared.start(jobLogs);
+    }
+    if (!shared.attach(viewer, after)) {
+      JobFeed own = new JobFeed(jobId, context, () -> jobs.get(jobId), feed -> { });
+      own.start(jobLogs);
+      own.attach(viewer, after);
+    }
   }
 
   private void requireOwnOrigin(RoutingContext ctx) {

@@ -90,12 +90,14 @@ public final class LogThroughputBenchmark {
       report.line("start load %.2f", Machine.awaitQuiet(1.5, Report.intOption(options, "quiet-wait", 600)));
       report.line("gateway heap after GC before the runs: max %.1f MiB (%d collections since start)",
           bed.maxHeapAfterGcSince(0) / 1048576.0, bed.gcCountSince(0));
+      CpuMeter cpu = new CpuMeter(bed);
       List<Double> product = new ArrayList<>();
       List<Double> baseline = new ArrayList<>();
       long heapAfter = 0;
       long heapBefore = 0;
       for (int run = 1; run <= runs; run++) {
         int mark = bed.gcMark();
+        var cpuBefore = cpu.sample();
         var job = bed.submit("bench", numberedLines(lines));
         LineCheck check = new LineCheck();
         LogViewer viewer = new LogViewer(bed.http(), bed.baseUrl, "bench", job.id(), bed.ownerToken,
@@ -124,11 +126,13 @@ public final class LogThroughputBenchmark {
                 + "max %.1f MiB after GC, peak %.1f MiB before GC", run, job.id(), check.seen(), seconds,
             megabytes / seconds, total, viewer.connects(), viewer.resumes(), bed.gcCountSince(mark),
             after / 1048576.0, before / 1048576.0);
+        report.line("run %d product %s", run, CpuMeter.difference(cpuBefore, cpu.sample()));
 
         SandboxSpec spec = DockerRun.spec(scratch, "bench-t-" + run, "", 2, 4L << 30, 512, 2L << 30);
         List<String> command = new ArrayList<>(DockerRun.command(spec, false, "sh"));
         command.addAll(List.of("-c", numberedLines(lines)));
         LineCheck direct = new LineCheck();
+        var directBefore = cpu.sample();
         long invoked = WallClock.micros();
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
@@ -146,6 +150,8 @@ public final class LogThroughputBenchmark {
         baseline.add(megabytes / directSeconds);
         report.line("run %d docker run: first->last line %.2f s = %.1f MB/s; invocation->last line %.2f s", run,
             directSeconds, megabytes / directSeconds, (direct.lastMicros - invoked) / 1e6);
+        report.line("run %d docker run %s (the docker CLI and the container's shim are not counted)", run,
+            CpuMeter.difference(directBefore, cpu.sample()));
       }
       double p = Stats.median(product);
       double b = Stats.median(baseline);

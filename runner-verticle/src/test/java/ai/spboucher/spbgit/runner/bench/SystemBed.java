@@ -48,6 +48,7 @@ final class SystemBed implements AutoCloseable {
   final String ownerToken;
   final Path gatewayGcLog;
   private final List<ServiceProcess> runners = new ArrayList<>();
+  private final Map<String, ServiceProcess> runnerIds = new java.util.LinkedHashMap<>();
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   private final Connection observer;
   private final Map<String, JobTimes> times = new ConcurrentHashMap<>();
@@ -127,6 +128,7 @@ final class SystemBed implements AutoCloseable {
         extraJvm("spb.bench.runnerJvm"), all, dir.resolve("runner-" + id + ".log"),
         Pattern.compile("runner " + Pattern.quote(id) + " ready"));
     runners.add(runner);
+    runnerIds.put(id, runner);
     return runner;
   }
 
@@ -296,6 +298,13 @@ final class SystemBed implements AutoCloseable {
       case "M" -> v << 20;
       default -> v << 30;
     };
+  }
+
+  /** The runners' process ids, by runner id. */
+  Map<String, Long> runnerPids() {
+    Map<String, Long> pids = new java.util.LinkedHashMap<>();
+    runnerIds.forEach((id, runner) -> pids.put(id, runner.pid()));
+    return pids;
   }
 
   /** The runners' logs, concatenated. */
