@@ -8,7 +8,8 @@
 #
 # Needs what the integration tests need: the Docker engine with spbgit/agent:latest, nats-server, git, root
 # (the runner mounts each job's /work). Results: runner-verticle/target/sysbench/<name>.txt.
-# Extra JVM options: SPB_BENCH_GATEWAY_JVM / SPB_BENCH_RUNNER_JVM (e.g. -XX:StartFlightRecording=...).
+# Extra JVM options: SPB_BENCH_GATEWAY_JVM / SPB_BENCH_RUNNER_JVM (e.g. -XX:StartFlightRecording=...);
+# SPB_BENCH_GATEWAY_JAVA: the JDK home to run the gateway with (default: the one running the benchmark).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +30,7 @@ run() {
   echo "=== ${name}Benchmark $*" >&2
   (cd runner-verticle && java -Xmx1g \
     -Dspb.bench.gatewayJvm="${SPB_BENCH_GATEWAY_JVM:-}" -Dspb.bench.runnerJvm="${SPB_BENCH_RUNNER_JVM:-}" \
+    -Dspb.bench.gatewayJava="${SPB_BENCH_GATEWAY_JAVA:-}" \
     -cp "$classpath" "ai.spboucher.spbgit.runner.bench.${name}Benchmark" "$@")
 }
 

@@ -34,7 +34,9 @@ final class ServiceProcess implements AutoCloseable {
   static ServiceProcess start(String name, String mainClass, List<String> jvmArgs, Map<String, String> env,
                               Path log, Pattern ready) throws Exception {
     List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // spb.bench.<name>Java picks another JDK for one process (e.g. the gateway on a newer release).
+    String javaHome = System.getProperty("spb.bench." + name + "Java", "");
+    command.add(Path.of(javaHome.isBlank() ? System.getProperty("java.home") : javaHome, "bin", "java").toString());
     command.addAll(jvmArgs);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
