@@ -22,14 +22,14 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threading: the listener is called on the HTTP client's threads, one message at a time per viewer.
  */
-final class LogViewer {
+public final class LogViewer {
 
   /**
    * Receives each complete line of the job's output, with the time its (last) frame arrived and the time the
    * runner published that frame's chunk ({@code ts}, milliseconds).
    */
   @FunctionalInterface
-  interface LineSink {
+  public interface LineSink {
     void line(String stream, String line, long arrivalMicros, long publishedMillis);
   }
 
@@ -60,7 +60,7 @@ final class LogViewer {
 
   private enum Stream { STDOUT, STDERR, RUNNER }
 
-  LogViewer(HttpClient http, String baseUrl, String repo, String jobId, String token, LineSink sink) {
+  public LogViewer(HttpClient http, String baseUrl, String repo, String jobId, String token, LineSink sink) {
     this.http = http;
     this.uri = URI.create(baseUrl.replaceFirst("^http", "ws") + "/api/v1/repos/" + repo + "/agent-jobs/" + jobId
         + "/logs");
@@ -69,7 +69,7 @@ final class LogViewer {
   }
 
   /** Connects; the returned future completes once the first socket is open. */
-  CompletableFuture<WebSocket> start() {
+  public CompletableFuture<WebSocket> start() {
     return connect();
   }
 
@@ -88,19 +88,19 @@ final class LogViewer {
   }
 
   /** Completes with the {@code end} frame. */
-  CompletableFuture<JsonObject> end() {
+  public CompletableFuture<JsonObject> end() {
     return end;
   }
 
-  int connects() {
+  public int connects() {
     return connects;
   }
 
-  int resumes() {
+  public int resumes() {
     return resumes;
   }
 
-  long gaps() {
+  public long gaps() {
     return gaps;
   }
 
