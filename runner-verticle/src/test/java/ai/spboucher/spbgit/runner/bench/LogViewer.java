@@ -52,6 +52,7 @@ public final class LogViewer {
   private volatile int connects;
   private volatile int resumes;
   private volatile long gaps;
+  private volatile long duplicates;
   private volatile long bytes;
   private volatile long firstFrameMicros;
   private volatile long lastFrameMicros;
@@ -104,6 +105,11 @@ public final class LogViewer {
     return gaps;
   }
 
+  /** Log frames the gateway sent at or below a sequence this viewer already had, which it dropped. */
+  public long duplicates() {
+    return duplicates;
+  }
+
   /** Bytes of log data taken (every stream). */
   long bytes() {
     return bytes;
@@ -142,6 +148,7 @@ public final class LogViewer {
   private void onLog(JsonObject frame, long arrival) {
     long seq = frame.getLong("seq");
     if (seq <= lastSeq) {
+      duplicates++;
       return;
     }
     if (seq > lastSeq + 1) {
