@@ -123,6 +123,8 @@ class LoadAbuseIT {
   private final Map<String, RunnerProcess> runners = new LinkedHashMap<>();
   private BadRequestStream abuse;
   private final Map<String, URI> runnerHealth = new LinkedHashMap<>();
+  /** How long each job creation took to answer, in milliseconds. */
+  private final List<Long> createMillis = Collections.synchronizedList(new ArrayList<>());
   private GitCli git;
   private Path seed;
   private String mainSha;
@@ -273,6 +275,9 @@ class LoadAbuseIT {
             + "running %.1f s later (runners: %s), all finished %.1f s after their release, viewers done %.1f s "
             + "after the first job was submitted%n", JOBS, RUNNERS, watches.size(), seconds(begun, allSubmitted),
         allStarted, runningAtOnce, seconds(released, allFinished), seconds(begun, viewersDone));
+    List<Long> creates = createMillis.stream().sorted().toList();
+    System.out.printf(Locale.ROOT, "job creation answered in %d ms (median), %d ms at most%n",
+        creates.get(creates.size() / 2), creates.get(creates.size() - 1));
     System.out.printf(Locale.ROOT, "gateway heap after a full GC: %.1f MiB before the run, %.1f MiB after it "
             + "(bounds: %d MiB, %d MiB more than before); peak %.1f MiB of 256%n", heapBefore / 1048576.0,
         heapAfterGc / 1048576.0, HEAP_BOUND >> 20, HEAP_GROWTH_BOUND >> 20, heapPeak / 1048576.0);
@@ -324,8 +329,10 @@ class LoadAbuseIT {
   /** Submits a job and attaches its viewers at once, before it has started. */
   private String submitAndWatch(Kind kind, int viewers, Map<String, Kind> kinds, List<Watch> watches)
       throws Exception {
+    long sent = System.nanoTime();
     HttpResponse<String> r = gateway.api("POST", "/api/v1/repos/" + REPO + "/agent-jobs",
         new JsonObject().put("task", "load " + kind.name().toLowerCase()).put("exec", kind.command).encode());
+    createMillis.add((System.nanoTime() - sent) / 1_000_000);
     assertEquals(201, r.statusCode(), r.body());
     String id = new JsonObject(r.body()).getString("id");
     kinds.put(id, kind);
