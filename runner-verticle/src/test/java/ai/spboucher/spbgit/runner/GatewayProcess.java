@@ -107,12 +107,7 @@ final class GatewayProcess implements AutoCloseable {
    */
   long heapAfterFullGc() throws Exception {
     int before = GcLog.pauses(gcLog).size();
-    Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
-        String.valueOf(process.pid()), "GC.run").redirectErrorStream(true).start();
-    String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
-      throw new IOException("jcmd GC.run failed: " + out);
-    }
+    String out = jcmd("GC.run");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (System.nanoTime() < deadline) {
       var pauses = GcLog.pauses(gcLog);
@@ -124,6 +119,19 @@ final class GatewayProcess implements AutoCloseable {
       Thread.sleep(100);
     }
     throw new IOException("no full collection in " + gcLog + " after jcmd GC.run: " + out);
+  }
+
+  /** Runs a diagnostic command in the gateway's JVM ({@code jcmd <pid> <command>}); returns what it printed. */
+  String jcmd(String... command) throws Exception {
+    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(
+        Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), String.valueOf(process.pid())));
+    args.addAll(java.util.List.of(command));
+    Process jcmd = new ProcessBuilder(args).redirectErrorStream(true).start();
+    String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
+      throw new IOException("jcmd " + String.join(" ", command) + " failed: " + out);
+    }
+    return out;
   }
 
   String baseUrl() {

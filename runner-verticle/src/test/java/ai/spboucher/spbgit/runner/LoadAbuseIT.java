@@ -238,6 +238,7 @@ class LoadAbuseIT {
   @Test
   void fiftyJobsFiveHundredViewersAndBadRequestsAllEndAsTheyShould() throws Exception {
     long heapBefore = gateway.heapAfterFullGc();
+    Files.writeString(LOGS.resolve("gateway-heap-before.txt"), gateway.jcmd("GC.class_histogram"));
     long begun = System.nanoTime();
     List<Kind> plan = plan();
     Map<String, Kind> kinds = Collections.synchronizedMap(new LinkedHashMap<>());
@@ -270,6 +271,7 @@ class LoadAbuseIT {
     long viewersDone = System.nanoTime();
 
     long heapAfterGc = gateway.heapAfterFullGc();
+    Files.writeString(LOGS.resolve("gateway-heap-after.txt"), gateway.jcmd("GC.class_histogram"));
     long heapPeak = GcLog.pauses(gateway.gcLog()).stream().mapToLong(GcLog.Pause::before).max().orElse(0);
     System.out.printf(Locale.ROOT, "load and abuse: %d jobs on %d runners, %d viewers; submitted in %.1f s, all "
             + "running %.1f s later (runners: %s), all finished %.1f s after their release, viewers done %.1f s "
