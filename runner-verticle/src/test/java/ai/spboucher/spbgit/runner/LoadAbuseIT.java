@@ -248,16 +248,19 @@ class LoadAbuseIT {
     String first = submitAndWatch(plan.get(0), viewersOf(0), kinds, watches);
     abuse = BadRequestStream.start(target(first), 2, Duration.ofMillis(20));
     ExecutorService submitters = Executors.newFixedThreadPool(8);
-    List<Future<String>> submitted = new ArrayList<>();
-    for (int i = 1; i < plan.size(); i++) {
-      Kind kind = plan.get(i);
-      int viewers = viewersOf(i);
-      submitted.add(submitters.submit(() -> submitAndWatch(kind, viewers, kinds, watches)));
+    try {
+      List<Future<String>> submitted = new ArrayList<>();
+      for (int i = 1; i < plan.size(); i++) {
+        Kind kind = plan.get(i);
+        int viewers = viewersOf(i);
+        submitted.add(submitters.submit(() -> submitAndWatch(kind, viewers, kinds, watches)));
+      }
+      for (Future<String> f : submitted) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+    } finally {
+      submitters.shutdownNow();
     }
-    for (Future<String> f : submitted) {
-      f.get(2, TimeUnit.MINUTES);
-    }
-    submitters.shutdown();
     long allSubmitted = System.nanoTime();
 
     double allStarted = awaitAllStarted(kinds.keySet());
@@ -302,16 +305,6 @@ class LoadAbuseIT {
     }
     assertTrue(heapAfterGc < HEAP_BOUND && heapAfterGc - heapBefore < HEAP_GROWTH_BOUND, "the gateway holds "
         + (heapAfterGc >> 20) + " MiB after a full GC, " + (heapBefore >> 20) + " MiB before the run");
-    String logs = gateway.log() + runners.values().stream().map(r -> {
-      try {
-        return r.log();
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-    }).collect(Collectors.joining());
-    assertFalse(logs.contains("OutOfMemoryError"), "a process ran out of memory");
-    assertFalse(gateway.log().contains("request failed"), "the gateway answered a request with a server error:\n"
-        + gateway.log().lines().filter(l -> l.contains("request failed")).limit(5).collect(Collectors.joining("\n")));
   }
 
   /** The jobs to submit: the wall clock's first (it takes longest), the other limits next, then proposals. */
@@ -461,6 +454,13 @@ class LoadAbuseIT {
     }
     JobTestBed.awaitCondition("the runners are healthy with no job left", Duration.ofSeconds(30),
         () -> runningJobs().values().stream().allMatch(n -> n == 0));
+    StringBuilder logs = new StringBuilder(gateway.log());
+    for (RunnerProcess runner : runners.values()) {
+      logs.append(runner.log());
+    }
+    assertFalse(logs.toString().contains("OutOfMemoryError"), "a process ran out of memory");
+    assertFalse(gateway.log().contains("request failed"), "the gateway answered a request with a server error:\n"
+        + gateway.log().lines().filter(l -> l.contains("request failed")).limit(5).collect(Collectors.joining("\n")));
   }
 
   private void assertJobsEnded(Map<String, Kind> kinds, Map<String, JsonObject> jobs) throws Exception {
