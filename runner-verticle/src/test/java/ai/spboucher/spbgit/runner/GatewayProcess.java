@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.gateway.NatsServerProcess;
+import ai.spboucher.spbgit.runner.bench.GcLog;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,7 +17,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The gateway as its own operating-system process, from the packaged {@code spb-gateway.jar} (built by
  * {@code package} before failsafe runs), which a test can kill with SIGKILL mid-write and start again on the same
- * data directory and port: jobs already running keep reaching it at the clone URL they were given.
+ * data directory and port: jobs already running keep reaching it at the clone URL they were given. Each start
+ * writes a GC log next to its output, for what its heap held.
  */
 final class GatewayProcess implements AutoCloseable {
 
@@ -30,6 +32,7 @@ final class GatewayProcess implements AutoCloseable {
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private Process process;
   private Path logFile;
+  private Path gcLog;
   private int starts;
 
   private GatewayProcess(Path dataDir, Path logDir, int port, Map<String, String> env) {
@@ -56,10 +59,11 @@ final class GatewayProcess implements AutoCloseable {
       throw new IllegalStateException("the gateway process is still running");
     }
     logFile = logDir.resolve("gateway-" + (++starts) + ".log");
+    gcLog = logDir.resolve("gateway-" + starts + "-gc.log");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     // A small heap and the client compiler: this is one of several JVMs sharing two cores in the tests.
     ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(logFile.toFile());
+        "-Xlog:gc:file=" + gcLog, "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(logFile.toFile());
     builder.environment().putAll(env);
     builder.environment().put("SPB_DATA_DIR", dataDir.toString());
     builder.environment().put("SPB_HTTP_PORT", String.valueOf(port));
@@ -82,6 +86,52 @@ final class GatewayProcess implements AutoCloseable {
     if (!process.waitFor(10, TimeUnit.SECONDS)) {
       throw new IllegalStateException("the gateway did not die from SIGKILL");
     }
+  }
+
+  boolean isAlive() {
+    return process != null && process.isAlive();
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  /** The GC log of the current (or last) start. */
+  Path gcLog() {
+    return gcLog;
+  }
+
+  /**
+   * Asks the running gateway for a full collection ({@code jcmd <pid> GC.run}) and returns how much of its heap
+   * was still in use after it, in bytes, as its GC log reports.
+   */
+  long heapAfterFullGc() throws Exception {
+    int before = GcLog.pauses(gcLog).size();
+    String out = jcmd("GC.run");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      var pauses = GcLog.pauses(gcLog);
+      for (var pause : pauses.subList(Math.min(before, pauses.size()), pauses.size())) {
+        if (pause.full()) {
+          return pause.after();
+        }
+      }
+      Thread.sleep(100);
+    }
+    throw new IOException("no full collection in " + gcLog + " after jcmd GC.run: " + out);
+  }
+
+  /** Runs a diagnostic command in the gateway's JVM ({@code jcmd <pid> <command>}); returns what it printed. */
+  String jcmd(String... command) throws Exception {
+    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(
+        Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), String.valueOf(process.pid())));
+    args.addAll(java.util.List.of(command));
+    Process jcmd = new ProcessBuilder(args).redirectErrorStream(true).start();
+    String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
+      throw new IOException("jcmd " + String.join(" ", command) + " failed: " + out);
+    }
+    return out;
   }
 
   String baseUrl() {

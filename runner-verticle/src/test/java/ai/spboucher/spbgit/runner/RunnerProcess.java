@@ -76,6 +76,10 @@ public final class RunnerProcess implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
+  public long pid() {
+    return process.pid();
+  }
+
   /** What the current (or last) start printed. */
   public String log() throws IOException {
     return logFile == null || !Files.exists(logFile) ? "" : Files.readString(logFile);

@@ -6,6 +6,7 @@ import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
 import ai.spboucher.spbgit.gateway.repos.InvalidRepoNameException;
 import ai.spboucher.spbgit.gateway.repos.RepoExistsException;
 import ai.spboucher.spbgit.gateway.repos.RepoNotFoundException;
+import io.netty.handler.codec.http.websocketx.WebSocketHandshakeException;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -107,7 +108,8 @@ public final class HttpErrors {
       return suggested;
     }
     if (t instanceof BadRequestException || t instanceof InvalidRepoNameException || t instanceof DecodeException
-        || t instanceof IllegalArgumentException || isMalformedGitRequest(t)) {
+        || t instanceof IllegalArgumentException || t instanceof WebSocketHandshakeException
+        || isMalformedGitRequest(t)) {
       return 400;
     }
     return suggested > 0 ? suggested : 500;

@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.gateway.ws;
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
+import ai.spboucher.spbgit.gateway.http.BadRequestException;
 import ai.spboucher.spbgit.gateway.http.NotFoundException;
 import ai.spboucher.spbgit.gateway.http.UnavailableException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
@@ -20,7 +21,8 @@ import java.util.function.Supplier;
 /**
  * {@code GET /api/v1/repos/:name/agent-jobs/:id/logs?after=<seq>} upgraded to a websocket. Owner only; when
  * the browser sends an {@code Origin}, it must be the gateway's own, so another site cannot ride the owner's
- * session cookie.
+ * session cookie. A request that is not a websocket handshake gets a JSON 400 (426 for another protocol
+ * version), like any other bad API request.
  */
 public final class LogSocketRoutes {
 
@@ -55,6 +57,9 @@ public final class LogSocketRoutes {
     Job job = jobs.get(id).filter(j -> j.repo().equals(repo.value()))
         .orElseThrow(() -> new NotFoundException("no job " + id + " in repository " + repo));
     long after = parseAfter(ctx.request().getParam("after"));
+    if (refusedAsNoHandshake(ctx)) {
+      return;
+    }
     JobLogs jobLogs = logs.get();
     if (jobLogs == null) {
       throw new UnavailableException("the job log store (NATS) is not reachable");
@@ -83,6 +88,20 @@ public final class LogSocketRoutes {
     }
   }
 
+  /** Answers a request that is not a websocket handshake the server accepts; true if it did. */
+  private static boolean refusedAsNoHandshake(RoutingContext ctx) {
+    var refusal = WebSocketHandshake.refusalOf(ctx.request().headers()::getAll);
+    refusal.ifPresent(r -> {
+      // The contract check left an upgrade request paused for toWebSocket(), which is not coming.
+      ctx.request().resume();
+      if (r.status() == 426) {
+        ctx.response().putHeader("Sec-WebSocket-Version", WebSocketHandshake.VERSION);
+      }
+      ctx.fail(r.status(), new BadRequestException(r.message()));
+    });
+    return refusal.isPresent();
+  }
+
   private void requireOwnOrigin(RoutingContext ctx) {
     String origin = ctx.request().getHeader("Origin");
     if (origin == null) {
@@ -109,7 +128,7 @@ public final class LogSocketRoutes {
       }
       return after;
     } catch (NumberFormatException e) {
-      throw new ai.spboucher.spbgit.gateway.http.BadRequestException("'after' must be a non-negative number");
+      throw new BadRequestException("'after' must be a non-negative number");
     }
   }
 }

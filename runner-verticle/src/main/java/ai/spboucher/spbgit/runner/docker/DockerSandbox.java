@@ -22,17 +22,40 @@ import java.util.function.Consumer;
  */
 public final class DockerSandbox implements Closeable {
 
+  /**
+   * The connections a running job holds open for as long as it runs: its output ({@link #attach}), the engine's
+   * events about it ({@link #watch}) and its exit ({@link #awaitExit}).
+   */
+  static final int STREAMS_PER_JOB = 3;
+  /** Connections on top of the jobs' streams: creating, starting, inspecting and removing containers, pings. */
+  static final int SPARE_CONNECTIONS = 16;
+  private static final int DEFAULT_JOBS = 16;
+
   private final DockerClient docker;
 
+  /** A client with room for {@value #DEFAULT_JOBS} jobs at once, for tools and tests. */
   public DockerSandbox(String dockerHost) {
+    this(dockerHost, DEFAULT_JOBS);
+  }
+
+  /**
+   * A client with enough connections for {@code jobs} jobs running at once (a runner's slots), so no job waits
+   * for a connection another job's stream holds.
+   */
+  public DockerSandbox(String dockerHost, int jobs) {
     DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
         .withDockerHost(dockerHost).build();
     ApacheDockerHttpClient http = new ApacheDockerHttpClient.Builder()
         .dockerHost(config.getDockerHost())
-        .maxConnections(64)
+        .maxConnections(connectionsFor(jobs))
         .connectionTimeout(Duration.ofSeconds(10))
         .build();
     this.docker = DockerClientImpl.getInstance(config, http);
+  }
+
+  /** The size of the connection pool for {@code jobs} jobs running at once. */
+  static int connectionsFor(int jobs) {
+    return STREAMS_PER_JOB * jobs + SPARE_CONNECTIONS;
   }
 
   /** Fails fast when the engine is unreachable or the agent image is missing. */

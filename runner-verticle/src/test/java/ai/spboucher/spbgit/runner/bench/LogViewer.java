@@ -22,14 +22,14 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threading: the listener is called on the HTTP client's threads, one message at a time per viewer.
  */
-final class LogViewer {
+public final class LogViewer {
 
   /**
    * Receives each complete line of the job's output, with the time its (last) frame arrived and the time the
    * runner published that frame's chunk ({@code ts}, milliseconds).
    */
   @FunctionalInterface
-  interface LineSink {
+  public interface LineSink {
     void line(String stream, String line, long arrivalMicros, long publishedMillis);
   }
 
@@ -52,6 +52,7 @@ final class LogViewer {
   private volatile int connects;
   private volatile int resumes;
   private volatile long gaps;
+  private volatile long duplicates;
   private volatile long bytes;
   private volatile long firstFrameMicros;
   private volatile long lastFrameMicros;
@@ -60,7 +61,7 @@ final class LogViewer {
 
   private enum Stream { STDOUT, STDERR, RUNNER }
 
-  LogViewer(HttpClient http, String baseUrl, String repo, String jobId, String token, LineSink sink) {
+  public LogViewer(HttpClient http, String baseUrl, String repo, String jobId, String token, LineSink sink) {
     this.http = http;
     this.uri = URI.create(baseUrl.replaceFirst("^http", "ws") + "/api/v1/repos/" + repo + "/agent-jobs/" + jobId
         + "/logs");
@@ -69,7 +70,7 @@ final class LogViewer {
   }
 
   /** Connects; the returned future completes once the first socket is open. */
-  CompletableFuture<WebSocket> start() {
+  public CompletableFuture<WebSocket> start() {
     return connect();
   }
 
@@ -88,20 +89,25 @@ final class LogViewer {
   }
 
   /** Completes with the {@code end} frame. */
-  CompletableFuture<JsonObject> end() {
+  public CompletableFuture<JsonObject> end() {
     return end;
   }
 
-  int connects() {
+  public int connects() {
     return connects;
   }
 
-  int resumes() {
+  public int resumes() {
     return resumes;
   }
 
-  long gaps() {
+  public long gaps() {
     return gaps;
+  }
+
+  /** Log frames the gateway sent at or below a sequence this viewer already had, which it dropped. */
+  public long duplicates() {
+    return duplicates;
   }
 
   /** Bytes of log data taken (every stream). */
@@ -142,6 +148,7 @@ final class LogViewer {
   private void onLog(JsonObject frame, long arrival) {
     long seq = frame.getLong("seq");
     if (seq <= lastSeq) {
+      duplicates++;
       return;
     }
     if (seq > lastSeq + 1) {

@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -39,7 +38,6 @@ final class SystemBed implements AutoCloseable {
 
   static final String IMAGE = JobTestBed.IMAGE;
   private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
-  private static final Pattern GC_LINE = Pattern.compile("GC\\(\\d+\\) Pause .* (\\d+)([KMG])->(\\d+)([KMG])\\((\\d+)([KMG])\\)");
 
   final Path dir;
   final NatsServerProcess nats;
@@ -253,20 +251,20 @@ final class SystemBed implements AutoCloseable {
 
   /** The largest heap occupancy after a collection since {@code mark}, in bytes (0 if none happened). */
   long maxHeapAfterGcSince(int mark) throws IOException {
-    List<long[]> pauses = gcPauses();
+    List<GcLog.Pause> pauses = gcPauses();
     long max = 0;
-    for (long[] p : pauses.subList(Math.min(mark, pauses.size()), pauses.size())) {
-      max = Math.max(max, p[1]);
+    for (GcLog.Pause p : pauses.subList(Math.min(mark, pauses.size()), pauses.size())) {
+      max = Math.max(max, p.after());
     }
     return max;
   }
 
   /** The largest heap occupancy before a collection since {@code mark}, in bytes: the peak the heap reached. */
   long maxHeapBeforeGcSince(int mark) throws IOException {
-    List<long[]> pauses = gcPauses();
+    List<GcLog.Pause> pauses = gcPauses();
     long max = 0;
-    for (long[] p : pauses.subList(Math.min(mark, pauses.size()), pauses.size())) {
-      max = Math.max(max, p[0]);
+    for (GcLog.Pause p : pauses.subList(Math.min(mark, pauses.size()), pauses.size())) {
+      max = Math.max(max, p.before());
     }
     return max;
   }
@@ -275,29 +273,8 @@ final class SystemBed implements AutoCloseable {
     return Math.max(0, gcPauses().size() - mark);
   }
 
-  /** Each pause of the gateway's GC log as {before, after, committed} bytes. */
-  private List<long[]> gcPauses() throws IOException {
-    List<long[]> pauses = new ArrayList<>();
-    if (!Files.exists(gatewayGcLog)) {
-      return pauses;
-    }
-    for (String line : Files.readAllLines(gatewayGcLog)) {
-      Matcher m = GC_LINE.matcher(line);
-      if (m.find()) {
-        pauses.add(new long[] {bytes(m.group(1), m.group(2)), bytes(m.group(3), m.group(4)),
-            bytes(m.group(5), m.group(6))});
-      }
-    }
-    return pauses;
-  }
-
-  private static long bytes(String n, String unit) {
-    long v = Long.parseLong(n);
-    return switch (unit) {
-      case "K" -> v << 10;
-      case "M" -> v << 20;
-      default -> v << 30;
-    };
+  private List<GcLog.Pause> gcPauses() throws IOException {
+    return GcLog.pauses(gatewayGcLog);
   }
 
   /** The runners' process ids, by runner id. */
