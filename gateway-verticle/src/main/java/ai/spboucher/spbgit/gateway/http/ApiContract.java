@@ -17,7 +17,7 @@ import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
 import io.vertx.openapi.contract.Parameter;
 import io.vertx.openapi.validation.RequestParameter;
-import io.vertx.openapi.validation.RequestValidator;
+import io.vertx.openapi.validation.impl.RequestValidatorImpl;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatableRequest;
 import io.vertx.openapi.validation.ValidatorException;
@@ -36,8 +36,9 @@ import java.util.function.Function;
  * parameters and its JSON body validated before its handler runs, and a request that does not match fails with
  * a {@link BadRequestException} naming the parameter or field. The handlers keep their own checks.
  *
- * <p>Threading: the schema checks run on a worker thread (vertx-openapi's {@code executeBlocking}); the route's
- * next handler runs back on the request's context. The request is paused meanwhile; a websocket upgrade stays
+ * <p>Threading: the schema checks run on a worker thread, unordered: vertx-openapi's own {@code validate} runs
+ * them through one ordered {@code executeBlocking} of the caller's context, which would check all the API's
+ * requests one at a time. The route's next handler runs back on the request's context. The request is paused meanwhile; a websocket upgrade stays
  * paused for its handler's {@code toWebSocket()}.
  */
 public final class ApiContract {
@@ -46,12 +47,12 @@ public final class ApiContract {
   public static final String DOCUMENT = "api/openapi.yaml";
 
   private final OpenAPIContract contract;
-  private final RequestValidator validator;
+  private final RequestValidatorImpl validator;
   private final Set<String> bound = new TreeSet<>();
 
   private ApiContract(Vertx vertx, OpenAPIContract contract) {
     this.contract = contract;
-    this.validator = RequestValidator.create(vertx, contract);
+    this.validator = new RequestValidatorImpl(vertx, contract);
   }
 
   /**
@@ -116,7 +117,8 @@ public final class ApiContract {
       request.pause();
     }
     boolean upgrade = "websocket".equalsIgnoreCase(request.getHeader(HttpHeaders.UPGRADE));
-    validator.validate(new RoutedRequest(ctx, operation), operation.getOperationId())
+    RoutedRequest routed = new RoutedRequest(ctx, operation);
+    ctx.vertx().executeBlocking(() -> check(routed, operation), false)
         .onSuccess(valid -> {
           if (paused && !upgrade) {
             request.resume();
@@ -130,6 +132,21 @@ public final class ApiContract {
           ctx.fail(e instanceof ValidatorException invalid
               ? new BadRequestException(messageOf(invalid, operation)) : e);
         });
+  }
+
+  /** What vertx-openapi's {@code validate} checks, in its order: each parameter, then the body. Blocking. */
+  private boolean check(RoutedRequest request, Operation operation) throws ValidatorException {
+    for (Parameter parameter : operation.getParameters()) {
+      Map<String, RequestParameter> values = switch (parameter.getIn()) {
+        case PATH -> request.getPathParameters();
+        case QUERY -> request.getQuery();
+        case HEADER -> request.getHeaders();
+        case COOKIE -> request.getCookies();
+      };
+      validator.validateParameter(parameter, values.get(parameter.getName()));
+    }
+    validator.validateBody(operation.getRequestBody(), request);
+    return true;
   }
 
   /**

@@ -23,13 +23,15 @@ import java.util.function.Supplier;
  * one further behind gets a feed of its own, reading the job's events from the start.
  *
  * <p>Threading: NATS delivers on the feed's dispatcher thread, which encodes each event there, hands it to the
- * context, and waits while {@link #MAX_IN_HAND} are in hand, so that NATS's flow control rather than the heap
- * absorbs a burst; viewers, the window and the feed's state belong to the context.
+ * context, and waits while {@link #MAX_IN_HAND_KIB} KiB of frames are in hand, so that NATS's flow control rather
+ * than the heap absorbs a burst; viewers, the window and the feed's state belong to the context. Both bounds are
+ * in bytes, not frames: a job printing flat out sends 64 KiB chunks, and 1,024 of those held the gateway's heap
+ * at 160 MiB for one job with one viewer.
  */
 final class JobFeed {
 
-  static final long WINDOW_BYTES = 16L << 20;
-  static final int MAX_IN_HAND = 1024;
+  static final long WINDOW_BYTES = 2L << 20;
+  static final int MAX_IN_HAND_KIB = 2048;
   private static final long CATCH_UP_CHECK_MS = 1000;
 
   /** One event as viewers send it: {@code seq} and {@code bytes} for log chunks, {@code exitReason} for the end. */
@@ -60,7 +62,7 @@ final class JobFeed {
   private final Consumer<JobFeed> onClose;
   private final List<LogSocket> viewers = new ArrayList<>();
   private final ArrayDeque<Frame> window = new ArrayDeque<>();
-  private final Semaphore inHand = new Semaphore(MAX_IN_HAND);
+  private final Semaphore inHand = new Semaphore(MAX_IN_HAND_KIB);
   private long windowBytes;
   /** The highest log sequence dropped from the window: viewers after it can start from the window. */
   private long evictedThrough;
@@ -136,9 +138,12 @@ final class JobFeed {
     if (frame == null || stopping) {
       return;
     }
+    // Permits are KiB of frame text (at least one per frame, at most all of them for an outsized one).
+    int kib = frame.text() == null ? 1 : frame.text().length() >> 10;
+    int permits = Math.min(MAX_IN_HAND_KIB, Math.max(1, kib));
     try {
       // Waiting here holds up this feed's dispatcher only; NATS then stops sending until it catches up.
-      while (!inHand.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+      while (!inHand.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
         if (stopping) {
           return;
         }
@@ -148,7 +153,7 @@ final class JobFeed {
       return;
     }
     context.runOnContext(v -> {
-      inHand.release();
+      inHand.release(permits);
       publish(frame);
     });
   }
@@ -178,7 +183,7 @@ final class JobFeed {
     boolean quiet = System.currentTimeMillis() - lastEventAt > CATCH_UP_CHECK_MS;
     JobLogs.Follower f = follower;
     if (f == null || closed || endedWith != null || checkingCaughtUp || current.isEmpty()
-        || !current.get().isFinished() || !quiet || lastPending > 0 || inHand.availablePermits() < MAX_IN_HAND) {
+        || !current.get().isFinished() || !quiet || lastPending > 0 || inHand.availablePermits() < MAX_IN_HAND_KIB) {
       return;
     }
     // lastPending was true when that event was sent: events stored since (NATS fell behind while the job went
@@ -186,7 +191,7 @@ final class JobFeed {
     checkingCaughtUp = true;
     context.owner().executeBlocking(f::caughtUp, false).onComplete(ar -> {
       checkingCaughtUp = false;
-      if (ar.succeeded() && ar.result() && inHand.availablePermits() == MAX_IN_HAND && endedWith == null) {
+      if (ar.succeeded() && ar.result() && inHand.availablePermits() == MAX_IN_HAND_KIB && endedWith == null) {
         endedWith = current.get().exitReason();
         List.copyOf(viewers).forEach(viewer -> viewer.endWhenDrained(endedWith));
       }
