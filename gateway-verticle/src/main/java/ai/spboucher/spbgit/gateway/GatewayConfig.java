@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway;
 
+import ai.spboucher.spbgit.proto.ConfigUnits;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -95,12 +96,12 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           json.getString("httpHost", "127.0.0.1"),
           Integer.parseInt(json.getString("httpPort", "8080")),
           emptyToNull(json.getString("publicUrl")),
-          parseBytes(json.getString("maxPushBytes", "2g")),
-          parseBytes(json.getString("maxObjectBytes", "100m")),
+          ConfigUnits.parseBytes(json.getString("maxPushBytes", "2g")),
+          ConfigUnits.parseBytes(json.getString("maxObjectBytes", "100m")),
           Integer.parseInt(json.getString("gitWorkers", "16")),
           json.getString("natsUrl", "nats://127.0.0.1:4222"),
-          parseDuration(json.getString("jobWallLimit", "30m")),
-          parseDuration(json.getString("logRetention", "30d")),
+          ConfigUnits.parseDuration(json.getString("jobWallLimit", "30m")),
+          ConfigUnits.parseDuration(json.getString("logRetention", "30d")),
           json.getString("model", ""),
           Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList(),
           Integer.parseInt(json.getString("natsReplicas", "1")));
@@ -128,32 +129,6 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     }
     String host = httpHost.contains(":") ? "[" + httpHost + "]" : httpHost;
     return "http://" + ("0.0.0.0".equals(httpHost) ? "127.0.0.1" : host) + ":" + boundPort;
-  }
-
-  /** Parses sizes such as {@code 512}, {@code 64k}, {@code 100m}, {@code 2g}. */
-  static long parseBytes(String value) {
-    String v = value.trim().toLowerCase();
-    long multiplier = switch (v.isEmpty() ? ' ' : v.charAt(v.length() - 1)) {
-      case 'k' -> 1L << 10;
-      case 'm' -> 1L << 20;
-      case 'g' -> 1L << 30;
-      default -> 1L;
-    };
-    String digits = multiplier == 1 ? v : v.substring(0, v.length() - 1);
-    return Math.multiplyExact(Long.parseLong(digits), multiplier);
-  }
-
-  /** Parses durations such as {@code 90s}, {@code 30m}, {@code 1h}, {@code 30d} or plain seconds. */
-  static Duration parseDuration(String value) {
-    String v = value.trim().toLowerCase();
-    char unit = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
-    long n = Long.parseLong(Character.isDigit(unit) ? v : v.substring(0, v.length() - 1));
-    return switch (unit) {
-      case 'd' -> Duration.ofDays(n);
-      case 'h' -> Duration.ofHours(n);
-      case 'm' -> Duration.ofMinutes(n);
-      default -> Duration.ofSeconds(n);
-    };
   }
 
   private static String emptyToNull(String s) {

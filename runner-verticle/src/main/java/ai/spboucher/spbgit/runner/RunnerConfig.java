@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.ConfigUnits;
 import ai.spboucher.spbgit.proto.PemTrust;
 import ai.spboucher.spbgit.runner.model.ModelConfig;
 import java.io.IOException;
@@ -91,29 +92,14 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
         : PemTrust.sslContext(gatewayCa).getSocketFactory();
   }
 
-  /** Parses sizes such as {@code 512}, {@code 64k}, {@code 100m}, {@code 2g}. */
+  /** Sizes as {@link ConfigUnits#parseBytes} reads them. */
   public static long parseBytes(String value) {
-    String v = value.trim().toLowerCase();
-    long multiplier = switch (v.isEmpty() ? ' ' : v.charAt(v.length() - 1)) {
-      case 'k' -> 1L << 10;
-      case 'm' -> 1L << 20;
-      case 'g' -> 1L << 30;
-      default -> 1L;
-    };
-    return Math.multiplyExact(Long.parseLong(multiplier == 1 ? v : v.substring(0, v.length() - 1)), multiplier);
+    return ConfigUnits.parseBytes(value);
   }
 
-  /** Parses durations such as {@code 90s}, {@code 30m}, {@code 2h} or plain seconds. */
+  /** Durations as {@link ConfigUnits#parseDuration} reads them. */
   public static Duration parseDuration(String value) {
-    String v = value.trim().toLowerCase();
-    char unit = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
-    String digits = Character.isDigit(unit) ? v : v.substring(0, v.length() - 1);
-    long n = Long.parseLong(digits);
-    return switch (unit) {
-      case 'h' -> Duration.ofHours(n);
-      case 'm' -> Duration.ofMinutes(n);
-      default -> Duration.ofSeconds(n);
-    };
+    return ConfigUnits.parseDuration(value);
   }
 
   private static String hostName() {
