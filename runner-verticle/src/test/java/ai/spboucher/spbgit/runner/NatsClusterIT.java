@@ -92,6 +92,8 @@ class NatsClusterIT {
       return info.getConfiguration().getReplicas();
     } catch (io.nats.client.JetStreamApiException e) {
       return 0;  // Not created yet.
+    } catch (java.io.IOException e) {
+      return 0;  // A fresh cluster answers JetStream requests only once it has elected its meta leader.
     }
   }
 }
