@@ -68,17 +68,17 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           Integer.parseInt(env.getOrDefault("SPB_RUNNER_SLOTS", "1")),
           env.getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest"),
           Double.parseDouble(env.getOrDefault("SPB_LIMIT_CPUS", "2")),
-          parseBytes(env.getOrDefault("SPB_LIMIT_MEMORY", "4g")),
-          parseBytes(env.getOrDefault("SPB_LIMIT_DISK", "2g")),
-          parseDuration(env.getOrDefault("SPB_LIMIT_WALL", "30m")),
+          ConfigUnits.parseBytes(env.getOrDefault("SPB_LIMIT_MEMORY", "4g")),
+          ConfigUnits.parseBytes(env.getOrDefault("SPB_LIMIT_DISK", "2g")),
+          ConfigUnits.parseDuration(env.getOrDefault("SPB_LIMIT_WALL", "30m")),
           Long.parseLong(env.getOrDefault("SPB_LIMIT_PIDS", "512")),
           Arrays.stream(env.getOrDefault("SPB_EGRESS_ALLOW", "").split("[,\\s]+")).filter(s -> !s.isBlank())
               .toList(),
           env.getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock"),
           Path.of(env.getOrDefault("SPB_RUNNER_WORK_DIR", "/var/lib/spbgit-runner")),
-          parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")),
-          ModelConfig.fromEnvironment(env, RunnerConfig::parseDuration),
-          parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")),
+          ConfigUnits.parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")),
+          ModelConfig.fromEnvironment(env, ConfigUnits::parseDuration),
+          ConfigUnits.parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")),
           env.getOrDefault("SPB_RUNNER_HEALTH", ""),
           env.getOrDefault("SPB_GATEWAY_CA", "").isBlank() ? null : Path.of(env.get("SPB_GATEWAY_CA")));
     } catch (NumberFormatException e) {
@@ -90,16 +90,6 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
   public SSLSocketFactory gatewayTls() throws IOException, GeneralSecurityException {
     return gatewayCa == null ? (SSLSocketFactory) SSLSocketFactory.getDefault()
         : PemTrust.sslContext(gatewayCa).getSocketFactory();
-  }
-
-  /** Sizes as {@link ConfigUnits#parseBytes} reads them. */
-  public static long parseBytes(String value) {
-    return ConfigUnits.parseBytes(value);
-  }
-
-  /** Durations as {@link ConfigUnits#parseDuration} reads them. */
-  public static Duration parseDuration(String value) {
-    return ConfigUnits.parseDuration(value);
   }
 
   private static String hostName() {

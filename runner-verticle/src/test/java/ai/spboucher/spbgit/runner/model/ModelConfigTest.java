@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.proto.ConfigUnits;
 import ai.spboucher.spbgit.runner.RunnerConfig;
 import java.net.URI;
 import java.nio.file.Files;
@@ -25,7 +26,7 @@ class ModelConfigTest {
   Path tmp;
 
   static ModelConfig read(Map<String, String> env) {
-    return ModelConfig.fromEnvironment(env, RunnerConfig::parseDuration);
+    return ModelConfig.fromEnvironment(env, ConfigUnits::parseDuration);
   }
 
   static Map<String, String> openAi(String... more) {
