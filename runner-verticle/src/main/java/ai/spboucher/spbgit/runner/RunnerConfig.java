@@ -86,6 +86,31 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
     }
   }
 
+  /**
+   * Whether every NATS server this runner is given is on its own machine (a loopback address). NATS lives on
+   * the gateway's node, so such a runner shares that node: fine for trying the product out, not for
+   * production, where a job container that escaped would sit next to the forge's data.
+   */
+  public boolean natsOnThisMachine() {
+    return Arrays.stream(natsUrl.split(",")).map(String::strip).filter(s -> !s.isEmpty())
+        .allMatch(url -> isLoopbackHost(url.contains("://") ? url : "nats://" + url));
+  }
+
+  private static boolean isLoopbackHost(String url) {
+    String host;
+    try {
+      host = java.net.URI.create(url).getHost();
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+    if (host == null) {
+      return false;
+    }
+    String bare = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+    return "localhost".equalsIgnoreCase(bare) || bare.matches("127(\\.\\d{1,3}){3}") || "::1".equals(bare)
+        || "0:0:0:0:0:0:0:1".equals(bare);
+  }
+
   /** How job git relays reach an {@code https} gateway. Reads {@link #gatewayCa}: blocking. */
   public SSLSocketFactory gatewayTls() throws IOException, GeneralSecurityException {
     return gatewayCa == null ? (SSLSocketFactory) SSLSocketFactory.getDefault()

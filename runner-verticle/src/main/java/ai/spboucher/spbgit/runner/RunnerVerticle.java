@@ -50,6 +50,11 @@ public final class RunnerVerticle extends VerticleBase {
         + "are refused)" : ", model provider " + config.model().provider().id() + " at " + config.model().baseUrl()
         + " (models " + config.model().allowedModels() + ", " + config.model().tokenBudget()
         + " tokens per job)"));
+    if (config.natsOnThisMachine()) {
+      LOG.log(System.Logger.Level.WARNING, "this runner reaches NATS at " + config.natsUrl() + ", on this machine: "
+          + "it shares the gateway's node, which is for trying the product out only; production runners belong "
+          + "on another node (docs/operations.md)");
+    }
   }
 
   /**

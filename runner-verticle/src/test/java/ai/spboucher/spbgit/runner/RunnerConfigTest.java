@@ -1,7 +1,9 @@
 package ai.spboucher.spbgit.runner;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -21,6 +23,21 @@ class RunnerConfigTest {
     assertEquals(2L << 30, config.diskBytes());
     assertEquals(Duration.ofMinutes(30), config.wallLimit());
     assertEquals(List.of(), config.egressAllow());
+  }
+
+  @Test
+  void knowsWhenItSharesTheGatewaysNode() {
+    assertTrue(config("nats://127.0.0.1:4222").natsOnThisMachine());
+    assertTrue(config("nats://localhost:4222,nats://127.0.0.2:4223").natsOnThisMachine());
+    assertTrue(config("tls://[::1]:4222").natsOnThisMachine());
+    assertFalse(config("tls://gateway.example.org:4222").natsOnThisMachine());
+    assertFalse(config("nats://127.0.0.1:4222,nats://10.0.0.7:4222").natsOnThisMachine(),
+        "one server elsewhere: the runner is another node's");
+    assertFalse(config("nats://127.0.0.1.example.org:4222").natsOnThisMachine());
+  }
+
+  private static RunnerConfig config(String natsUrl) {
+    return RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r1", "SPB_NATS_URL", natsUrl));
   }
 
   @Test
