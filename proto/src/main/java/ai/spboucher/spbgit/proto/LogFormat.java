@@ -21,13 +21,35 @@ public final class LogFormat {
 
   /** Configures java.util.logging (which Vert.x, JGit and jnats log through) from {@code SPB_LOG_FORMAT}. */
   public static void install(String format) {
-    if ("json".equalsIgnoreCase(format)) {
-      LogManager.getLogManager().reset();
-      Handler handler = new ConsoleHandler();
-      handler.setFormatter(new JsonLines());
-      Logger.getLogger("").addHandler(handler);
-    } else if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-      System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
+    boolean json = "json".equalsIgnoreCase(format);
+    // An operator's own logging configuration wins over the text default.
+    if (!json && (System.getProperty("java.util.logging.config.file") != null
+        || System.getProperty("java.util.logging.SimpleFormatter.format") != null)) {
+      return;
+    }
+    LogManager.getLogManager().reset();
+    Handler handler = new ConsoleHandler();
+    handler.setFormatter(json ? new JsonLines() : new TextLines());
+    Logger.getLogger("").addHandler(handler);
+  }
+
+  /**
+   * {@code <UTC time> <level> <logger> <message>[ | <stack trace>]} on one line: line breaks and other control
+   * characters in a message (which may quote what a client or a job sent) or a stack trace are escaped, so no
+   * event spans lines and none can forge another.
+   */
+  static final class TextLines extends Formatter {
+    @Override
+    public String format(LogRecord record) {
+      StringBuilder line = new StringBuilder(160).append(record.getInstant()).append(' ')
+          .append(record.getLevel().getName()).append(' ').append(record.getLoggerName()).append(' ');
+      escape(line, formatMessage(record), false);
+      if (record.getThrown() != null) {
+        StringWriter trace = new StringWriter();
+        record.getThrown().printStackTrace(new PrintWriter(trace));
+        escape(line.append(" | "), trace.toString().stripTrailing(), false);
+      }
+      return line.append('\n').toString();
     }
   }
 
@@ -50,25 +72,32 @@ public final class LogFormat {
     }
 
     private static StringBuilder field(StringBuilder out, String name, String value) {
-      out.append('"').append(name).append("\":\"");
-      for (int i = 0; i < value.length(); i++) {
-        char c = value.charAt(i);
-        switch (c) {
-          case '"' -> out.append("\\\"");
-          case '\\' -> out.append("\\\\");
-          case '\n' -> out.append("\\n");
-          case '\r' -> out.append("\\r");
-          case '\t' -> out.append("\\t");
-          default -> {
-            if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-              out.append(String.format("\\u%04x", (int) c));
-            } else {
-              out.append(c);
-            }
+      return escape(out.append('"').append(name).append("\":\""), value, true).append('"');
+    }
+  }
+
+  /**
+   * Escapes backslashes, every control character (C0, DEL, C1: line breaks, terminal escapes) and the Unicode
+   * line separators, JSON style; double quotes too when {@code quotes}.
+   */
+  private static StringBuilder escape(StringBuilder out, String value, boolean quotes) {
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      switch (c) {
+        case '\\' -> out.append("\\\\");
+        case '\n' -> out.append("\\n");
+        case '\r' -> out.append("\\r");
+        case '\t' -> out.append("\\t");
+        case '"' -> out.append(quotes ? "\\\"" : "\"");
+        default -> {
+          if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x2028 || c == 0x2029) {
+            out.append(String.format("\\u%04x", (int) c));
+          } else {
+            out.append(c);
           }
         }
       }
-      return out.append('"');
     }
+    return out;
   }
 }
