@@ -25,9 +25,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The layout without compose: nats-server with authentication, the gateway and a runner as separate processes
- * that only share NATS (and, here, the Docker engine and the gateway's HTTP port). A runner with wrong
- * credentials is refused and says so.
+ * The layout without compose: nats-server, the gateway and a runner as separate processes that only share NATS
+ * (and, here, the Docker engine and the gateway's HTTP port). NATS runs the compose layout's own configuration
+ * ({@code docker/compose/nats/nats-server.conf}: TLS from {@code gen-nats-tls.sh}, one user per role with only
+ * that role's subjects), so a job running through it proves those permissions are enough, and none is
+ * violated on the way. A runner with wrong credentials is refused and says so.
  */
 class TwoNodeIT {
 
@@ -58,11 +60,11 @@ class TwoNodeIT {
     int natsPort = NatsServerProcess.freePort();
     Path gatewayPassword = Files.writeString(tmp.resolve("gateway.pw"), "gw-" + System.nanoTime() + "\n");
     Path runnerPassword = Files.writeString(tmp.resolve("runner.pw"), "rn-" + System.nanoTime() + "\n");
-    writeNatsUsers(natsPort, gatewayPassword, runnerPassword);
+    Path ca = writeComposeNatsConfig(natsPort, gatewayPassword, runnerPassword);
     startNats(natsPort);
 
-    String url = "nats://127.0.0.1:" + natsPort;
-    int port = startGateway(url, gatewayPassword);
+    String url = "tls://127.0.0.1:" + natsPort;
+    int port = startGateway(url, gatewayPassword, ca);
     String base = "http://127.0.0.1:" + port;
     String owner = Files.readString(tmp.resolve("gateway/initial-owner-token")).strip();
 
@@ -70,6 +72,7 @@ class TwoNodeIT {
     env.put("SPB_NATS_URL", url);
     env.put("SPB_NATS_USER", "runner");
     env.put("SPB_NATS_PASSWORD_FILE", runnerPassword.toString());
+    env.put("SPB_NATS_CA", ca.toString());
     env.put("SPB_RUNNER_ID", "node2");
     env.put("SPB_AGENT_IMAGE", JobTestBed.IMAGE);
     env.put("SPB_RUNNER_WORK_DIR", tmp.resolve("runner-work").toString());
@@ -77,7 +80,11 @@ class TwoNodeIT {
     env.put("SPB_LIMIT_DISK", "32m");
     int healthPort = NatsServerProcess.freePort();
     env.put("SPB_RUNNER_HEALTH", "127.0.0.1:" + healthPort);
-    runner = RunnerProcess.start(env, tmp.resolve("logs"));
+    try {
+      runner = RunnerProcess.start(env, tmp.resolve("logs"));
+    } catch (IOException e) {
+      throw new IOException(e.getMessage() + "\nnats-server:\n" + Files.readString(tmp.resolve("nats.log")), e);
+    }
 
     HttpClient http = HttpClient.newHttpClient();
     HttpResponse<String> health = http.send(HttpRequest.newBuilder(
@@ -99,6 +106,9 @@ class TwoNodeIT {
     assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + runner.log());
     assertEquals("node2", done.getString("runner_id"));
     assertTrue(done.getString("proposal_sha") != null);
+    String natsLog = Files.readString(tmp.resolve("nats.log"));
+    assertFalse(natsLog.contains("Permissions Violation"), "a role needs a subject it may not use:\n" + natsLog);
+    assertTrue(natsLog.contains("TLS required"), "nats-server runs with TLS:\n" + natsLog);
 
     Map<String, String> wrong = new HashMap<>(env);
     wrong.put("SPB_RUNNER_ID", "intruder");
@@ -110,18 +120,41 @@ class TwoNodeIT {
     assertFalse(refused.getMessage().contains("guess"), "the password is never logged");
   }
 
-  private void writeNatsUsers(int port, Path gatewayPassword, Path runnerPassword) throws IOException {
-    Files.createDirectories(tmp.resolve("js"));
-    Files.writeString(tmp.resolve("nats.conf"), "listen: 127.0.0.1:" + port + "\n"
-        + "jetstream { store_dir: \"" + tmp.resolve("js") + "\" }\n"
-        + "authorization {\n  users = [\n"
-        + "    { user: gateway, password: \"" + Files.readString(gatewayPassword).strip() + "\" }\n"
-        + "    { user: runner, password: \"" + Files.readString(runnerPassword).strip() + "\" }\n"
-        + "  ]\n}\n");
+  /**
+   * The compose layout's NATS configuration with this test's paths and ports, a throwaway CA and server
+   * certificate from {@code gen-nats-tls.sh}, and the two role passwords; returns the CA's certificate.
+   */
+  private Path writeComposeNatsConfig(int port, Path gatewayPassword, Path runnerPassword) throws Exception {
+    Path compose = Path.of("..", "docker", "compose");
+    Path secrets = tmp.resolve("secrets");
+    ProcessBuilder gen = new ProcessBuilder(compose.resolve("gen-nats-tls.sh").toString()).redirectErrorStream(true)
+        .redirectOutput(tmp.resolve("gen-nats-tls.log").toFile());
+    gen.environment().put("SPB_SECRETS_DIR", secrets.toString());
+    // The server key's owner: nats-server runs as this test's user here, not as the image's nats user.
+    gen.environment().put("SPB_NATS_UID", String.valueOf(Files.getAttribute(tmp, "unix:uid")));
+    Process certs = gen.start();
+    if (!certs.waitFor(60, TimeUnit.SECONDS) || certs.exitValue() != 0) {
+      throw new IOException("gen-nats-tls.sh failed: " + Files.readString(tmp.resolve("gen-nats-tls.log")));
+    }
+    Path tls = secrets.resolve("tls");
+    Files.writeString(secrets.resolve("passwords.conf"),
+        "GATEWAY_PASSWORD: \"" + Files.readString(gatewayPassword).strip() + "\"\n"
+        + "RUNNER_PASSWORD: \"" + Files.readString(runnerPassword).strip() + "\"\n");
+    String conf = Files.readString(compose.resolve("nats").resolve("nats-server.conf"))
+        .replace("listen: 0.0.0.0:4222", "listen: 127.0.0.1:" + port)
+        .replace("http: 0.0.0.0:8222", "http: 127.0.0.1:" + NatsServerProcess.freePort())
+        .replace("/etc/nats/tls/", tls + "/")
+        .replace("store_dir: /data", "store_dir: \"" + Files.createDirectories(tmp.resolve("js")) + "\"");
+    assertTrue(conf.contains("listen: 127.0.0.1:") && conf.contains(tls + "/server.pem")
+        && conf.contains("include ./passwords.conf"), "the compose configuration changed shape:\n" + conf);
+    // include is relative to the configuration file: it sits next to passwords.conf.
+    Files.writeString(secrets.resolve("nats.conf"), conf);
+    return tls.resolve("ca.pem");
   }
 
   private void startNats(int port) throws Exception {
-    nats = new ProcessBuilder("nats-server", "-c", tmp.resolve("nats.conf").toString()).redirectErrorStream(true)
+    nats = new ProcessBuilder("nats-server", "-c", tmp.resolve("secrets").resolve("nats.conf").toString())
+        .redirectErrorStream(true)
         .redirectOutput(tmp.resolve("nats.log").toFile()).start();
     long deadline = System.currentTimeMillis() + 15_000;
     while (System.currentTimeMillis() < deadline) {
@@ -134,7 +167,7 @@ class TwoNodeIT {
     throw new IOException("nats-server did not start: " + Files.readString(tmp.resolve("nats.log")));
   }
 
-  private int startGateway(String natsUrl, Path password) throws Exception {
+  private int startGateway(String natsUrl, Path password, Path ca) throws Exception {
     ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m", "-XX:+UseSerialGC", "-jar", GATEWAY_JAR.toString()).redirectErrorStream(true)
         .redirectOutput(tmp.resolve("gateway.log").toFile());
@@ -143,6 +176,7 @@ class TwoNodeIT {
     pb.environment().put("SPB_NATS_URL", natsUrl);
     pb.environment().put("SPB_NATS_USER", "gateway");
     pb.environment().put("SPB_NATS_PASSWORD_FILE", password.toString());
+    pb.environment().put("SPB_NATS_CA", ca.toString());
     gateway = pb.start();
     Pattern listening = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
     long deadline = System.currentTimeMillis() + 60_000;
