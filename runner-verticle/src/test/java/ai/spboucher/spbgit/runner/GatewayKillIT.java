@@ -29,7 +29,9 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * a final state with a recorded reason, and a job's log is complete.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class GatewayKillIT {
+@ExtendWith(GatewayDiagnostics.class)
+class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
 
   @TempDir
   Path tmp;
@@ -47,11 +50,18 @@ class GatewayKillIT {
   private GatewayProcess gateway;
   private Vertx runner;
 
+  @Override
+  public GatewayProcess gateway() {
+    return gateway;
+  }
+
   @BeforeEach
-  void start() throws Exception {
+  void start(TestInfo testInfo) throws Exception {
     JobTestBed.requireDocker();
     nats = NatsServerProcess.start(tmp.resolve("nats"));
-    gateway = GatewayProcess.start(tmp.resolve("gateway"), tmp.resolve("logs"),
+    // Logs under target/, kept after the run: the temporary directory goes with the test.
+    gateway = GatewayProcess.start(tmp.resolve("gateway"), Path.of("target", "gateway-kill-logs",
+        testInfo.getTestMethod().orElseThrow().getName() + "-" + System.currentTimeMillis()),
         Map.of("SPB_NATS_URL", nats.url(), "SPB_JOB_WALL_LIMIT", "90s"));
     assertEquals(201, gateway.api("POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));

@@ -96,6 +96,11 @@ final class GatewayProcess implements AutoCloseable {
     return process.pid();
   }
 
+  /** Where each start's output and GC log go. */
+  Path logDir() {
+    return logDir;
+  }
+
   /** The GC log of the current (or last) start. */
   Path gcLog() {
     return gcLog;

@@ -68,7 +68,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code target/load-abuse-logs}.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
-class LoadAbuseIT {
+@org.junit.jupiter.api.extension.ExtendWith(GatewayDiagnostics.class)
+class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
 
   private static final int JOBS = Integer.getInteger("spb.load.jobs", 50);
   private static final int VIEWERS = Integer.getInteger("spb.load.viewers", 500);
@@ -120,6 +121,11 @@ class LoadAbuseIT {
   Path tmp;
   private NatsServerProcess nats;
   private GatewayProcess gateway;
+
+  @Override
+  public GatewayProcess gateway() {
+    return gateway;
+  }
   private final Map<String, RunnerProcess> runners = new LinkedHashMap<>();
   private BadRequestStream abuse;
   private final Map<String, URI> runnerHealth = new LinkedHashMap<>();
