@@ -220,9 +220,28 @@ final class ModelExchange implements JobSocketServer.Connection {
     }
   }
 
+  /**
+   * The body as sent, or, when longer than the record holds, its start and its end around a note of what was
+   * left out. Each request repeats the whole transcript so far: the start holds the system prompt, the tools
+   * and the task, the end what is new in this call (earlier calls' records hold what lies between).
+   */
   private byte[] recordedRequest() {
-    return body.length > ModelEndpoint.RECORDED_REQUEST_BYTES
-        ? Arrays.copyOf(body, ModelEndpoint.RECORDED_REQUEST_BYTES) : body;
+    return recordedRequest(body, ModelEndpoint.RECORDED_REQUEST_BYTES);
+  }
+
+  static byte[] recordedRequest(byte[] body, int max) {
+    if (body.length <= max) {
+      return body;
+    }
+    int head = max / 8;
+    String note = "\n\u2026 " + body.length + " bytes in all; " + (body.length - max) + "+ bytes in the middle are"
+        + " not recorded \u2026\n";
+    byte[] marker = note.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    int tail = max - head - marker.length;
+    byte[] recorded = Arrays.copyOf(body, max);
+    System.arraycopy(marker, 0, recorded, head, marker.length);
+    System.arraycopy(body, body.length - tail, recorded, head + marker.length, tail);
+    return recorded;
   }
 
   private void write(ModelEndpoint.Outcome outcome) throws IOException {

@@ -249,6 +249,21 @@ class ModelEndpointTest {
   }
 
   @Test
+  void aLongRequestIsRecordedByItsStartAndItsEnd() {
+    byte[] body = ("{\"system\":\"rules\",\"messages\":[" + "\"x\",".repeat(100_000) + "\"newest tool result\"]}")
+        .getBytes(StandardCharsets.UTF_8);
+    byte[] recorded = ModelExchange.recordedRequest(body, 4096);
+    String text = new String(recorded, StandardCharsets.UTF_8);
+    assertEquals(4096, recorded.length);
+    assertTrue(text.startsWith("{\"system\":\"rules\",\"messages\":["), text);
+    assertTrue(text.endsWith("\"x\",\"newest tool result\"]}"), text);
+    assertTrue(text.contains("\u2026 " + body.length + " bytes in all; " + (body.length - 4096)
+        + "+ bytes in the middle are not recorded \u2026"), text);
+    byte[] small = "{\"messages\":[]}".getBytes(StandardCharsets.UTF_8);
+    assertEquals(small, ModelExchange.recordedRequest(small, 4096), "a request that fits is kept as it is");
+  }
+
+  @Test
   void readsChunkedBodiesAndAnswersContinue() throws Exception {
     Path socket = startOpenAi();
     String json = "{\"messages\":[{\"role\":\"user\",\"content\":\"chunked\"}]}";
