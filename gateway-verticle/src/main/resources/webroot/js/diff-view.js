@@ -16,7 +16,7 @@ export function renderDiff(container, diff, mode) {
     el('span', { class: 'muted', text: ` · ${shortSha(diff.base) || '(root)'} → ${shortSha(diff.head)}` }));
   const parts = [summary];
   if (diff.truncated) {
-    parts.push(el('p', { class: 'notice', text: 'The diff is large and was cut short; fetch the proposal ref with git to see all of it.' }));
+    parts.push(el('p', { class: 'notice', text: `The diff is large and was cut short; fetch ${diff.ref ?? 'the proposal ref'} with git to see all of it.` }));
   }
   parts.push(el('ul', { class: 'file-list', id: 'diff-files' }, ...files.map((file, i) => el('li', {},
     el('span', { class: 'add-count', text: `+${file.additions ?? 0}` }), ' ',

@@ -1,5 +1,6 @@
-// The proposal page, /repos/:name/agent-jobs/:id: the job, its live log, the proposal's diff, the test result,
-// the audit trail, and the owner's decisions (approve, reject, cancel, delete the job's refs).
+// The proposal page, /repos/:name/agent-jobs/:id: the job, its live log, the proposal's diff (or, read-only, the
+// partial work a stopped job left), the test result, the audit trail, and the owner's decisions (approve, reject,
+// cancel, delete the job's refs).
 import { api, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
 import { confirmDialog } from './dialog.js';
 import { renderDiff } from './diff-view.js';
@@ -100,20 +101,58 @@ function renderModelCalls(calls) {
     el('pre', { class: 'mono', text: c.request + (c.truncated ? '\n… (truncated)' : '') }))));
 }
 
+/**
+ * The work the page reviews: the proposal, or else the partial work an agent pushed when a limit stopped it,
+ * which is shown read-only (the gateway never approves it).
+ */
+function reviewedWork() {
+  if (job.proposal_sha) {
+    return { kind: 'proposal', sha: job.proposal_sha, path: `${jobPath}/diff` };
+  }
+  if (job.partial_sha) {
+    return { kind: 'partial', sha: job.partial_sha, path: `${jobPath}/diff?ref=partial` };
+  }
+  return null;
+}
+
+const WHY_STOPPED = {
+  budget_exceeded: 'its model token budget was spent',
+  timeout: 'its wall-clock limit was reached',
+  step_limit: 'the agent reached its step limit',
+  provider_error: 'the model provider failed',
+};
+
+function renderWorkLabel(work) {
+  const partial = work?.kind === 'partial';
+  $('diff-heading').textContent = partial ? 'Partial work' : 'Proposal';
+  $('partial-note').hidden = !partial;
+  if (partial) {
+    const reason = job.exit_reason ?? 'early';
+    const why = WHY_STOPPED[job.exit_reason] ? ` (${WHY_STOPPED[job.exit_reason]})` : '';
+    const ended = job.status === 'finished' ? `the job ended ${reason}${why}` : 'the job is being stopped';
+    $('partial-note').textContent = `Partial work, ${ended}: this is what the agent had pushed to `
+      + `refs/agents/${job.id}/partial when it stopped, not a finished proposal. It is shown for review only `
+      + 'and cannot be approved.';
+  }
+}
+
 async function loadDiff() {
-  const sha = job.proposal_sha ?? null;
-  if (sha === diffLoadedFor) {
+  const work = reviewedWork();
+  const key = work ? `${work.kind}:${work.sha}` : null;
+  // Partial work can be pushed before the job's end is recorded: the label follows the status.
+  renderWorkLabel(work);
+  if (key === diffLoadedFor) {
     return;
   }
-  if (!sha) {
+  if (!work) {
     diff = null;
     diffLoadedFor = null;
     $('diff').replaceChildren(el('p', { class: 'muted', text: job.status === 'finished' ? 'This job has no proposal.' : 'No proposal yet.' }));
     return;
   }
   try {
-    diff = await api('GET', `${jobPath}/diff`);
-    diffLoadedFor = sha;
+    diff = await api('GET', work.path);
+    diffLoadedFor = key;
     renderDiff($('diff'), diff, diffMode);
   } catch (e) {
     diff = null;
@@ -149,6 +188,7 @@ function facts() {
     ['Exit reason', job.exit_reason ?? '—'],
     ['Base', el('code', { text: `${job.base ?? ''} ${shortSha(job.base_sha)}`.trim() || '—' })],
     ['Proposal', job.proposal_sha ? el('code', { id: 'proposal-sha', text: job.proposal_sha }) : '—'],
+    ...(job.partial_sha ? [['Partial work', el('code', { id: 'partial-sha', text: job.partial_sha })]] : []),
     ['Exec', job.exec ? el('code', { text: job.exec }) : '— (the model agent works on the task)'],
     ['Test command', job.test_command ? el('code', { text: job.test_command }) : '—'],
     ['Created', when(job.created_at)],
@@ -218,15 +258,18 @@ function jobRefs() {
       refs.push(written.ref);
     }
   }
-  const proposal = `refs/agents/${job.id}/proposal`;
-  if (job.proposal_sha && !refs.includes(proposal)) {
-    refs.unshift(proposal);
+  for (const [sha, ref] of [[job.partial_sha, 'partial'], [job.proposal_sha, 'proposal']]) {
+    if (sha && !refs.includes(`refs/agents/${job.id}/${ref}`)) {
+      refs.unshift(`refs/agents/${job.id}/${ref}`);
+    }
   }
   return refs;
 }
 
 function renderActions() {
   const finished = job.status === 'finished';
+  // Partial work is never approved: the button is not offered for it at all.
+  buttons.approve.hidden = !job.proposal_sha && Boolean(job.partial_sha);
   buttons.approve.disabled = busy || !finished || !job.proposal_sha || Boolean(job.decision);
   buttons.reject.disabled = busy || !finished || Boolean(job.decision);
   buttons.cancel.hidden = finished;
@@ -268,9 +311,10 @@ async function approve() {
 }
 
 async function reject() {
+  const what = reviewedWork()?.kind === 'partial' ? 'partial work' : 'proposal';
   const ok = await confirmDialog({
-    title: 'Reject this proposal',
-    message: 'Record that the proposal is rejected. No branch changes; the job\'s refs stay until you delete them.',
+    title: `Reject this ${what}`,
+    message: `Record that the ${what} is rejected. No branch changes; the job's refs stay until you delete them.`,
     confirmLabel: 'Reject',
     danger: true,
   });

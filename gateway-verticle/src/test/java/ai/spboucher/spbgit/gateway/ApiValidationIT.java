@@ -90,6 +90,8 @@ class ApiValidationIT {
       // The handler would answer 404 for the unknown job first.
       "GET | " + JOB + "/logs?after=-1 | after",
       "GET | " + JOB + "/logs?after=soon | after",
+      // The handler would answer 404 for the unknown job first; the document names the two kinds of work.
+      "GET | " + JOB + "/diff?ref=proposals | ref",
   })
   void refusesQueryParametersThatDoNotMatch(String method, String path, String named) throws Exception {
     assertRefused(gateway.api(method, path, gateway.ownerToken, null), named);

@@ -63,9 +63,15 @@ public final class JobTestBed implements AutoCloseable {
 
   /** Starts NATS and a gateway whose jobs get {@code wallLimit}; add runners with {@link #startRunner}. */
   public static JobTestBed start(Path tmp, String wallLimit) throws Exception {
+    return start(tmp, wallLimit, new JsonObject());
+  }
+
+  /** Like {@link #start(Path, String)}, with {@code gatewayOverrides} (say a {@code model}) on the gateway. */
+  public static JobTestBed start(Path tmp, String wallLimit, JsonObject gatewayOverrides) throws Exception {
     requireDocker();
     NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
-    JsonObject overrides = new JsonObject().put("natsUrl", nats.url()).put("jobWallLimit", wallLimit);
+    JsonObject overrides = new JsonObject().put("natsUrl", nats.url()).put("jobWallLimit", wallLimit)
+        .mergeIn(gatewayOverrides);
     TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
     return new JobTestBed(tmp, nats, nats.url(), gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))),
         overrides);
@@ -99,6 +105,25 @@ public final class JobTestBed implements AutoCloseable {
         fail("Docker with image " + IMAGE + " is required in CI: " + e.getMessage());
       }
       Assumptions.abort("Docker or the agent image is not available: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Requires the Java agent ({@code /opt/spb/agent.jar}) in {@code image}, which llm jobs run: fails in CI, skips
+   * elsewhere, when it is missing.
+   */
+  public static void requireLlmAgent(String image) throws Exception {
+    requireDocker();
+    Process probe = new ProcessBuilder("docker", "run", "--rm", "--network", "none", "--entrypoint", "test", image,
+        "-r", "/opt/spb/agent.jar").redirectErrorStream(true).start();
+    probe.getInputStream().readAllBytes();
+    if (probe.waitFor() != 0) {
+      String why = "image " + image + " has no /opt/spb/agent.jar (build it with docker/agent/build.sh, or set "
+          + "SPB_LLM_AGENT_IMAGE)";
+      if ("true".equals(System.getenv("CI"))) {
+        fail(why);
+      }
+      Assumptions.abort(why);
     }
   }
 

@@ -3,7 +3,6 @@ package ai.spboucher.spbgit.runner;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.proto.Mode;
@@ -20,7 +19,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -155,18 +153,7 @@ class LlmJobIT {
   // --- helpers -------------------------------------------------------------------------------------------------
 
   static void requireAgent() throws Exception {
-    JobTestBed.requireDocker();
-    Process probe = new ProcessBuilder("docker", "run", "--rm", "--network", "none", "--entrypoint", "test", IMAGE,
-        "-r", "/opt/spb/agent.jar").redirectErrorStream(true).start();
-    probe.getInputStream().readAllBytes();
-    if (probe.waitFor() != 0) {
-      String why = "image " + IMAGE + " has no /opt/spb/agent.jar (build it with docker/agent/build.sh, or set "
-          + "SPB_LLM_AGENT_IMAGE)";
-      if ("true".equals(System.getenv("CI"))) {
-        fail(why);
-      }
-      Assumptions.abort(why);
-    }
+    JobTestBed.requireLlmAgent(IMAGE);
   }
 
   private static void await(CountDownLatch latch) {

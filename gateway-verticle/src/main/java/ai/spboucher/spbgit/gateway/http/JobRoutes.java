@@ -2,6 +2,8 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.WorkRef;
+import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
@@ -66,7 +68,7 @@ public final class JobRoutes {
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     jobs.create(repo, Responses.jsonBody(ctx), owner)
         // A job this new has pushed nothing yet: no repository read for its proposal.
-        .map(job -> job.toJson(null))
+        .map(job -> job.toJson(WorkShas.NONE))
         .onSuccess(job -> Responses.json(ctx, 201, job))
         .onFailure(ctx::fail);
   }
@@ -94,9 +96,11 @@ public final class JobRoutes {
         .onFailure(ctx::fail);
   }
 
+  /** The proposal's diff, or with {@code ?ref=partial} the diff of the partial work a stopped job left. */
   private void diff(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    jobs.diff(jobOf(ctx)).onSuccess(diff -> Responses.json(ctx, 200, diff)).onFailure(ctx::fail);
+    WorkRef which = WorkRef.of(ctx.request().getParam("ref"));
+    jobs.diff(jobOf(ctx), which).onSuccess(diff -> Responses.json(ctx, 200, diff)).onFailure(ctx::fail);
   }
 
   private void log(RoutingContext ctx) {

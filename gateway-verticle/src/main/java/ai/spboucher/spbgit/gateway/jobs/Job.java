@@ -41,7 +41,7 @@ public record Job(String id, String repo, String task, String execCommand, Strin
   }
 
   public String proposalRef() {
-    return refPrefix() + "proposal";
+    return WorkRef.PROPOSAL.refOf(this);
   }
 
   /** A copy with some fields changed. */
@@ -51,8 +51,13 @@ public record Job(String id, String repo, String task, String execCommand, Strin
     return b.build();
   }
 
-  /** The API form; {@code proposalSha} is the current proposal ref, read by the caller. */
-  public JsonObject toJson(String proposalSha) {
+  /**
+   * The API form; {@code work} is where the job's proposal and partial refs point now, read by the caller.
+   * {@code partial_sha} is set whenever the partial ref exists, also next to a proposal (which an owner's push
+   * could add): the page reviews the proposal then.
+   */
+  public JsonObject toJson(WorkShas work) {
+    String proposalSha = work.proposal();
     return new JsonObject()
         .put("id", id).put("repo", repo).put("task", task).put("exec", execCommand)
         .put("test_command", testCommand).put("base", baseRef).put("base_sha", baseSha).put("status", status)
@@ -64,6 +69,7 @@ public record Job(String id, String repo, String task, String execCommand, Strin
         .put("provider", spend == null ? null : spend.getString("provider"))
         .put("spend", spend)
         .put("proposal_sha", proposalSha)
+        .put("partial_sha", work.partial())
         .put("test_result", testResult(proposalSha))
         .put("decision", decision);
   }

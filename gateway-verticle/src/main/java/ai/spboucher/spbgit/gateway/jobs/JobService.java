@@ -179,10 +179,10 @@ public final class JobService {
             : Future.succeededFuture(book.get(id).get()));
   }
 
-  /** The API form of jobs of one repository, with their current proposal commits. */
+  /** The API form of jobs of one repository, with their current proposal and partial commits. */
   public Future<List<JsonObject>> toJson(RepoName repo, List<Job> jobs) {
-    return vertx.executeBlocking(() -> proposals.proposalShas(repo, jobs), false)
-        .map(shas -> jobs.stream().map(j -> j.toJson(shas.get(j.id()))).toList());
+    return vertx.executeBlocking(() -> proposals.workShas(repo, jobs), false)
+        .map(shas -> jobs.stream().map(j -> j.toJson(shas.getOrDefault(j.id(), WorkShas.NONE))).toList());
   }
 
   /** The API form of jobs across repositories (one repository read per repository). */
@@ -190,15 +190,15 @@ public final class JobService {
     Map<String, List<Job>> byRepo = new java.util.LinkedHashMap<>();
     jobs.forEach(j -> byRepo.computeIfAbsent(j.repo(), r -> new ArrayList<>()).add(j));
     return vertx.executeBlocking(() -> {
-      Map<String, String> shas = new HashMap<>();
+      Map<String, WorkShas> shas = new HashMap<>();
       for (var entry : byRepo.entrySet()) {
         try {
-          shas.putAll(proposals.proposalShas(RepoName.of(entry.getKey()), entry.getValue()));
+          shas.putAll(proposals.workShas(RepoName.of(entry.getKey()), entry.getValue()));
         } catch (ai.spboucher.spbgit.gateway.repos.RepoNotFoundException e) {
           // The repository was deleted; its jobs stay in the audit log without proposals.
         }
       }
-      return jobs.stream().map(j -> j.toJson(shas.get(j.id()))).toList();
+      return jobs.stream().map(j -> j.toJson(shas.getOrDefault(j.id(), WorkShas.NONE))).toList();
     }, false);
   }
 
@@ -206,13 +206,14 @@ public final class JobService {
     return toJson(RepoName.of(job.repo()), List.of(job)).map(list -> list.get(0));
   }
 
-  public Future<JsonObject> diff(Job job) {
-    return vertx.executeBlocking(() -> proposals.diff(RepoName.of(job.repo()), job), false);
+  /** The diff of the job's proposal or of its partial work. */
+  public Future<JsonObject> diff(Job job, WorkRef which) {
+    return vertx.executeBlocking(() -> proposals.diff(RepoName.of(job.repo()), job, which), false);
   }
 
   /**
    * Fast-forwards {@code branch} to the proposal the owner reviewed ({@code sha}); audited once, so approving
-   * again with the same branch and commit is a no-op.
+   * again with the same branch and commit is a no-op. Partial work is never approved (409).
    */
   public Future<Job> approve(Job job, String branch, String sha, Principal.Owner owner) {
     if (!job.isFinished()) {

@@ -51,30 +51,39 @@ public final class Proposals {
     }
   }
 
-  /** The current proposal commit of each job (absent when it has none). */
-  public Map<String, String> proposalShas(RepoName repo, List<Job> jobs) throws IOException {
-    Map<String, String> shas = new HashMap<>();
+  /** Where each job's proposal and partial refs point now (absent for a job that has pushed neither). */
+  public Map<String, WorkShas> workShas(RepoName repo, List<Job> jobs) throws IOException {
+    Map<String, WorkShas> shas = new HashMap<>();
     try (Repository repository = repos.open(repo)) {
       for (Job job : jobs) {
-        Ref ref = repository.exactRef(job.proposalRef());
-        if (ref != null) {
-          shas.put(job.id(), ref.getObjectId().name());
+        String proposal = shaOf(repository, WorkRef.PROPOSAL.refOf(job));
+        String partial = shaOf(repository, WorkRef.PARTIAL.refOf(job));
+        if (proposal != null || partial != null) {
+          shas.put(job.id(), new WorkShas(proposal, partial));
         }
       }
     }
     return shas;
   }
 
+  private static String shaOf(Repository repository, String refName) throws IOException {
+    Ref ref = repository.exactRef(refName);
+    return ref == null ? null : ref.getObjectId().name();
+  }
+
   /**
    * Fast-forwards (or creates) {@code refs/heads/<branch>} to the proposal, only if the proposal is still the
    * commit the owner reviewed ({@code sha}) and the branch's current commit is an ancestor of it. The update
-   * itself is a compare-and-set on the branch's old value, so a concurrent push cannot be overwritten.
+   * itself is a compare-and-set on the branch's old value, so a concurrent push cannot be overwritten. Only the
+   * proposal is ever approved: partial work is what a stopped agent had, and is refused like no work at all.
    */
   public Approval approve(RepoName repo, Job job, String branch, String sha) throws IOException {
     try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
       Ref proposal = repository.exactRef(job.proposalRef());
       if (proposal == null) {
-        throw new ConflictException("job " + job.id() + " has no proposal to approve");
+        String partial = WorkRef.PARTIAL.refOf(job);
+        throw new ConflictException("job " + job.id() + " has no proposal to approve" + (repository.exactRef(partial)
+            == null ? "" : "; its partial work (" + partial + ") is for review only and cannot be approved"));
       }
       if (!proposal.getObjectId().name().equals(sha)) {
         throw new ConflictException("the proposal is now " + proposal.getObjectId().name() + ", not the " + sha
@@ -124,16 +133,17 @@ public final class Proposals {
   }
 
   /**
-   * The proposal's diff against the commit the job started from (the merge base of the proposal and the job's
-   * base branch, or the recorded base commit), as files with hunks of typed lines; large diffs are truncated.
+   * The diff of the job's proposal or partial work against the commit the job started from (the merge base of
+   * the work and the job's base branch, or the recorded base commit), as files with hunks of typed lines, labelled
+   * with the ref it shows; large diffs are truncated.
    */
-  public JsonObject diff(RepoName repo, Job job) throws IOException {
+  public JsonObject diff(RepoName repo, Job job, WorkRef which) throws IOException {
     try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
-      Ref proposal = repository.exactRef(job.proposalRef());
-      if (proposal == null) {
-        throw new NotFoundException("job " + job.id() + " has no proposal");
+      Ref work = repository.exactRef(which.refOf(job));
+      if (work == null) {
+        throw new NotFoundException(missingWork(repository, job, which));
       }
-      RevCommit head = walk.parseCommit(proposal.getObjectId());
+      RevCommit head = walk.parseCommit(work.getObjectId());
       RevCommit base = baseOf(repository, walk, job, head);
       try (DiffFormatter formatter = new DiffFormatter(new ByteArrayOutputStream())) {
         formatter.setRepository(repository);
@@ -150,10 +160,19 @@ public final class Proposals {
           file.remove("lines_shown");
           files.add(file);
         }
-        return new JsonObject().put("base", base == null ? null : base.name()).put("head", head.name())
+        return new JsonObject().put("ref", which.refOf(job)).put("kind", which.label())
+            .put("base", base == null ? null : base.name()).put("head", head.name())
             .put("files", files).put("truncated", truncated);
       }
     }
+  }
+
+  /** Says what is missing, and where the job's other work is when it has some. */
+  private static String missingWork(Repository repository, Job job, WorkRef which) throws IOException {
+    WorkRef other = which == WorkRef.PROPOSAL ? WorkRef.PARTIAL : WorkRef.PROPOSAL;
+    String missing = "job " + job.id() + " has no " + which.noun();
+    return repository.exactRef(other.refOf(job)) == null ? missing
+        : missing + "; its " + other.noun() + " is at ?ref=" + other.label();
   }
 
   private static RevCommit baseOf(Repository repository, RevWalk walk, Job job, RevCommit head) throws IOException {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.runner.JobTestBed;
+import ai.spboucher.spbgit.runner.model.FakeProvider;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,23 +26,34 @@ import org.openqa.selenium.WebElement;
 
 /**
  * The proposal page in a real headless Chromium against a real gateway, NATS and runner: the live log (order,
- * reconnect without gap or duplicate, hostile output), and the owner's approve, reject, cancel and delete.
+ * reconnect without gap or duplicate, hostile output), the owner's approve, reject, cancel and delete, and the
+ * partial work of an llm job stopped by its budget (the real agent against a fake model provider), shown read-only
+ * with its model calls and network attempts.
  */
 class ProposalPageIT {
 
   private static final String REPO = "demo";
+  private static final String MODEL = "gpt-test";
+  private static final String KEY = "sk-proposal-page-it-5b4a39281706";
   private static final Path DOC_IMAGES = Path.of("..", "docs", "images");
 
   @TempDir
   static Path tmp;
   static JobTestBed bed;
   static Browser browser;
+  static FakeProvider fake;
 
   @BeforeAll
   static void start() throws Exception {
     Browser.requireChromium();
-    bed = JobTestBed.start(tmp, "90s");
-    bed.startRunner("r1", Map.of());
+    bed = JobTestBed.start(tmp, "90s", new JsonObject().put("model", MODEL));
+    fake = FakeProvider.start(KEY);
+    Path keyFile = tmp.resolve("model-key");
+    Files.writeString(keyFile, KEY + "\n");
+    // The agent's JVM needs the memory; exec jobs do not mind it. Llm jobs over 1000 tokens end budget_exceeded.
+    bed.startRunner("r1", Map.of("SPB_LIMIT_MEMORY", "512m", "SPB_MODEL_PROVIDER", "openai",
+        "SPB_MODEL_URL", fake.baseUrl(), "SPB_MODEL_API_KEY_FILE", keyFile.toString(), "SPB_MODEL", MODEL,
+        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s"));
     bed.createRepo(REPO, Map.of("README.md", "# Demo\n\nhello\n"));
     browser = Browser.start(tmp.resolve("chromium"), bed.gateway.baseUrl);
     browser.signIn(bed.gateway.ownerToken, "/agent-jobs");
@@ -59,6 +71,9 @@ class ProposalPageIT {
     }
     if (bed != null) {
       bed.close();
+    }
+    if (fake != null) {
+      fake.close();
     }
   }
 
@@ -104,6 +119,8 @@ class ProposalPageIT {
     browser.waitFor(d -> d.findElements(By.cssSelector("#diff table.split")).size() == 2 ? true : null);
     browser.byId("view-unified").click();
     assertTrue(auditEvents().containsAll(List.of("job_created", "job_started", "refs_written", "job_finished")));
+    assertTrue(egressVias().contains("git_relay"), "the clone and the push through the git relay: " + egressVias());
+    assertEquals("None.", browser.byId("model-calls").getText(), "an exec job calls no model");
     Path finished = browser.fullPageScreenshot("proposal-finished", 3200);
     Files.createDirectories(DOC_IMAGES);
     Files.copy(finished, DOC_IMAGES.resolve("proposal-finished.png"), StandardCopyOption.REPLACE_EXISTING);
@@ -292,6 +309,53 @@ class ProposalPageIT {
     browser.waitFor(d -> d.findElement(By.id("diff")).getText().contains("no proposal") ? true : null);
   }
 
+  @Test
+  void partialWorkOfAJobStoppedByItsBudgetIsShownReadOnlyWithItsModelCallsAndNetworkAttempts() throws Exception {
+    JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
+    // 500 tokens a call: the second spends the budget of 1000, the agent is told, and pushes what it has.
+    fake.then(fake.openAiToolCall("replace_in_file",
+            "{\"path\":\"README.md\",\"old\":\"hello\",\"new\":\"hello, halfway there\"}", 400, 100),
+        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
+    String task = "Rewrite the greeting in README.md";
+    var response = bed.gateway.api("POST", "/api/v1/repos/" + REPO + "/agent-jobs", bed.gateway.ownerToken,
+        new JsonObject().put("task", task).encode());
+    assertEquals(201, response.statusCode(), response.body());
+    String id = new JsonObject(response.body()).getString("id");
+    openJob(id);
+
+    browser.waitFor(Duration.ofSeconds(150), d -> d.findElement(By.id("status")).getText()
+        .equals("finished: budget_exceeded") ? true : null);
+    JsonObject job = bed.job(REPO, id);
+    assertNull(job.getValue("proposal_sha"), job.encodePrettily());
+    browser.waitFor(d -> d.findElements(By.cssSelector("#diff section.file")).size() == 1 ? true : null);
+    String note = browser.byId("partial-note").getText();
+    assertTrue(note.startsWith("Partial work, the job ended budget_exceeded (its model token budget was spent): "
+        + "this is what the agent had pushed to refs/agents/" + id + "/partial"), note);
+    assertTrue(note.endsWith("It is shown for review only and cannot be approved."), note);
+    assertEquals("Partial work", browser.byId("diff-heading").getText());
+    assertEquals(job.getString("partial_sha"), browser.byId("partial-sha").getText());
+    assertTrue(browser.byId("diff-files").getText().contains("README.md"));
+    assertTrue(browser.byId("diff").getText().contains("hello, halfway there"), browser.byId("diff").getText());
+    assertFalse(browser.byId("approve").isDisplayed(), "partial work is not offered for approval");
+    assertTrue(browser.byId("reject").isEnabled(), "it can be rejected");
+
+    List<String> calls = browser.all("#model-calls details summary").stream().map(WebElement::getText).toList();
+    assertTrue(calls.size() >= 2, calls.toString());
+    assertTrue(calls.get(0).startsWith("#1 " + MODEL + " → 200, 400 in / 100 out tokens"), calls.toString());
+    assertTrue(calls.get(1).startsWith("#2 " + MODEL + " → 200, 400 in / 100 out tokens"), calls.toString());
+    Object request = browser.js("return document.querySelector('#model-calls details pre').textContent");
+    assertTrue(request.toString().contains(task), "the exact request the agent sent: " + request);
+    assertTrue(egressVias().containsAll(List.of("git_relay", "model_endpoint")), egressVias().toString());
+    List<String> modelTargets = browser.all("#egress tbody tr").stream()
+        .filter(r -> r.findElements(By.tagName("td")).get(2).getText().equals("model_endpoint"))
+        .map(r -> r.findElements(By.tagName("td")).get(1).getText()).toList();
+    assertTrue(modelTargets.size() >= 2 && modelTargets.stream().allMatch(t -> t.equals("POST 127.0.0.1:"
+        + fake.port())), "each model call, to the provider: " + modelTargets);
+    Path shot = browser.fullPageScreenshot("proposal-partial", 3200);
+    Files.createDirectories(DOC_IMAGES);
+    Files.copy(shot, DOC_IMAGES.resolve("proposal-partial.png"), StandardCopyOption.REPLACE_EXISTING);
+  }
+
   // ---- helpers --------------------------------------------------------------------------------------------
 
   private static String submit(String task, String exec, String testCommand) throws Exception {
@@ -335,6 +399,12 @@ class ProposalPageIT {
   /** Waits for the end frame and for everything received to be rendered. */
   private static void awaitLogEnd() {
     browser.waitFor(Duration.ofSeconds(150), d -> logEnded() ? true : null);
+  }
+
+  /** The "Via" of every network attempt in the page's table. */
+  private static List<String> egressVias() {
+    return browser.all("#egress tbody tr").stream().map(r -> r.findElements(By.tagName("td")).get(2).getText())
+        .distinct().toList();
   }
 
   private static List<String> auditEvents() {

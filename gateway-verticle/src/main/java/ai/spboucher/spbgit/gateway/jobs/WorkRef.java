@@ -1,0 +1,44 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import ai.spboucher.spbgit.gateway.http.BadRequestException;
+import java.util.Locale;
+
+/** The two refs through which a job hands its work back for review, both under {@code refs/agents/<id>/}. */
+public enum WorkRef {
+
+  /** The finished work: the one the owner may approve. */
+  PROPOSAL,
+  /**
+   * What an llm-mode agent had when a limit (budget, wall clock, steps) or a provider error stopped it: for
+   * review only, never approved.
+   */
+  PARTIAL;
+
+  /** The name in the API ({@code ?ref=}) and the last part of the ref: {@code proposal} or {@code partial}. */
+  public String label() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /** How messages name it: "proposal" or "partial work". */
+  public String noun() {
+    return this == PROPOSAL ? "proposal" : "partial work";
+  }
+
+  /** The full ref of this job's work of this kind, e.g. {@code refs/agents/<id>/partial}. */
+  public String refOf(Job job) {
+    return job.refPrefix() + label();
+  }
+
+  /** The work ref named by {@code label}; the proposal when it is null. */
+  public static WorkRef of(String label) {
+    if (label == null) {
+      return PROPOSAL;
+    }
+    for (WorkRef ref : values()) {
+      if (ref.label().equals(label)) {
+        return ref;
+      }
+    }
+    throw new BadRequestException("'ref' must be 'proposal' or 'partial'");
+  }
+}
