@@ -95,7 +95,12 @@ final class JobExecution {
     cancelReason = reason;
     String id = containerId;
     if (id != null) {
-      docker.kill(id);
+      try {
+        docker.kill(id);
+      } catch (RuntimeException e) {
+        // The job's own thread meets the same engine when it ends the job: its end says what happened.
+        LOG.log(System.Logger.Level.WARNING, "job " + jobId() + ": cannot kill its container: " + e.getMessage());
+      }
     }
   }
 
@@ -203,7 +208,7 @@ final class JobExecution {
    */
   private boolean lostTheEngine(Exception failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof IOException) {
+      if (t instanceof IOException || t instanceof DockerSandbox.EngineNotAnswering) {
         return true;
       }
     }

@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.proto.ConfigUnits;
 import ai.spboucher.spbgit.proto.PemTrust;
+import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.model.ModelConfig;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -22,12 +23,14 @@ import javax.net.ssl.SSLSocketFactory;
  * @param breachGrace how long an llm job's agent has, after the runner's breach notice, to push its partial work
  * @param gatewayCa a PEM file of the CA that signed an {@code https} gateway's certificate
  *     ({@code SPB_GATEWAY_CA}); null to trust the JDK's default CAs
+ * @param dockerCallTimeout how long a short Docker call (create, kill, remove, ping, ...) may take before the
+ *     runner takes the engine for frozen ({@code SPB_DOCKER_CALL_TIMEOUT})
  */
 public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
                            long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
                            List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes,
                            ModelConfig model, Duration breachGrace, String healthAddress,
-                           Path gatewayCa) {
+                           Path gatewayCa, Duration dockerCallTimeout) {
 
   public RunnerConfig {
     if (!healthAddress.isEmpty() && !healthAddress.matches("[^:\\s]+:\\d{1,5}")) {
@@ -50,6 +53,9 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
     }
     if (logCapBytes < (64 << 10)) {
       throw new IllegalArgumentException("SPB_LOG_CAP must be at least 64k");
+    }
+    if (dockerCallTimeout.isNegative() || dockerCallTimeout.isZero()) {
+      throw new IllegalArgumentException("SPB_DOCKER_CALL_TIMEOUT must be positive");
     }
     if (breachGrace.isNegative()) {
       throw new IllegalArgumentException("SPB_BREACH_GRACE cannot be negative");
@@ -80,7 +86,9 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           ModelConfig.fromEnvironment(env, ConfigUnits::parseDuration),
           ConfigUnits.parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")),
           env.getOrDefault("SPB_RUNNER_HEALTH", ""),
-          env.getOrDefault("SPB_GATEWAY_CA", "").isBlank() ? null : Path.of(env.get("SPB_GATEWAY_CA")));
+          env.getOrDefault("SPB_GATEWAY_CA", "").isBlank() ? null : Path.of(env.get("SPB_GATEWAY_CA")),
+          ConfigUnits.parseDuration(env.getOrDefault("SPB_DOCKER_CALL_TIMEOUT",
+              DockerSandbox.DEFAULT_CALL_TIMEOUT.toSeconds() + "s")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
     }

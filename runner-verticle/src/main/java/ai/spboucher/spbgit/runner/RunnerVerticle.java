@@ -31,7 +31,7 @@ public final class RunnerVerticle extends VerticleBase {
   public Future<?> start() {
     return vertx.executeBlocking(() -> {
       Files.createDirectories(config.workRoot());
-      docker = new DockerSandbox(config.dockerHost(), config.slots());
+      docker = new DockerSandbox(config.dockerHost(), config.slots(), config.dockerCallTimeout());
       docker.check(config.agentImage());
       nats = NatsLink.connect(config.natsUrl(), "spb-runner-" + config.runnerId());
       nats.ensureStreams();

@@ -61,10 +61,12 @@ class DockerEngineRestartIT {
   }
 
   @BeforeEach
-  void start() throws Exception {
+  void start(org.junit.jupiter.api.TestInfo test) throws Exception {
     bed = JobTestBed.start(tmp, "90s");
     bed.createRepo("demo", Map.of("README.md", "hello\n"));
-    bed.startRunner(FaultChecks.uniqueRunnerId("private-engine"), Map.of("DOCKER_HOST", engine.host()));
+    if (!test.getTestMethod().orElseThrow().getName().startsWith("aFrozenEngine")) {
+      bed.startRunner(FaultChecks.uniqueRunnerId("private-engine"), Map.of("DOCKER_HOST", engine.host()));
+    }
   }
 
   @AfterEach
@@ -112,6 +114,52 @@ class DockerEngineRestartIT {
         () -> engine.allContainers().isEmpty());
     AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
     assertTrue(chain.ok(), chain.message());
+  }
+
+  @Test
+  void aFrozenEngineEndsTheJobOnceItsCallsTimeOutAndTheRunnerWaitsForItToAnswer() throws Exception {
+    // A runner of its own: a short wall clock and call timeout keep the test short; a health endpoint to watch.
+    int healthPort = ai.spboucher.spbgit.gateway.NatsServerProcess.freePort();
+    bed.startRunner(FaultChecks.uniqueRunnerId("frozen-engine"), Map.of("DOCKER_HOST", engine.host(),
+        "SPB_DOCKER_CALL_TIMEOUT", "8s", "SPB_LIMIT_WALL", "25s", "SPB_RUNNER_HEALTH", "127.0.0.1:" + healthPort));
+    String id = bed.submit("demo", "for i in $(seq 1 600); do echo tick-$i; sleep 0.1; done", null)
+        .getString("id");
+    bed.await("demo", id, "started", Duration.ofSeconds(60));
+    JobTestBed.awaitCondition("the job prints", Duration.ofSeconds(30),
+        () -> FaultChecks.lastLogChunk(bed.nats.url(), id) >= 16);
+
+    engine.freeze();
+    long frozenAt = System.nanoTime();
+
+    // The job's wall clock runs out while the engine answers nothing: killing its container times out, and the
+    // job ends with a reason that names the engine instead of holding its thread for ever.
+    JsonObject done = bed.await("demo", id, "finished", Duration.ofSeconds(90));
+    assertEquals("runner_error", done.getString("exit_reason"), done.encodePrettily());
+    assertTrue(done.getString("detail").startsWith("lost the Docker engine while the job was running"),
+        done.getString("detail"));
+    assertTrue(bed.log(id).contains("[spb-runner] runner error: lost the Docker engine"), bed.log(id));
+    // And the runner says it cannot take jobs, and takes none.
+    JobTestBed.awaitCondition("the runner's health says the engine does not answer", Duration.ofSeconds(30),
+        () -> health(healthPort).contains("docker engine not answering"));
+    String next = bed.submit("demo", "echo after > after.txt", null).getString("id");
+    Thread.sleep(3_000);
+    assertEquals("dispatched", bed.job("demo", next).getString("status"), "no job is taken while frozen");
+    assertTrue(System.nanoTime() - frozenAt < TimeUnit.SECONDS.toNanos(100), "all of that while still frozen");
+
+    engine.thaw();
+    JobTestBed.awaitCondition("the runner removes the job's container once the engine answers",
+        Duration.ofSeconds(60), () -> engine.jobContainers(id).isEmpty());
+    JsonObject after = bed.awaitFinished("demo", next);
+    assertEquals("ok", after.getString("exit_reason"), after.encodePrettily() + "\n" + bed.log(next));
+    assertTrue(health(healthPort).contains("\"status\":\"ok\""));
+    assertEquals(List.of("job_created", "job_dispatched", "job_started", "job_finished"), bed.auditEvents(id));
+  }
+
+  private static String health(int port) throws Exception {
+    java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/healthz"))
+            .timeout(Duration.ofSeconds(5)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    return response.body();
   }
 
   @Test

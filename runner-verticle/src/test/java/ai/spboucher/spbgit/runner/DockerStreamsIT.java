@@ -39,7 +39,8 @@ class DockerStreamsIT {
     });
     List<Closeable> streams = new ArrayList<>();
     List<Future<Long>> exits = new ArrayList<>();
-    try (DockerSandbox docker = new DockerSandbox("unix:///var/run/docker.sock", SLOTS)) {
+    try (DockerSandbox docker = new DockerSandbox("unix:///var/run/docker.sock", SLOTS,
+        DockerSandbox.DEFAULT_CALL_TIMEOUT)) {
       // One container stands in for a runner's jobs: the streams are per call, whatever container they follow.
       String id = docker.client().createContainerCmd(JobTestBed.IMAGE).withEntrypoint("sleep", "300")
           .withLabels(Map.of(SandboxSpec.RUNNER_LABEL, FaultChecks.uniqueRunnerId("streams")))

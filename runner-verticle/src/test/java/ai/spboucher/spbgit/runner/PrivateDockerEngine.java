@@ -72,10 +72,35 @@ final class PrivateDockerEngine implements AutoCloseable {
     }
   }
 
-  /** Starts dockerd again on the same data, after {@link #stop} or {@link #crash}; nothing if it runs. */
+  /**
+   * SIGSTOP: dockerd is alive, holds its connections and answers nothing, like an engine that is wedged or
+   * swapped out. Its containers (children of containerd, which keeps running) go on.
+   */
+  void freeze() throws Exception {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #freeze}. */
+  void thaw() throws Exception {
+    signal("CONT");
+  }
+
+  private void signal(String name) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).inheritIO().start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      throw new IOException("cannot send SIG" + name + " to dockerd");
+    }
+  }
+
+  /**
+   * Starts dockerd again on the same data, after {@link #stop} or {@link #crash}; if it runs, makes sure it is not
+   * frozen.
+   */
   void startAgain() throws Exception {
     if (process == null || !process.isAlive()) {
       startProcess();
+    } else {
+      thaw();
     }
   }
 

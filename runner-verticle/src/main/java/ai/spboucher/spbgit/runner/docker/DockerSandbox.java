@@ -14,11 +14,26 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
  * The runner's docker-java calls. Every method blocks on the Docker API: call it from a worker thread. Log
  * frames are delivered on docker-java's stream thread.
+ *
+ * <p>The short calls (create, start, inspect, kill, remove, list, ping) each fail with {@link EngineNotAnswering}
+ * after {@code callTimeout}; the streams a running job holds open for as long as it runs (its output, the
+ * engine's events about it, its exit) have no time limit. An engine that is alive but frozen (stopped,
+ * swapping, wedged) then fails the calls of a job instead of holding its thread for ever, and the runner's ping
+ * says it does not answer. The limit is kept by waiting for each call on another thread: the HTTP client's own
+ * response timeout does not apply to the engine's unix socket, and would cut the streams. A call that timed out
+ * holds its thread and connection until the engine answers or the connection breaks.
  */
 public final class DockerSandbox implements Closeable {
 
@@ -27,42 +42,101 @@ public final class DockerSandbox implements Closeable {
    * events about it ({@link #watch}) and its exit ({@link #awaitExit}).
    */
   static final int STREAMS_PER_JOB = 3;
-  /** Connections on top of the jobs' streams: creating, starting, inspecting and removing containers, pings. */
+  /** Connections on top of the jobs' own: cleanup, pings, a burst of starts. */
   static final int SPARE_CONNECTIONS = 16;
+  /** How long a short call may take by default: generous, creating many containers at once is slow. */
+  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofMinutes(2);
   private static final int DEFAULT_JOBS = 16;
 
   private final DockerClient docker;
+  private final Duration callTimeout;
+  private final ExecutorService calls = Executors.newCachedThreadPool(runnable -> {
+    Thread thread = new Thread(runnable, "docker-call");
+    thread.setDaemon(true);
+    return thread;
+  });
+  /** The last ping, while it has not answered: a frozen engine is asked once, not once per check. */
+  private Future<?> pendingPing;
 
   /** A client with room for {@value #DEFAULT_JOBS} jobs at once, for tools and tests. */
   public DockerSandbox(String dockerHost) {
-    this(dockerHost, DEFAULT_JOBS);
+    this(dockerHost, DEFAULT_JOBS, DEFAULT_CALL_TIMEOUT);
   }
 
   /**
    * A client with enough connections for {@code jobs} jobs running at once (a runner's slots), so no job waits
-   * for a connection another job's stream holds.
+   * for a connection another job's stream holds; a short call fails after {@code callTimeout}.
    */
-  public DockerSandbox(String dockerHost, int jobs) {
+  public DockerSandbox(String dockerHost, int jobs, Duration callTimeout) {
     DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
         .withDockerHost(dockerHost).build();
-    ApacheDockerHttpClient http = new ApacheDockerHttpClient.Builder()
+    this.docker = DockerClientImpl.getInstance(config, new ApacheDockerHttpClient.Builder()
         .dockerHost(config.getDockerHost())
         .maxConnections(connectionsFor(jobs))
         .connectionTimeout(Duration.ofSeconds(10))
-        .build();
-    this.docker = DockerClientImpl.getInstance(config, http);
+        .build());
+    this.callTimeout = callTimeout;
   }
 
-  /** The size of the connection pool for {@code jobs} jobs running at once. */
+  /**
+   * The size of the connection pool for {@code jobs} jobs running at once: their streams, one short call each
+   * (which a frozen engine may keep), and spare ones.
+   */
   static int connectionsFor(int jobs) {
-    return STREAMS_PER_JOB * jobs + SPARE_CONNECTIONS;
+    return (STREAMS_PER_JOB + 1) * jobs + SPARE_CONNECTIONS;
+  }
+
+  /** A short call that did not answer within the call timeout: the engine is frozen or overloaded. */
+  public static final class EngineNotAnswering extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    EngineNotAnswering(String message) {
+      super(message);
+    }
+  }
+
+  private <T> T bounded(String what, Callable<T> call) {
+    return await(what, calls.submit(call));
+  }
+
+  private <T> T await(String what, Future<T> call) {
+    try {
+      return call.get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new EngineNotAnswering("the Docker engine did not answer " + what + " within " + callTimeout.toSeconds()
+          + " s (SPB_DOCKER_CALL_TIMEOUT)");
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException failure) {
+        throw failure;
+      }
+      if (e.getCause() instanceof Error error) {
+        throw error;
+      }
+      throw new IllegalStateException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the Docker engine (" + what + ")", e);
+    }
+  }
+
+  /** Pings, or goes on waiting for a ping that has not answered yet. */
+  private void ping() {
+    Future<?> ping;
+    synchronized (this) {
+      if (pendingPing == null || pendingPing.isDone()) {
+        pendingPing = calls.submit(() -> docker.pingCmd().exec());
+      }
+      ping = pendingPing;
+    }
+    await("a ping", ping);
   }
 
   /** Fails fast when the engine is unreachable or the agent image is missing. */
   public void check(String image) {
-    docker.pingCmd().exec();
+    ping();
     try {
-      docker.inspectImageCmd(image).exec();
+      bounded("an image inspection", () -> docker.inspectImageCmd(image).exec());
     } catch (NotFoundException e) {
       throw new IllegalStateException("agent image " + image + " is missing: build it with docker/agent/build.sh");
     }
@@ -71,7 +145,7 @@ public final class DockerSandbox implements Closeable {
   /** Whether the engine answers a ping now. */
   public boolean answers() {
     try {
-      docker.pingCmd().exec();
+      ping();
       return true;
     } catch (RuntimeException e) {
       return false;
@@ -80,7 +154,7 @@ public final class DockerSandbox implements Closeable {
 
   /** Creates (not starts) the job's container; returns its id. */
   public String create(SandboxSpec spec) {
-    return docker.createContainerCmd(spec.image())
+    return bounded("the creation of a container", () -> docker.createContainerCmd(spec.image())
         .withName("spb-job-" + spec.jobId())
         .withLabels(spec.labels())
         .withEnv(spec.environment())
@@ -89,11 +163,11 @@ public final class DockerSandbox implements Closeable {
         .withNetworkDisabled(true)
         .withHostConfig(spec.hostConfig())
         .exec()
-        .getId();
+        .getId());
   }
 
   public void start(String containerId) {
-    docker.startContainerCmd(containerId).exec();
+    bounded("the start of a container", () -> docker.startContainerCmd(containerId).exec());
   }
 
   /**
@@ -148,13 +222,13 @@ public final class DockerSandbox implements Closeable {
   }
 
   public InspectContainerResponse inspect(String containerId) {
-    return docker.inspectContainerCmd(containerId).exec();
+    return bounded("an inspection of a container", () -> docker.inspectContainerCmd(containerId).exec());
   }
 
   /** Kills the container if it is still running. */
   public void kill(String containerId) {
     try {
-      docker.killContainerCmd(containerId).exec();
+      bounded("a kill of a container", () -> docker.killContainerCmd(containerId).exec());
     } catch (NotFoundException | NotModifiedException | com.github.dockerjava.api.exception.ConflictException e) {
       // Already stopped or gone: nothing to kill.
     }
@@ -163,7 +237,8 @@ public final class DockerSandbox implements Closeable {
   /** Removes the container, running or not. */
   public void remove(String containerId) {
     try {
-      docker.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec();
+      bounded("the removal of a container",
+          () -> docker.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec());
     } catch (NotFoundException e) {
       // Already removed.
     }
@@ -171,16 +246,18 @@ public final class DockerSandbox implements Closeable {
 
   /** Containers (in any state) carrying this runner's label. */
   public List<Container> containersOf(String runnerId) {
-    return docker.listContainersCmd().withShowAll(true)
-        .withLabelFilter(java.util.Map.of(SandboxSpec.RUNNER_LABEL, runnerId)).exec();
+    return bounded("a list of containers", () -> docker.listContainersCmd().withShowAll(true)
+        .withLabelFilter(java.util.Map.of(SandboxSpec.RUNNER_LABEL, runnerId)).exec());
   }
 
+  /** The client for short calls, for tools and tests (its calls are not bounded by the call timeout). */
   public DockerClient client() {
     return docker;
   }
 
   @Override
   public void close() throws IOException {
+    calls.shutdownNow();
     docker.close();
   }
 }
