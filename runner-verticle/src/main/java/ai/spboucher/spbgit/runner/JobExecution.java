@@ -196,6 +196,11 @@ final class JobExecution {
       closeQuietly(session);
       closeQuietly(git);
       closeQuietly(proxy);
+      if (session != null && ExitReason.PROVIDER_ERROR.equals(reason)) {
+        // Read once the session is closed: by then the call the agent gave up on is recorded.
+        detail = session.providerErrorDetail();
+        pump.runnerLine(detail);
+      }
       flush(background, pump);
       if (session != null) {
         pump.runnerLine(session.describeSpend());
