@@ -114,6 +114,17 @@ class ApiValidationIT {
   }
 
   @Test
+  void withoutAModelAJobNeedsAnExecCommandAndNamesNoModel() throws Exception {
+    // Valid by the document, refused by the handler: this gateway has no SPB_MODEL, so it cannot queue an llm job.
+    HttpResponse<String> llm = gateway.api("POST", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken,
+        "{\"task\":\"Fix the typo\"}");
+    assertRefused(llm, "no model provider is configured (SPB_MODEL), so jobs need an 'exec' shell command");
+    HttpResponse<String> execWithModel = gateway.api("POST", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken,
+        "{\"task\":\"t\",\"exec\":\"true\",\"model\":\"gpt-test\"}");
+    assertRefused(execWithModel, "'model' applies to llm jobs only");
+  }
+
+  @Test
   void authenticationComesBeforeValidation() throws Exception {
     HttpResponse<String> anonymous = gateway.api("POST", "/api/v1/job-tokens", null, "{\"ttl\":\"x\"}");
     assertEquals(401, anonymous.statusCode(), anonymous.body());

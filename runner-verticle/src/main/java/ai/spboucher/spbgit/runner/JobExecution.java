@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.agent.prompt.TaskSanitizer;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
@@ -106,8 +107,13 @@ final class JobExecution {
 
   void run() {
     String model;
+    TaskSanitizer.Sanitized task = TaskSanitizer.visible(request.getTask());
     try {
       model = llm() ? jobModel() : null;
+      if (llm() && task.text().isEmpty()) {
+        throw new IllegalArgumentException("the task has no visible text once its hidden characters and HTML "
+            + "comments are removed");
+      }
     } catch (IllegalArgumentException e) {
       events.status(JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
       return;
@@ -142,8 +148,12 @@ final class JobExecution {
       if (model != null) {
         session = LlmSession.open(provider, model, jobDir, egressDir, background);
       }
+      if (task.hiddenCharacters() + task.htmlComments() > 0) {
+        pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "
+            + task.htmlComments() + " HTML comments before the job saw it");
+      }
       SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(),
-          environment(git, session),
+          environment(git, session, task.text()),
           Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
           (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
           (long) limit(request.getLimits().getPids(), config.pidsLimit()), work.dir(), egressDir, mounted,
@@ -191,6 +201,11 @@ final class JobExecution {
       closeQuietly(session);
       closeQuietly(git);
       closeQuietly(proxy);
+      if (session != null && ExitReason.PROVIDER_ERROR.equals(reason)) {
+        // Read once the session is closed: by then the call the agent gave up on is recorded.
+        detail = session.providerErrorDetail();
+        pump.runnerLine(detail);
+      }
       flush(background, pump);
       if (session != null) {
         pump.runnerLine(session.describeSpend());
@@ -307,15 +322,17 @@ final class JobExecution {
 
   /**
    * The container's environment: no secret at all. The repository is reached through the git relay, which holds
-   * the job token; for llm jobs the model endpoint holds the provider's key.
+   * the job token; for llm jobs the model endpoint holds the provider's key. The task is its visible text only
+   * ({@link TaskSanitizer#visible}): the entrypoint writes it into the commit message, where hidden characters or
+   * an HTML comment would carry instructions no reviewer sees.
    */
-  private Map<String, String> environment(GitRelay git, LlmSession session) {
+  private Map<String, String> environment(GitRelay git, LlmSession session, String visibleTask) {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("SPB_JOB_ID", jobId());
     env.put("SPB_REPO", request.getRepo());
     env.put("SPB_CLONE_URL", SandboxSpec.GIT_URL + git.repoPath());
     env.put("SPB_BASE_REF", request.getBaseRef());
-    env.put("SPB_TASK", request.getTask());
+    env.put("SPB_TASK", visibleTask);
     env.put("SPB_MODE", llm() ? "llm" : "exec");
     env.put("SPB_EXEC", request.getExecCommand());
     env.put("SPB_TEST_COMMAND", request.getTestCommand());

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The model side of one llm job: its model endpoint (the socket next to the egress proxy's), its token meter,
@@ -36,15 +37,18 @@ final class LlmSession implements AutoCloseable {
   private final TokenMeter meter;
   private final ModelEndpoint endpoint;
   private final BreachNotice notice;
+  /** The error of the last model call that failed, as the endpoint recorded it; null while none has. */
+  private final AtomicReference<String> lastFailure;
   private String breach;
 
   private LlmSession(ProviderClient provider, String model, TokenMeter meter, ModelEndpoint endpoint,
-                     BreachNotice notice) {
+                     BreachNotice notice, AtomicReference<String> lastFailure) {
     this.provider = provider;
     this.model = model;
     this.meter = meter;
     this.endpoint = endpoint;
     this.notice = notice;
+    this.lastFailure = lastFailure;
   }
 
   /**
@@ -56,13 +60,18 @@ final class LlmSession implements AutoCloseable {
     TokenMeter meter = new TokenMeter(provider.config().tokenBudget());
     String host = provider.config().baseUrl().getHost().toLowerCase(Locale.ROOT);
     int port = provider.config().upstreamPort();
+    AtomicReference<String> lastFailure = new AtomicReference<>();
     ModelEndpoint endpoint = ModelEndpoint.start(egressDir.resolve(ModelEndpoint.SOCKET_NAME), provider, model,
         meter, call -> {
+          if (call.error() != null) {
+            lastFailure.set(call.error());
+          }
           background.modelCall(EventMessages.modelCall(call));
           background.egress(EventMessages.egress(call, host, port));
         });
     try {
-      return new LlmSession(provider, model, meter, endpoint, BreachNotice.create(jobDir.resolve("notice")));
+      return new LlmSession(provider, model, meter, endpoint, BreachNotice.create(jobDir.resolve("notice")),
+          lastFailure);
     } catch (IOException | RuntimeException e) {
       endpoint.close();
       throw e;
@@ -131,6 +140,17 @@ final class LlmSession implements AutoCloseable {
     Usage spent = meter.spent();
     return new EventPublisher.Spend(provider.config().provider().id(), model, spent.inputTokens(),
         spent.outputTokens());
+  }
+
+  /**
+   * The job's detail when its agent reported a provider error (exit 76): what the runner itself saw of the
+   * provider, the last failed call, since the agent's word alone proves nothing. Call after {@link #close()}.
+   */
+  String providerErrorDetail() {
+    String failure = lastFailure.get();
+    return failure == null
+        ? "the agent reported a model provider error, but no model call the runner saw failed"
+        : "model provider error: " + failure;
   }
 
   String describeSpend() {

@@ -66,7 +66,10 @@ public final class JobTestBed implements AutoCloseable {
     return start(tmp, wallLimit, new JsonObject());
   }
 
-  /** Like {@link #start(Path, String)}, with {@code gatewayOverrides} (say a {@code model}) on the gateway. */
+  /**
+   * Like {@link #start(Path, String)}, with {@code gatewayOverrides} on top of the wall limit: {@code model} and
+   * {@code models} (as {@code SPB_MODEL} and {@code SPB_MODELS}) let the API create llm jobs.
+   */
   public static JobTestBed start(Path tmp, String wallLimit, JsonObject gatewayOverrides) throws Exception {
     requireDocker();
     NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
@@ -137,6 +140,13 @@ public final class JobTestBed implements AutoCloseable {
     return vertx;
   }
 
+  /** Stops a runner {@link #startRunner} started, before the bed closes (its running jobs end runner_lost). */
+  public void stopRunner(Vertx runner) {
+    if (runners.remove(runner)) {
+      runner.close().await();
+    }
+  }
+
   public Map<String, String> runnerEnv(String id) {
     Map<String, String> env = new HashMap<>();
     env.put("SPB_NATS_URL", natsUrl);
@@ -175,6 +185,11 @@ public final class JobTestBed implements AutoCloseable {
         body.encode());
     assertEquals(201, r.statusCode(), r.body());
     return new JsonObject(r.body());
+  }
+
+  /** Asks the gateway to create a job from {@code body} as the owner; the answer as it came. */
+  public HttpResponse<String> createJob(String repo, JsonObject body) throws Exception {
+    return gateway.api("POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
   }
 
   public JsonObject job(String repo, String id) throws Exception {

@@ -7,7 +7,12 @@ import java.util.regex.Pattern;
  * Cleans the owner's task text before the model sees it. Text copied from an issue or a web page can
  * carry instructions a person does not see: zero-width and bidi control characters, Unicode tag
  * characters, private-use characters, and HTML comments (invisible once Markdown is rendered). All of
- * them are removed, and the delimiters the prompt uses are neutralised so the text cannot close them.
+ * them are removed ({@link #visible}), and for the prompt the delimiters it uses are neutralised so the
+ * text cannot close them ({@link #sanitize}).
+ *
+ * <p>The runner applies {@link #visible} before the task enters the container, so the commit message the
+ * entrypoint writes is the text the model was given; the agent applies {@link #sanitize} again, which gives
+ * the same prompt whether or not the runner cleaned the task first.
  */
 public final class TaskSanitizer {
   private static final Pattern HTML_COMMENT = Pattern.compile("<!--.*?(?:-->|\\z)", Pattern.DOTALL);
@@ -26,19 +31,37 @@ public final class TaskSanitizer {
   public record Sanitized(String text, int hiddenCharacters, int htmlComments) {
   }
 
+  /** The task as the model sees it: {@link #visible} with the prompt's delimiters neutralised. */
   public static Sanitized sanitize(String raw) {
-    String visible = stripHidden(raw);
-    int hidden = raw.codePointCount(0, raw.length()) - visible.codePointCount(0, visible.length());
-    Matcher comments = HTML_COMMENT.matcher(visible);
+    Sanitized visible = visible(raw);
+    return new Sanitized(DELIMITER.matcher(visible.text()).replaceAll("&lt;$1"), visible.hiddenCharacters(),
+        visible.htmlComments());
+  }
+
+  /**
+   * The task as a reader sees it: hidden code points and HTML comments removed, surrounding whitespace stripped.
+   * Cleaning the result again changes nothing.
+   */
+  public static Sanitized visible(String raw) {
+    String text = stripHidden(raw);
+    int hidden = raw.codePointCount(0, raw.length()) - text.codePointCount(0, text.length());
     int count = 0;
-    StringBuilder out = new StringBuilder();
-    while (comments.find()) {
-      count++;
-      comments.appendReplacement(out, "");
+    // Removing one comment can join the text around it into another ("<!<!-- -->-- x -->"): repeat until none is left.
+    while (true) {
+      Matcher comments = HTML_COMMENT.matcher(text);
+      StringBuilder out = new StringBuilder();
+      int found = 0;
+      while (comments.find()) {
+        found++;
+        comments.appendReplacement(out, "");
+      }
+      if (found == 0) {
+        return new Sanitized(text.strip(), hidden, count);
+      }
+      comments.appendTail(out);
+      text = out.toString();
+      count += found;
     }
-    comments.appendTail(out);
-    String text = DELIMITER.matcher(out).replaceAll("&lt;$1").strip();
-    return new Sanitized(text, hidden, count);
   }
 
   /** Removes every code point a reader would not see (see {@link #hidden(int)}). */

@@ -170,7 +170,7 @@ public final class ModelEndpoint implements AutoCloseable {
           answer.body().length);
     } catch (TimeoutException e) {
       return upstreamFailure(504, "upstream_timeout", "the provider did not answer within "
-          + upstream.config().timeout().toSeconds() + " s", prepared.length);
+          + upstream.config().timeout().toSeconds() + " s (SPB_MODEL_TIMEOUT)", prepared.length);
     } catch (IOException e) {
       return upstreamFailure(502, "upstream_unreachable", "cannot reach the provider: "
           + e.getClass().getSimpleName(), prepared.length);
