@@ -12,6 +12,7 @@ import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.runner.model.FakeProvider;
+import ai.spboucher.spbgit.runner.nats.EventMessages;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -56,6 +57,8 @@ class HostileRepositoryIT {
   /** Every attempt prints {@code ATTEMPT name=result}; then fake success lines; then it fails. */
   static final String ATTACK = """
       #!/bin/sh
+      # One stream: the runner's log shows stdout and stderr as they arrive, which could split a report line.
+      exec 2>&1
       report() { echo "ATTEMPT $1=$2"; }
       # A commit of its own, made without touching the work tree (which holds the job's real change).
       pwned=$(echo pwned | git commit-tree 'HEAD^{tree}' -p HEAD)
@@ -187,6 +190,19 @@ class HostileRepositoryIT {
     GitCli.Result diff = bed.git.ok(bed.gateway.repoDir("hostile"), "diff", "main",
         "refs/agents/" + id + "/proposal");
     assertTrue(diff.output().contains("+app, reviewed"), diff.output());
+    // What the model got back from reading /proc/1/environ, and everything else it saw, holds no secret: the
+    // provider's key and the job token never were in the container.
+    List<FakeProvider.Received> sent = fake.received().stream()
+        .filter(r -> new String(r.body(), java.nio.charset.StandardCharsets.UTF_8).contains(id)
+            || new String(r.body(), java.nio.charset.StandardCharsets.UTF_8).contains("environ")).toList();
+    assertFalse(sent.isEmpty(), "the model was asked");
+    for (FakeProvider.Received request : sent) {
+      String body = new String(request.body(), java.nio.charset.StandardCharsets.UTF_8);
+      assertFalse(body.contains(KEY), "the key reached the model's prompt");
+      assertFalse(body.matches("(?s).*eyJ[A-Za-z0-9_-]{10,}\\.eyJ.*"), "a JWT reached the model's prompt: " + body);
+    }
+    assertTrue(sent.stream().anyMatch(r -> new String(r.body(), java.nio.charset.StandardCharsets.UTF_8)
+        .contains("SPB_JOB_ID=")), "the environ read did run and its output went to the model");
   }
 
   @ParameterizedTest(name = "exit {0}")
@@ -238,8 +254,12 @@ class HostileRepositoryIT {
   }
 
   private void assertNothingGotOut(String id, String log, Snapshot before) throws Exception {
-    Map<String, String> attempts = log.lines().filter(l -> l.startsWith("ATTEMPT "))
-        .map(l -> l.substring(8).split("=", 2)).collect(Collectors.toMap(kv -> kv[0], kv -> kv[1], (a, b) -> b));
+    // Anywhere in a line, in case another process's output shares it.
+    Map<String, String> attempts = new java.util.HashMap<>();
+    java.util.regex.Matcher attempt = java.util.regex.Pattern.compile("ATTEMPT (\\w+)=(\\w+)\n").matcher(log);
+    while (attempt.find()) {
+      attempts.put(attempt.group(1), attempt.group(2));
+    }
     assertEquals(EXPECTED, attempts, log);
     assertTrue(log.contains("-> main (outside the job's scope"), "the gate said why:\n" + log);
 
@@ -253,6 +273,10 @@ class HostileRepositoryIT {
         + a.getPort())), "the refused host is in the egress record: " + egress);
     assertTrue(egress.stream().anyMatch(a -> !a.getAllowed() && a.getFailure().contains("/api/v1/")),
         "the refused API call through the git relay is recorded: " + egress);
+    assertTrue(egress.stream().anyMatch(a -> !a.getAllowed() && a.getFailure().contains("/other.git")),
+        "the refused reach for another repository is recorded: " + egress);
+    assertTrue(egress.stream().filter(a -> a.getAllowed() && EventMessages.VIA_GIT_RELAY.equals(a.getVia()))
+        .count() >= 3, "the clone and the pushes went through the relay, and are recorded: " + egress);
     assertTrue(log.contains("egress refused: GET " + outside.hostPort()), log);
 
     // The fake lines are the job's own output; the runner's verdict is on its own stream.
