@@ -49,7 +49,8 @@ final class AgentApproveCommand implements Runnable {
     JsonNode current = JobReport.requireObject(cli.api().get(job.path()), "the job");
     if (!current.path("proposal_sha").isTextual()) {
       throw new CliException(ExitCode.CONFLICT, "job " + job.id + " has no proposal to approve ("
-          + JobReport.statusLine(current) + ")");
+          + JobReport.statusLine(current) + ")" + (current.path("partial_sha").isTextual()
+          ? "; its partial work is for review only" : ""));
     }
     return current.path("proposal_sha").asText();
   }

@@ -55,7 +55,10 @@ final class JobReport {
     return "ok".equals(reason) ? ExitCode.OK : ExitCode.FAILED;
   }
 
-  /** The exit reason, the review page and, when there is a proposal, its diff stat. */
+  /**
+   * The exit reason, the review page and, when there is a proposal (or, failing that, partial work from a job a
+   * limit stopped), its diff stat.
+   */
   static void printOutcome(Cli cli, JsonNode job) {
     PrintWriter out = cli.out();
     String id = job.path("id").asText();
@@ -65,7 +68,12 @@ final class JobReport {
     if (job.path("proposal_sha").isTextual()) {
       out.println("proposal: refs/agents/" + AnsiFilter.plain(id) + "/proposal at "
           + job.path("proposal_sha").asText());
-      printDiffStat(cli, repo, id);
+      printDiffStat(cli, repo, id, "");
+    } else if (job.path("partial_sha").isTextual()) {
+      // A job stopped by a limit pushed what it had: worth a look, never an approval.
+      out.println("partial work (for review only, cannot be approved): refs/agents/" + AnsiFilter.plain(id)
+          + "/partial at " + AnsiFilter.plain(job.path("partial_sha").asText()));
+      printDiffStat(cli, repo, id, "?ref=partial");
     } else if (job.path("status").asText().equals("finished")) {
       out.println("no proposal" + ("ok".equals(job.path("exit_reason").asText()) ? " (no changes)" : ""));
     }
@@ -89,9 +97,9 @@ final class JobReport {
     return line.toString();
   }
 
-  private static void printDiffStat(Cli cli, String repo, String id) {
+  private static void printDiffStat(Cli cli, String repo, String id, String query) {
     try {
-      cli.out().print(DiffStat.render(cli.api().get(ApiClient.jobPath(repo, id) + "/diff")));
+      cli.out().print(DiffStat.render(cli.api().get(ApiClient.jobPath(repo, id) + "/diff" + query)));
     } catch (ApiException e) {
       if (e.status() != 404) {
         throw e;
