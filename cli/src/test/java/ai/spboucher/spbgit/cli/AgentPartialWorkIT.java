@@ -41,10 +41,8 @@ class AgentPartialWorkIT {
     JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
     bed = JobTestBed.start(tmp, "120s", new JsonObject().put("model", MODEL));
     fake = FakeProvider.start(KEY);
-    Path keyFile = Files.writeString(tmp.resolve("model-key"), KEY + "\n");
-    bed.startRunner("partial", Map.of("SPB_LIMIT_MEMORY", "512m", "SPB_MODEL_PROVIDER", "openai",
-        "SPB_MODEL_URL", fake.baseUrl(), "SPB_MODEL_API_KEY_FILE", keyFile.toString(), "SPB_MODEL", MODEL,
-        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s"));
+    bed.startRunner("partial", fake.runnerEnv(tmp, MODEL, Map.of("SPB_LIMIT_MEMORY", "512m",
+        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s")));
     bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n"));
   }
 

@@ -117,11 +117,8 @@ class HostileRepositoryIT {
     bed = JobTestBed.start(tmp, "120s");
     fake = FakeProvider.start(KEY);
     outside = HostListener.listen(HostListener.hostAddress());
-    Path keyFile = tmp.resolve("model-key");
-    Files.writeString(keyFile, KEY + "\n");
-    bed.startRunner("hostile", Map.of("SPB_AGENT_IMAGE", LlmJobIT.IMAGE, "SPB_LIMIT_MEMORY", "512m",
-        "SPB_MODEL_PROVIDER", "openai", "SPB_MODEL_URL", fake.baseUrl(), "SPB_MODEL_API_KEY_FILE",
-        keyFile.toString(), "SPB_MODEL", MODEL, "SPB_MODEL_TOKEN_BUDGET", "100000"));
+    bed.startRunner("hostile", fake.runnerEnv(tmp, MODEL, Map.of("SPB_AGENT_IMAGE", LlmJobIT.IMAGE,
+        "SPB_LIMIT_MEMORY", "512m", "SPB_MODEL_TOKEN_BUDGET", "100000")));
     bed.createRepo("hostile", Map.of("README.md", README, "attack.sh", ATTACK, "claim.sh", CLAIM,
         "app.txt", "app\n"));
     bed.createRepo("other", Map.of("README.md", "someone else's repository\n"));

@@ -19,7 +19,6 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -58,7 +57,6 @@ class LlmApiJobIT {
   static Path tmp;
   static JobTestBed bed;
   static FakeProvider fake;
-  static Path keyFile;
   private Vertx runner;
 
   @BeforeAll
@@ -67,8 +65,6 @@ class LlmApiJobIT {
     bed = JobTestBed.start(tmp, "120s", new JsonObject().put("model", MODEL)
         .put("models", String.join(",", MODEL, OTHER_MODEL, CLAUDE)));
     fake = FakeProvider.start(KEY);
-    keyFile = tmp.resolve("model-key");
-    Files.writeString(keyFile, KEY + "\n");
     bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n", "src/app.txt", "app\n"));
   }
 
@@ -214,10 +210,9 @@ class LlmApiJobIT {
   // --- helpers -------------------------------------------------------------------------------------------------
 
   /** Starts this test's runner: OpenAI with {@link #MODEL} and {@link #OTHER_MODEL} unless {@code env} says else. */
-  private void startRunner(String id, Map<String, String> env) {
-    Map<String, String> all = new HashMap<>(Map.of("SPB_AGENT_IMAGE", LlmJobIT.IMAGE, "SPB_LIMIT_MEMORY", "512m",
-        "SPB_MODEL_PROVIDER", "openai", "SPB_MODEL_URL", fake.baseUrl(), "SPB_MODEL_API_KEY_FILE",
-        keyFile.toString(), "SPB_MODEL", MODEL, "SPB_MODELS", MODEL + "," + OTHER_MODEL));
+  private void startRunner(String id, Map<String, String> env) throws java.io.IOException {
+    Map<String, String> all = fake.runnerEnv(tmp, MODEL, Map.of("SPB_AGENT_IMAGE", LlmJobIT.IMAGE,
+        "SPB_LIMIT_MEMORY", "512m", "SPB_MODELS", MODEL + "," + OTHER_MODEL));
     all.putAll(env);
     if (env.containsKey("SPB_MODEL")) {
       all.remove("SPB_MODELS");

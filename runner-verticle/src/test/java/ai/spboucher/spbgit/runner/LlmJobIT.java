@@ -11,7 +11,6 @@ import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.runner.model.FakeProvider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -49,11 +48,8 @@ class LlmJobIT {
     requireAgent();
     bed = JobTestBed.start(tmp, "120s");
     fake = FakeProvider.start(KEY);
-    Path keyFile = tmp.resolve("model-key");
-    Files.writeString(keyFile, KEY + "\n");
-    bed.startRunner("agent", Map.of("SPB_AGENT_IMAGE", IMAGE, "SPB_LIMIT_MEMORY", "512m",
-        "SPB_MODEL_PROVIDER", "openai", "SPB_MODEL_URL", fake.baseUrl(), "SPB_MODEL_API_KEY_FILE",
-        keyFile.toString(), "SPB_MODEL", MODEL, "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s"));
+    bed.startRunner("agent", fake.runnerEnv(tmp, MODEL, Map.of("SPB_AGENT_IMAGE", IMAGE, "SPB_LIMIT_MEMORY", "512m",
+        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s")));
     bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n", "src/app.txt", "app\n"));
   }
 

@@ -23,7 +23,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -58,11 +57,7 @@ class LlmRunnerIT {
     bed = JobTestBed.start(tmp, "60s");
     buildProbeImage(tmp.resolve("probe-image"));
     fake = FakeProvider.start(KEY);
-    Path keyFile = tmp.resolve("model-key");
-    Files.writeString(keyFile, KEY + "\n");
-    Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
-    runnerEnv = new HashMap<>(Map.of("SPB_AGENT_IMAGE", PROBE_IMAGE, "SPB_MODEL_PROVIDER", "openai",
-        "SPB_MODEL_URL", fake.baseUrl(), "SPB_MODEL_API_KEY_FILE", keyFile.toString(), "SPB_MODEL", MODEL,
+    runnerEnv = fake.runnerEnv(tmp, MODEL, Map.of("SPB_AGENT_IMAGE", PROBE_IMAGE,
         "SPB_MODELS", MODEL + ",gpt-alt", "SPB_MODEL_TOKEN_BUDGET", "100", "SPB_BREACH_GRACE", "4s"));
     bed.startRunner("llm", runnerEnv);
     bed.createRepo("demo", Map.of("README.md", "hello world\n"));

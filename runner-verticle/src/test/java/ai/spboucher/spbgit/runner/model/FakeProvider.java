@@ -10,8 +10,12 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -89,6 +93,21 @@ public final class FakeProvider implements AutoCloseable {
   /** A provider accepting only {@code key}. */
   public static FakeProvider start(String key) throws IOException {
     return new FakeProvider(key);
+  }
+
+  /**
+   * The runner settings that make this fake the runner's OpenAI-compatible provider, with {@code model} as the
+   * default model: the key in a file only its owner can read, in {@code dir}, as operators are told to keep it;
+   * then {@code extra}, which may override any of them.
+   */
+  public Map<String, String> runnerEnv(Path dir, String model, Map<String, String> extra) throws IOException {
+    Path keyFile = dir.resolve("model-key-" + port());
+    Files.writeString(keyFile, key + "\n");
+    Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
+    Map<String, String> env = new HashMap<>(Map.of("SPB_MODEL_PROVIDER", "openai", "SPB_MODEL_URL", baseUrl(),
+        "SPB_MODEL_API_KEY_FILE", keyFile.toString(), "SPB_MODEL", model));
+    env.putAll(extra);
+    return env;
   }
 
   /** {@code http://127.0.0.1:<port>}: the base URL to configure. */

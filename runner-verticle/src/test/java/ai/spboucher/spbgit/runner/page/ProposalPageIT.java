@@ -48,12 +48,9 @@ class ProposalPageIT {
     Browser.requireChromium();
     bed = JobTestBed.start(tmp, "90s", new JsonObject().put("model", MODEL));
     fake = FakeProvider.start(KEY);
-    Path keyFile = tmp.resolve("model-key");
-    Files.writeString(keyFile, KEY + "\n");
     // The agent's JVM needs the memory; exec jobs do not mind it. Llm jobs over 1000 tokens end budget_exceeded.
-    bed.startRunner("r1", Map.of("SPB_LIMIT_MEMORY", "512m", "SPB_MODEL_PROVIDER", "openai",
-        "SPB_MODEL_URL", fake.baseUrl(), "SPB_MODEL_API_KEY_FILE", keyFile.toString(), "SPB_MODEL", MODEL,
-        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s"));
+    bed.startRunner("r1", fake.runnerEnv(tmp, MODEL, Map.of("SPB_LIMIT_MEMORY", "512m",
+        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s")));
     bed.createRepo(REPO, Map.of("README.md", "# Demo\n\nhello\n"));
     browser = Browser.start(tmp.resolve("chromium"), bed.gateway.baseUrl);
     browser.signIn(bed.gateway.ownerToken, "/agent-jobs");
