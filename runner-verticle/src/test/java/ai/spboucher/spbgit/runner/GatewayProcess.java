@@ -29,7 +29,7 @@ final class GatewayProcess implements AutoCloseable {
   private final Path logDir;
   private final int port;
   private final Map<String, String> env;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private HttpClient http;
   private Process process;
   private Path logFile;
   private Path gcLog;
@@ -58,6 +58,11 @@ final class GatewayProcess implements AutoCloseable {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException("the gateway process is still running");
     }
+    // A fresh client for each start: none of its connections, or of their state, outlives the process it
+    // spoke to (the JDK client once hung for minutes, its timeout not firing, on the first request after a
+    // SIGKILL under a burst). HTTP/1.1: no cleartext HTTP/2 upgrade in between.
+    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5))
+        .build();
     logFile = logDir.resolve("gateway-" + (++starts) + ".log");
     gcLog = logDir.resolve("gateway-" + starts + "-gc.log");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -160,7 +165,14 @@ final class GatewayProcess implements AutoCloseable {
     if (body != null) {
       request.header("Content-Type", "application/json");
     }
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    // The timeout kept here too: should the client's own not fire, the test fails saying so instead of hanging.
+    try {
+      return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString()).get(40, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new IOException("no answer from the gateway to " + method + " " + path + " within 40 s", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e;
+    }
   }
 
   /** What the current (or last) start printed. */
