@@ -31,7 +31,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -215,13 +214,11 @@ class JobEventMetricsIT {
 
   /** The current values of the series named by {@code wanted}'s keys. */
   private static Map<String, Double> metrics(TestGateway gateway, Map<String, Double> wanted) throws Exception {
-    String text = gateway.api("GET", "/metrics", null, null).body();
-    Function<String, Double> value = series -> text.lines().filter(l -> l.startsWith(series + " "))
-        .map(l -> Double.valueOf(l.substring(series.length() + 1).strip())).findFirst().orElse(null);
+    Map<String, Double> all = gateway.metrics();
     Map<String, Double> values = new HashMap<>();
     for (String series : wanted.keySet()) {
-      Double v = value.apply(series);
-      assertNotNull(v, series + " is not in /metrics:\n" + text);
+      Double v = all.get(series);
+      assertNotNull(v, series + " is not in /metrics: " + all.keySet());
       values.put(series, v);
     }
     return values;

@@ -77,6 +77,24 @@ public final class TestGateway implements AutoCloseable {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /**
+   * Every series {@code GET /metrics} reports now, by its name with labels as printed
+   * ({@code spb_jobs_finished_total{exit_reason="ok"}}), with its value.
+   */
+  public java.util.Map<String, Double> metrics() throws Exception {
+    HttpResponse<String> response = api("GET", "/metrics", null, null);
+    if (response.statusCode() != 200) {
+      throw new IOException("GET /metrics answered " + response.statusCode() + ": " + response.body());
+    }
+    java.util.Map<String, Double> values = new java.util.HashMap<>();
+    response.body().lines().filter(l -> !l.isBlank() && !l.startsWith("#")).forEach(line -> {
+      // The value follows the labels (which may hold spaces), or the bare name.
+      int end = line.indexOf('}') >= 0 ? line.lastIndexOf('}') + 1 : line.indexOf(' ');
+      values.put(line.substring(0, end), Double.valueOf(line.substring(end).strip()));
+    });
+    return values;
+  }
+
   public HttpResponse<byte[]> raw(HttpRequest request) throws Exception {
     return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
   }

@@ -7,10 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.spboucher.spbgit.gateway.GitCli;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -73,29 +71,18 @@ class ExecJobIT {
   void metricsCountTheJobsDispatchAndItsEnd() throws Exception {
     String ok = "spb_jobs_finished_total{exit_reason=\"ok\"}";
     String dispatched = "spb_job_dispatch_seconds_count";
-    Map<String, Double> before = metrics();
+    Map<String, Double> before = bed.gateway.metrics();
     String id = bed.submit("demo", "true", null).getString("id");
     assertEquals("ok", bed.awaitFinished("demo", id).getString("exit_reason"), bed.log(id));
     JobTestBed.awaitCondition("the job's dispatch and end in /metrics", Duration.ofSeconds(10),
-        () -> metrics().getOrDefault(ok, 0.0) == before.getOrDefault(ok, 0.0) + 1);
-    Map<String, Double> after = metrics();
+        () -> bed.gateway.metrics().getOrDefault(ok, 0.0) == before.getOrDefault(ok, 0.0) + 1);
+    Map<String, Double> after = bed.gateway.metrics();
     assertEquals(before.getOrDefault(dispatched, 0.0) + 1, after.get(dispatched), "one more dispatch timed");
     assertTrue(after.get("spb_job_dispatch_seconds_sum") > before.getOrDefault("spb_job_dispatch_seconds_sum", 0.0),
         "its latency added: " + after);
     assertEquals(before.get("spb_jobs{status=\"finished\"}") + 1, after.get("spb_jobs{status=\"finished\"}"));
   }
 
-  /** The gateway's Prometheus series (name with labels) and their values. */
-  private static Map<String, Double> metrics() throws Exception {
-    HttpResponse<String> response = bed.gateway.api("GET", "/metrics", null, null);
-    assertEquals(200, response.statusCode());
-    Map<String, Double> values = new HashMap<>();
-    response.body().lines().filter(l -> l.startsWith("spb_")).forEach(line -> {
-      int space = line.lastIndexOf(' ');
-      values.put(line.substring(0, space), Double.parseDouble(line.substring(space + 1)));
-    });
-    return values;
-  }
 
   @Test
   void jobWithoutChangesEndsOkWithoutProposal() throws Exception {
