@@ -83,7 +83,7 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           env.getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock"),
           Path.of(env.getOrDefault("SPB_RUNNER_WORK_DIR", "/var/lib/spbgit-runner")),
           ConfigUnits.parseBytes(env.getOrDefault("SPB_LOG_CAP", "256m")),
-          ModelConfig.fromEnvironment(env, ConfigUnits::parseDuration),
+          ModelConfig.fromEnvironment(env),
           ConfigUnits.parseDuration(env.getOrDefault("SPB_BREACH_GRACE", "30s")),
           env.getOrDefault("SPB_RUNNER_HEALTH", ""),
           env.getOrDefault("SPB_GATEWAY_CA", "").isBlank() ? null : Path.of(env.get("SPB_GATEWAY_CA")),

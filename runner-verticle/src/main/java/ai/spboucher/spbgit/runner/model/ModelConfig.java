@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
+import ai.spboucher.spbgit.proto.ConfigUnits;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -11,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -70,7 +70,7 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
    * jobs). The key comes from {@code SPB_MODEL_API_KEY_FILE} (trailing newline stripped) when set, else from
    * {@code SPB_MODEL_API_KEY}. Fails fast on anything incomplete or malformed.
    */
-  public static ModelConfig fromEnvironment(Map<String, String> env, Function<String, Duration> durations) {
+  public static ModelConfig fromEnvironment(Map<String, String> env) {
     String providerName = blankToNull(env.get("SPB_MODEL_PROVIDER"));
     if (providerName == null) {
       for (String name : List.of("SPB_MODEL_URL", "SPB_MODEL_API_KEY", "SPB_MODEL_API_KEY_FILE", "SPB_MODEL",
@@ -95,7 +95,7 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
       return new ModelConfig(provider, baseUrl(env.getOrDefault("SPB_MODEL_URL", provider.defaultBaseUrl())),
           apiKey(env), model, models,
           Long.parseLong(env.getOrDefault("SPB_MODEL_TOKEN_BUDGET", String.valueOf(DEFAULT_TOKEN_BUDGET)).trim()),
-          durations.apply(env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")));
+          ConfigUnits.parseDuration(env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in model configuration: " + e.getMessage(), e);
     }

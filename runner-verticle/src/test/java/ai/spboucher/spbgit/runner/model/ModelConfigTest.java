@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.proto.ConfigUnits;
 import ai.spboucher.spbgit.runner.RunnerConfig;
 import java.net.URI;
 import java.nio.file.Files;
@@ -26,7 +25,7 @@ class ModelConfigTest {
   Path tmp;
 
   static ModelConfig read(Map<String, String> env) {
-    return ModelConfig.fromEnvironment(env, ConfigUnits::parseDuration);
+    return ModelConfig.fromEnvironment(env);
   }
 
   static Map<String, String> openAi(String... more) {
