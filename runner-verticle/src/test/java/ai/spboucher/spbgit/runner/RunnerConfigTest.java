@@ -61,5 +61,11 @@ class RunnerConfigTest {
         () -> RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r", "SPB_NATS_URL", "http://x")));
     assertThrows(IllegalArgumentException.class,
         () -> RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r", "SPB_LIMIT_CPUS", "lots")));
+    assertThrows(IllegalArgumentException.class,
+        () -> RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r", "SPB_DOCKER_CALL_TIMEOUT", "0")));
+    assertThrows(IllegalArgumentException.class,
+        () -> RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r", "SPB_DOCKER_CALL_TIMEOUT", "2x")));
+    assertEquals(Duration.ofMinutes(2), RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r"))
+        .dockerCallTimeout());
   }
 }
