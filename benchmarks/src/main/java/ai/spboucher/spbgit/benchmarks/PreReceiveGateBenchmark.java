@@ -89,7 +89,7 @@ public class PreReceiveGateBenchmark {
     dir.repos().create(name, "gate benchmark");
     repository = dir.repos().open(name);
     vertx = Vertx.vertx();
-    JobTokens jobTokens = dir.jobTokens(vertx, clock);
+    JobTokens jobTokens = dir.jobTokens(clock);
     authenticator = new Authenticator(dir.pats(), jobTokens);
     tokens = new String[2 * JobTokenVerifier.REMEMBERED_SIGNATURES];
     signingInputs = new byte[tokens.length][];

@@ -7,7 +7,6 @@ import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.DurableFiles;
 import ai.spboucher.spbgit.hooks.RevocationList;
-import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -49,8 +48,8 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
     return dir;
   }
 
-  public JobTokens jobTokens(Vertx vertx, Clock clock) {
-    return new JobTokens(vertx, signingKey, verificationKeys, revocations, clock);
+  public JobTokens jobTokens(Clock clock) {
+    return new JobTokens(signingKey, verificationKeys, revocations, clock);
   }
 
   private void writeInitialOwnerToken() throws IOException {

@@ -69,7 +69,7 @@ public final class GatewayVerticle extends VerticleBase {
     return vertx.executeBlocking(() -> {
           DataDir dir = DataDir.open(config.dataDir(), clock);
           // Jobs no longer verify their fresh tokens one by one: a signing key that does not verify fails here.
-          dir.jobTokens(vertx, clock).checkSigningKey();
+          dir.jobTokens(clock).checkSigningKey();
           return dir;
         })
         .compose(dir -> {
@@ -104,7 +104,7 @@ public final class GatewayVerticle extends VerticleBase {
 
   private Router router(DataDir dir, ApiContract contract) {
     this.contract = contract;
-    JobTokens jobTokens = dir.jobTokens(vertx, clock);
+    JobTokens jobTokens = dir.jobTokens(clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
     jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(),
         config.models(), clock);

@@ -97,18 +97,15 @@ public final class Main {
     if (ttl.toSeconds() < 1 || ttl.compareTo(JobTokenVerifier.MAX_LIFETIME) > 0) {
       throw new IllegalArgumentException("--ttl must be between 1 and " + JobTokenVerifier.MAX_LIFETIME.toSeconds());
     }
-    Vertx vertx = Vertx.vertx();
     try {
       Clock clock = Clock.systemUTC();
       SigningKey key = SigningKey.loadOrCreate(config.dataDir().resolve(DataDir.KEYS));
       RevocationList revocations = RevocationList.load(config.dataDir().resolve(DataDir.REVOCATIONS), clock);
-      out.println(new JobTokens(vertx, key, revocations, clock).issue(job, repo, ttl));
+      out.println(new JobTokens(key, revocations, clock).issue(job, repo, ttl));
       return 0;
     } catch (java.io.IOException | java.security.GeneralSecurityException e) {
       System.err.println("spb-gateway: cannot read the data directory: " + e.getMessage());
       return 1;
-    } finally {
-      vertx.close();
     }
   }
 

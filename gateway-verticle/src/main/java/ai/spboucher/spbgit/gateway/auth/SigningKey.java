@@ -14,9 +14,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
 import java.security.PublicKey;
+import java.security.spec.PKCS8EncodedKeySpec;
 import java.security.spec.ECGenParameterSpec;
 import java.util.Base64;
 
@@ -25,7 +28,7 @@ import java.util.Base64;
  * its public half {@code keys/job-token-signing.pub.pem}, which stand-alone hooks are given. Created on first
  * use; loading and creating block.
  */
-public record SigningKey(String keyId, String privateKeyPem, PublicKey publicKey) {
+public record SigningKey(String keyId, PrivateKey privateKey, PublicKey publicKey) {
 
   static final String PRIVATE_FILE = "job-token-signing.pem";
   static final String PUBLIC_FILE = "job-token-signing.pub.pem";
@@ -37,9 +40,9 @@ public record SigningKey(String keyId, String privateKeyPem, PublicKey publicKey
     if (!Files.exists(privateFile)) {
       create(keysDir);
     }
-    String pem = Files.readString(privateFile, StandardCharsets.US_ASCII);
+    PrivateKey privateKey = readPrivateKey(Files.readString(privateFile, StandardCharsets.US_ASCII));
     PublicKey publicKey = PublicKeys.read(publicKeyFile(keysDir));
-    return new SigningKey(PublicKeys.keyId(publicKey), pem, publicKey);
+    return new SigningKey(PublicKeys.keyId(publicKey), privateKey, publicKey);
   }
 
   public static Path publicKeyFile(Path keysDir) {
@@ -86,6 +89,12 @@ public record SigningKey(String keyId, String privateKeyPem, PublicKey publicKey
     SigningKey current = loadOrCreate(keysDir);
     keys.put(current.keyId(), current.publicKey());
     return keys;
+  }
+
+  private static PrivateKey readPrivateKey(String pem) throws GeneralSecurityException {
+    String base64 = pem.replace("-----BEGIN PRIVATE KEY-----", "").replace("-----END PRIVATE KEY-----", "")
+        .replaceAll("\\s", "");
+    return KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(base64)));
   }
 
   private static void create(Path keysDir) throws IOException, GeneralSecurityException {

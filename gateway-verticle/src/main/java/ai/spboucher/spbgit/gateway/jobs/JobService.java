@@ -9,6 +9,7 @@ import ai.spboucher.spbgit.gateway.http.UnavailableException;
 import ai.spboucher.spbgit.gateway.nats.JobBus;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.hooks.JobTokenSigner;
 import ai.spboucher.spbgit.hooks.RefNames;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
@@ -378,7 +379,7 @@ public final class JobService {
   }
 
   /** A new job's id, deadline, signed token and base commit, before anything is recorded. */
-  private record Prepared(String id, Instant deadline, JobTokens.Issued token, String baseSha) {
+  private record Prepared(String id, Instant deadline, JobTokenSigner.Issued token, String baseSha) {
   }
 
   /** Blocking: reads the base branch and signs the job's token. */
@@ -386,7 +387,7 @@ public final class JobService {
     String baseSha = requireBranch(repo, baseRef);
     String id = JobIds.next(clock);
     Instant deadline = clock.instant().plus(wallLimit).plus(QUEUE_ALLOWANCE);
-    JobTokens.Issued token = tokens.issueToken(id, repo.value(),
+    JobTokenSigner.Issued token = tokens.issueToken(id, repo.value(),
         Duration.between(clock.instant(), deadline).plusMinutes(2));
     return new Prepared(id, deadline, token, baseSha);
   }

@@ -6,14 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
 import ai.spboucher.spbgit.hooks.RevocationList;
-import io.vertx.core.Vertx;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,15 +19,9 @@ class SigningKeyTest {
 
   @TempDir
   Path keys;
-  private final Vertx vertx = Vertx.vertx();
-
-  @AfterEach
-  void close() {
-    vertx.close().await();
-  }
 
   private JobTokens tokens(Path dir) throws Exception {
-    return new JobTokens(vertx, SigningKey.loadOrCreate(dir), SigningKey.verificationKeys(dir),
+    return new JobTokens(SigningKey.loadOrCreate(dir), SigningKey.verificationKeys(dir),
         RevocationList.load(dir.resolve("revoked.json"), Clock.systemUTC()), Clock.systemUTC());
   }
 
