@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
@@ -129,7 +130,7 @@ public final class Main {
     }
     Path file = config.dataDir().resolve(DataDir.AUDIT_LOG);
     try {
-      AuditLog.VerifyResult result = AuditLog.verify(file);
+      AuditChain.Result result = AuditLog.verify(file);
       (result.ok() ? System.out : System.err).println(file + ": " + result.message());
       return result.ok() ? 0 : 1;
     } catch (java.io.IOException e) {

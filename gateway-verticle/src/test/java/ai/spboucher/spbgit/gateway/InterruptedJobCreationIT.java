@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,7 +54,7 @@ class InterruptedJobCreationIT {
     }
     assertEquals(List.of("job_created", "job_finished"), Files.readAllLines(data.resolve("agent-jobs.jsonl"))
         .stream().map(line -> new JsonObject(line).getString("event")).toList(), "ended once, on the first start");
-    AuditLog.VerifyResult chain = AuditLog.verify(data.resolve("agent-jobs.jsonl"));
+    AuditChain.Result chain = AuditLog.verify(data.resolve("agent-jobs.jsonl"));
     assertTrue(chain.ok(), chain.message());
   }
 

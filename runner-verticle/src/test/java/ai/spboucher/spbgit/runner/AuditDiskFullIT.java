@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -114,7 +115,7 @@ class AuditDiskFullIT {
         "the end was recorded once");
     assertEquals(List.of(JobStatus.STARTED, JobStatus.FINISHED), bed.statusEvents(running).stream()
         .map(e -> e.getStatus().getStatus()).toList());
-    AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
+    AuditChain.Result chain = AuditLog.verify(bed.auditLog());
     assertTrue(chain.ok(), chain.message());
     assertTrue(bed.jobContainers(running).isEmpty() && bed.jobContainers(next).isEmpty());
   }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -128,7 +129,7 @@ class ClockSkewIT {
     for (String id : ids) {
       assertTrue(bed.jobContainers(id).isEmpty(), "no container of " + id + " is left");
     }
-    AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
+    AuditChain.Result chain = AuditLog.verify(bed.auditLog());
     assertTrue(chain.ok(), chain.message());
   }
 }

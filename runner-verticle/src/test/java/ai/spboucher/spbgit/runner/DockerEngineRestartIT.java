@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -112,7 +113,7 @@ class DockerEngineRestartIT {
     assertTrue(after.getString("proposal_sha") != null, after.encodePrettily());
     JobTestBed.awaitCondition("no container is left on the private engine", Duration.ofSeconds(30),
         () -> engine.allContainers().isEmpty());
-    AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
+    AuditChain.Result chain = AuditLog.verify(bed.auditLog());
     assertTrue(chain.ok(), chain.message());
   }
 
@@ -185,7 +186,7 @@ class DockerEngineRestartIT {
     engine.startAgain();
     JobTestBed.awaitCondition("the runner removes the container the crash left", Duration.ofSeconds(60),
         () -> engine.allContainers().isEmpty());
-    AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
+    AuditChain.Result chain = AuditLog.verify(bed.auditLog());
     assertTrue(chain.ok(), chain.message());
   }
 }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -167,7 +168,7 @@ final class FaultChecks {
   /** Asserts the job's audit events are exactly {@code expected} and the whole audit chain verifies. */
   static void assertAudited(JobTestBed bed, String id, List<String> expected) throws Exception {
     assertEquals(expected, bed.auditEvents(id), "audit events of job " + id);
-    AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
+    AuditChain.Result chain = AuditLog.verify(bed.auditLog());
     assertTrue(chain.ok(), chain.message());
   }
 

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -61,7 +62,7 @@ class FaultIT {
       assertEquals("runner_lost", lost.getString("exit_reason"), lost.encodePrettily());
       assertEquals("crashy", lost.getString("runner_id"));
       assertEquals(List.of("job_created", "job_dispatched", "job_started", "job_finished"), bed.auditEvents(id));
-      AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
+      AuditChain.Result chain = AuditLog.verify(bed.auditLog());
       assertTrue(chain.ok(), chain.message());
     } finally {
       if (id != null) {
@@ -92,7 +93,7 @@ class FaultIT {
     assertEquals("steady", done.getString("runner_id"));
     assertTrue(bed.log(id).contains("done"));
     assertEquals(List.of("job_created", "job_dispatched", "job_started", "job_finished"), bed.auditEvents(id));
-    AuditLog.VerifyResult chain = AuditLog.verify(bed.auditLog());
+    AuditChain.Result chain = AuditLog.verify(bed.auditLog());
     assertTrue(chain.ok(), chain.message());
     assertFalse(bed.containerExists(id));
   }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -102,7 +103,7 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     assertTrue(done.getString("proposal_sha") != null, "the job pushed to the restarted gateway");
     FaultChecks.assertPushedJobAuditedOnce(auditEvents(id));
     FaultChecks.assertNumberedLinesOnce(FaultChecks.log(nats.url(), id), "line-", 150);
-    AuditLog.VerifyResult chain = AuditLog.verify(gateway.auditLog());
+    AuditChain.Result chain = AuditLog.verify(gateway.auditLog());
     assertTrue(chain.ok(), chain.message());
     assertTrue(FaultChecks.jobContainers(id).isEmpty(), "no container is left");
   }
@@ -133,11 +134,11 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     down.set(true);
     clients.shutdown();
     assertTrue(clients.awaitTermination(30, TimeUnit.SECONDS));
-    AuditLog.VerifyResult atCrash = AuditLog.verify(gateway.auditLog());
+    AuditChain.Result atCrash = AuditLog.verify(gateway.auditLog());
 
     gateway.restart();
 
-    AuditLog.VerifyResult chain = AuditLog.verify(gateway.auditLog());
+    AuditChain.Result chain = AuditLog.verify(gateway.auditLog());
     assertTrue(chain.ok(), "after the restart: " + chain.message() + " (at the crash: " + atCrash.message() + ")");
     List<JsonObject> entries = auditEntries(null);
     if (!atCrash.ok()) {

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -503,7 +504,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
             entry.getKey() + " (" + entry.getValue() + ")");
       }
     }
-    AuditLog.VerifyResult chain = AuditLog.verify(gateway.auditLog());
+    AuditChain.Result chain = AuditLog.verify(gateway.auditLog());
     assertTrue(chain.ok(), chain.message());
   }
 

@@ -3,9 +3,10 @@ package ai.spboucher.spbgit.cli.commands;
 import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
-import ai.spboucher.spbgit.cli.audit.AuditChain;
 import ai.spboucher.spbgit.cli.text.Table;
+import ai.spboucher.spbgit.proto.AuditChain;
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -16,8 +17,8 @@ import picocli.CommandLine.Option;
 /** {@code spbgit audit [--repo R] [--job J] [--verify]}: the gateway's agent-job audit log. */
 @Command(name = "audit", mixinStandardHelpOptions = true,
     description = {"Print the agent-job audit log (oldest first), or check its hash chain with --verify.",
-        "--verify checks what the API serves: seq without gaps (for the whole log) and every entry's prev "
-            + "against the SHA-256 of the entry before it, re-encoded as the gateway wrote it; exit 1 if broken. "
+        "--verify checks the stored lines the API serves: seq without gaps (for the whole log) and every "
+            + "entry's prev against the SHA-256 of the line before it; exit 1 if broken. "
             + "With --repo or --job only adjacent entries can be linked. The authoritative check reads the "
             + "file on the gateway's host: java -jar spb-gateway.jar audit verify."})
 public final class AuditCommand implements Callable<Integer> {
@@ -51,19 +52,25 @@ public final class AuditCommand implements Callable<Integer> {
         path.append("job=").append(ApiClient.query(job));
       }
     }
+    if (verify) {
+      path.append(path.indexOf("?") < 0 ? '?' : '&').append("format=lines");
+      return verify(cli.api().getText(path.toString()));
+    }
     List<JsonNode> entries = new ArrayList<>();
     cli.api().get(path.toString()).forEach(entries::add);
-    return verify ? verify(entries) : print(entries);
+    return print(entries);
   }
 
-  private int verify(List<JsonNode> entries) {
-    AuditChain.Result result = AuditChain.check(entries, repo == null && job == null);
+  /** Checks the stored lines themselves: the hash of each is what the next one's prev must be. */
+  private int verify(String storedLines) {
+    List<byte[]> lines = AuditChain.completeLines(storedLines.getBytes(StandardCharsets.UTF_8));
+    AuditChain.Result result = AuditChain.checkServed(lines, repo == null && job == null);
     if (cli.json()) {
-      cli.printJson(ApiClient.JSON.createObjectNode().put("ok", result.ok()).put("entries", result.entries())
+      cli.printJson(ApiClient.JSON.createObjectNode().put("ok", result.ok()).put("entries", result.lines())
           .put("links_checked", result.linksChecked()).put("problem", result.problem()));
     } else if (result.ok()) {
-      cli.out().println(result.entries() + " entries, " + result.linksChecked() + " hash links checked: intact"
-          + (repo == null && job == null ? " (seq 1.." + result.entries() + " without gaps)" : ""));
+      cli.out().println(result.lines() + " entries, " + result.linksChecked() + " hash links checked: intact"
+          + (repo == null && job == null ? " (seq 1.." + result.lines() + " without gaps)" : ""));
     } else {
       cli.out().println("BROKEN: " + result.problem());
     }

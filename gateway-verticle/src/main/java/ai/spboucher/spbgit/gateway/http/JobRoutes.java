@@ -192,6 +192,13 @@ public final class JobRoutes {
     ApiRoutes.requireOwner(ctx);
     String repo = ctx.request().getParam("repo");
     String job = ctx.request().getParam("job");
+    if ("lines".equals(ctx.request().getParam("format"))) {
+      // The stored lines themselves, so a verifier hashes the bytes the chain was built from.
+      StringBuilder body = new StringBuilder();
+      jobs.auditLines(repo, job).forEach(line -> body.append(line).append('\n'));
+      ctx.response().putHeader("Content-Type", "application/x-ndjson").end(body.toString());
+      return;
+    }
     Responses.json(ctx, 200, new JsonArray(jobs.auditEntries(repo, job)));
   }
 

@@ -1,7 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.Json;
+import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonObject;
 import java.io.Closeable;
 import java.io.IOException;
@@ -9,20 +8,14 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Predicate;
@@ -54,24 +47,8 @@ import java.util.function.Predicate;
  */
 public final class AuditLog implements Closeable {
 
-  /** The outcome of checking a log file: {@code badLine} is 0 when every line checks out. */
-  public record VerifyResult(long lines, long badLine, String message) {
-
-    static VerifyResult intact(long lines) {
-      return new VerifyResult(lines, 0, lines + " entries, chain intact");
-    }
-
-    static VerifyResult broken(long lines, long badLine, String why) {
-      return new VerifyResult(lines, badLine, "line " + badLine + ": " + why);
-    }
-
-    public boolean ok() {
-      return badLine == 0;
-    }
-  }
-
   /** The {@code prev} of the first line. */
-  public static final String GENESIS_PREV = "0".repeat(64);
+  public static final String GENESIS_PREV = AuditChain.GENESIS_PREV;
   /** The event {@link #open} appends after it set aside a torn last line. */
   public static final String TORN_LINE_SET_ASIDE = "torn_line_set_aside";
 
@@ -84,7 +61,7 @@ public final class AuditLog implements Closeable {
   private final FileChannel channel;
   private final FileLock lock;
   private final List<String> entries;
-  private final VerifyResult checkAtOpen;
+  private final AuditChain.Result checkAtOpen;
   private long lines;
   private long size;
   private String lastHash;
@@ -92,7 +69,7 @@ public final class AuditLog implements Closeable {
   private boolean dirty;
 
   private AuditLog(Path file, Clock clock, FileChannel channel, FileLock lock, Lines content,
-                   VerifyResult checkAtOpen) {
+                   AuditChain.Result checkAtOpen) {
     this.file = file;
     this.clock = clock;
     this.channel = channel;
@@ -100,13 +77,13 @@ public final class AuditLog implements Closeable {
     this.checkAtOpen = checkAtOpen;
     this.entries = new ArrayList<>();
     for (byte[] line : content.complete()) {
-      if (parseObject(line) != null) {
+      if (isObject(line)) {
         entries.add(new String(line, StandardCharsets.UTF_8));
       }
     }
     this.lines = content.complete().size();
     this.size = content.completeLength();
-    this.lastHash = lines == 0 ? GENESIS_PREV : sha256Hex(content.complete().get((int) lines - 1));
+    this.lastHash = lines == 0 ? GENESIS_PREV : AuditChain.hash(content.complete().get((int) lines - 1));
   }
 
   /**
@@ -131,7 +108,7 @@ public final class AuditLog implements Closeable {
         content = content.withoutTornLine();
         repair = setAside(file, clock, channel, content, torn);
       }
-      VerifyResult check = checkChain(content);
+      AuditChain.Result check = AuditChain.checkLog(content.bytes());
       if (!check.ok()) {
         LOG.log(System.Logger.Level.WARNING, "audit log " + file + " fails verification (" + check.message()
             + "); it stays as it is and new entries are appended after it");
@@ -155,17 +132,17 @@ public final class AuditLog implements Closeable {
    *
    * @throws IOException if the file cannot be read (including when it does not exist)
    */
-  public static VerifyResult verify(Path file) throws IOException {
-    return checkChain(Lines.split(Files.readAllBytes(file)));
+  public static AuditChain.Result verify(Path file) throws IOException {
+    return AuditChain.checkLog(Files.readAllBytes(file));
   }
 
   /** {@link #verify(Path)} on this log's file, serialised with appends so that no append is seen half-done. */
-  public synchronized VerifyResult verify() throws IOException {
-    return checkChain(Lines.split(readAll(channel)));
+  public synchronized AuditChain.Result verify() throws IOException {
+    return AuditChain.checkLog(readAll(channel));
   }
 
   /** What the chain check found when the log was opened (after any torn last line was set aside). */
-  public VerifyResult checkAtOpen() {
+  public AuditChain.Result checkAtOpen() {
     return checkAtOpen;
   }
 
@@ -219,7 +196,7 @@ public final class AuditLog implements Closeable {
       }
       bytes.write(line, 0, line.length);
       bytes.write(NEWLINE);
-      prev = sha256Hex(line);
+      prev = AuditChain.hash(line);
       encoded.add(text);
     }
     rollBackIfDirty();
@@ -256,6 +233,20 @@ public final class AuditLog implements Closeable {
       JsonObject entry = new JsonObject(line);
       if (filter.test(entry)) {
         matching.add(entry);
+      }
+    }
+    return matching;
+  }
+
+  /**
+   * The stored lines of the well-formed entries that match {@code filter}, oldest first, byte for byte as in the
+   * file (without newlines): what a verifier elsewhere hashes.
+   */
+  public synchronized List<String> lines(Predicate<JsonObject> filter) {
+    List<String> matching = new ArrayList<>();
+    for (String line : entries) {
+      if (filter.test(new JsonObject(line))) {
+        matching.add(line);
       }
     }
     return matching;
@@ -314,7 +305,7 @@ public final class AuditLog implements Closeable {
     if (content.tail().length > 0) {
       return content.tail();
     }
-    if (!content.complete().isEmpty() && parseObject(content.last()) == null) {
+    if (!content.complete().isEmpty() && !isObject(content.last())) {
       byte[] last = content.last();
       byte[] torn = Arrays.copyOf(last, last.length + 1);
       torn[last.length] = NEWLINE;
@@ -336,7 +327,7 @@ public final class AuditLog implements Closeable {
         + " bytes, as a crash mid-append leaves); moved it to " + side + ", truncated the log after line "
         + kept.complete().size() + " and recorded the repair as line " + (kept.complete().size() + 1));
     return new JsonObject().put("event", TORN_LINE_SET_ASIDE).put("file", side.getFileName().toString())
-        .put("bytes", torn.length).put("sha256", sha256Hex(torn))
+        .put("bytes", torn.length).put("sha256", AuditChain.hash(torn))
         .put("why", torn[torn.length - 1] == NEWLINE ? "the last line is not a JSON object"
             : "the last line has no trailing newline");
   }
@@ -387,92 +378,29 @@ public final class AuditLog implements Closeable {
     return Arrays.copyOf(buffer.array(), buffer.position());
   }
 
-  private static VerifyResult checkChain(Lines content) {
-    List<byte[]> complete = content.complete();
-    String prev = GENESIS_PREV;
-    for (int i = 0; i < complete.size(); i++) {
-      long lineNumber = i + 1L;
-      String problem = problemWith(complete.get(i), lineNumber, prev);
-      if (problem != null) {
-        return VerifyResult.broken(complete.size(), lineNumber, problem);
-      }
-      prev = sha256Hex(complete.get(i));
-    }
-    if (content.tail().length > 0) {
-      return VerifyResult.broken(complete.size(), complete.size() + 1L,
-          "torn: " + content.tail().length + " bytes without a trailing newline");
-    }
-    return VerifyResult.intact(complete.size());
-  }
-
-  /** Why this line breaks the chain, or null if it does not. */
-  private static String problemWith(byte[] line, long lineNumber, String expectedPrev) {
-    JsonObject entry = parseObject(line);
-    if (entry == null) {
-      return "not a valid UTF-8 JSON object";
-    }
-    Object seq = entry.getValue("seq");
-    if (!(seq instanceof Integer || seq instanceof Long)) {
-      return "seq is missing or not an integer";
-    }
-    if (((Number) seq).longValue() != lineNumber) {
-      return "seq is " + seq + ", expected " + lineNumber;
-    }
-    if (!(entry.getValue("ts") instanceof String ts) || !isInstant(ts)) {
-      return "ts is missing or not an ISO-8601 instant";
-    }
-    if (!expectedPrev.equals(entry.getValue("prev"))) {
-      return lineNumber == 1 ? "prev is not " + GENESIS_PREV.length() + " zeros, as the first line's must be"
-          : "prev does not match the hash of line " + (lineNumber - 1);
-    }
-    return null;
-  }
-
-  private static boolean isInstant(String text) {
-    try {
-      Instant.parse(text);
-      return true;
-    } catch (DateTimeParseException e) {
-      return false;
-    }
-  }
-
-  /** The line as a JSON object, or null if it is not valid UTF-8 or not exactly one JSON object. */
-  static JsonObject parseObject(byte[] line) {
-    String text;
-    try {
-      text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(line)).toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
-    try {
-      return Json.decodeValue(text) instanceof JsonObject object ? object : null;
-    } catch (DecodeException e) {
-      return null;
-    }
-  }
-
-  static String sha256Hex(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JVM must provide SHA-256", e);
-    }
+  /** Whether the line is one JSON object in valid UTF-8 (the chain's other rules aside). */
+  static boolean isObject(byte[] line) {
+    return AuditChain.isObject(line);
   }
 
   /** A file's bytes cut at each newline: the complete lines (without newline) and what follows the last one. */
   private record Lines(List<byte[]> complete, byte[] tail) {
 
     static Lines split(byte[] content) {
-      List<byte[]> complete = new ArrayList<>();
-      int start = 0;
-      for (int i = 0; i < content.length; i++) {
-        if (content[i] == NEWLINE) {
-          complete.add(Arrays.copyOfRange(content, start, i));
-          start = i + 1;
-        }
+      List<byte[]> complete = AuditChain.completeLines(content);
+      return new Lines(complete, Arrays.copyOfRange(content, (int) AuditChain.completeLength(complete),
+          content.length));
+    }
+
+    /** The lines as the file holds them: each complete one with its newline, then the tail. */
+    byte[] bytes() {
+      java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+      for (byte[] line : complete) {
+        out.write(line, 0, line.length);
+        out.write(NEWLINE);
       }
-      return new Lines(complete, Arrays.copyOfRange(content, start, content.length));
+      out.write(tail, 0, tail.length);
+      return out.toByteArray();
     }
 
     byte[] last() {
@@ -487,11 +415,7 @@ public final class AuditLog implements Closeable {
 
     /** Bytes taken by the complete lines, newlines included. */
     long completeLength() {
-      long length = 0;
-      for (byte[] line : complete) {
-        length += line.length + 1;
-      }
-      return length;
+      return AuditChain.completeLength(complete);
     }
   }
 }

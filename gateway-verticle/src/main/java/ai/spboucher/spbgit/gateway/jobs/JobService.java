@@ -32,6 +32,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 import java.util.function.Function;
 
 /**
@@ -111,9 +112,19 @@ public final class JobService {
   }
 
   public List<JsonObject> auditEntries(String repo, String job) {
-    return audit.entries(e -> (repo == null || repo.equals(e.getString("repo"))
+    return audit.entries(auditFilter(repo, job));
+  }
+
+  /** The same entries as {@link #auditEntries}, as the lines the log stores (for verifying their hashes). */
+  public List<String> auditLines(String repo, String job) {
+    return audit.lines(auditFilter(repo, job));
+  }
+
+  /** Entries about {@code repo} (directly or through one of its jobs) and {@code job}; null matches every one. */
+  private Predicate<JsonObject> auditFilter(String repo, String job) {
+    return e -> (repo == null || repo.equals(e.getString("repo"))
         || (e.getString("job") != null && book.get(e.getString("job")).map(j -> j.repo().equals(repo))
-        .orElse(false))) && (job == null || job.equals(e.getString("job"))));
+        .orElse(false))) && (job == null || job.equals(e.getString("job")));
   }
 
   /**

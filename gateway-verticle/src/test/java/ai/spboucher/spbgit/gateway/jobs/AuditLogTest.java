@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -109,10 +110,10 @@ class AuditLogTest {
   @Test
   void verifyAcceptsAGoodLogAndAnEmptyOne() throws Exception {
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
-      assertEquals(new AuditLog.VerifyResult(0, 0, "0 entries, chain intact"), AuditLog.verify(file()));
+      assertEquals("0 entries, chain intact", AuditLog.verify(file()).message());
       appendEvents(log, 5);
     }
-    AuditLog.VerifyResult result = AuditLog.verify(file());
+    AuditChain.Result result = AuditLog.verify(file());
     assertTrue(result.ok(), result.message());
     assertEquals(5, result.lines());
   }
@@ -309,7 +310,7 @@ class AuditLogTest {
       pool.shutdownNow();
     }
     assertEquals(threads * perThread, lines().size());
-    AuditLog.VerifyResult result = AuditLog.verify(file());
+    AuditChain.Result result = AuditLog.verify(file());
     assertTrue(result.ok(), result.message());
     assertEquals(threads * perThread, result.lines());
   }
@@ -332,7 +333,7 @@ class AuditLogTest {
   }
 
   private void assertBroken(long badLine, String message) throws IOException {
-    AuditLog.VerifyResult result = AuditLog.verify(file());
+    AuditChain.Result result = AuditLog.verify(file());
     assertFalse(result.ok());
     assertEquals(badLine, result.badLine());
     assertEquals(message, result.message());

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -76,7 +77,7 @@ class AuditLogTornTailTest {
           "the side file holds exactly the torn bytes");
       byte[] repaired = Files.readAllBytes(copy);
       assertArrayEquals(good, Arrays.copyOf(repaired, good.length), "the complete lines are untouched");
-      AuditLog.VerifyResult check = AuditLog.verify(copy);
+      AuditChain.Result check = AuditLog.verify(copy);
       assertTrue(check.ok(), "cut at " + cut + ": " + check.message());
       assertEquals(4, check.lines());
     }
@@ -116,7 +117,7 @@ class AuditLogTornTailTest {
       Files.writeString(file, torn, StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
       AuditLog.open(file, CLOCK).close();
     }
-    AuditLog.VerifyResult check = AuditLog.verify(file);
+    AuditChain.Result check = AuditLog.verify(file);
     assertTrue(check.ok(), check.message());
     assertEquals(3, check.lines());
     try (Stream<Path> files = Files.list(dir)) {
