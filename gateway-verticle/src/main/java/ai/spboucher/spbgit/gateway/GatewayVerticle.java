@@ -121,8 +121,8 @@ public final class GatewayVerticle extends VerticleBase {
     new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
     new ApiRoutes(vertx, contract, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl,
         clock).mount(router);
-    ProposalDiffs diffs = new ProposalDiffs(vertx, new Proposals(dir.repos()), DiffBudget.withTime(config.diffTimeBudget()),
-        registry);
+    ProposalDiffs diffs = new ProposalDiffs(vertx, new Proposals(dir.repos()),
+        DiffBudget.withTime(config.diffTimeBudget()), registry);
     new JobRoutes(vertx, contract, jobs, diffs, dir.repos(), logs).mount(router);
     new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl).mount(router);
     ApiRoutes.mountFallback(router);
