@@ -15,7 +15,11 @@ export function renderDiff(container, diff, mode) {
     el('span', { class: 'del-count', text: `−${deletions}` }),
     el('span', { class: 'muted', text: ` · ${shortSha(diff.base) || '(root)'} → ${shortSha(diff.head)}` }));
   const parts = [summary];
-  if (diff.truncated) {
+  if (diff.too_large) {
+    // The gateway gave up within its diff budget: say so first, with the ref to fetch instead.
+    parts.push(el('p', { class: 'notice too-large', id: 'diff-too-large',
+      text: `This diff is ${diff.reason ?? `too large to show here: fetch ${diff.ref ?? 'the proposal ref'} with git to see it.`}` }));
+  } else if (diff.truncated) {
     parts.push(el('p', { class: 'notice', text: `The diff is large and was cut short; fetch ${diff.ref ?? 'the proposal ref'} with git to see all of it.` }));
   }
   parts.push(el('ul', { class: 'file-list', id: 'diff-files' }, ...files.map((file, i) => el('li', {},
@@ -39,7 +43,9 @@ function renderFile(file, index, mode) {
     el('span', { class: 'add-count', text: `+${file.additions ?? 0}` }), ' ',
     el('span', { class: 'del-count', text: `−${file.deletions ?? 0}` }));
   let body;
-  if (file.binary) {
+  if (file.too_large) {
+    body = el('p', { class: 'notice too-large', text: `Too large to show here (${file.reason ?? 'over the diff budget'}).` });
+  } else if (file.binary) {
     body = el('p', { class: 'muted', text: 'Binary file, not shown.' });
   } else if (!file.hunks || file.hunks.length === 0) {
     body = el('p', { class: 'muted', text: 'No textual changes.' });

@@ -26,10 +26,12 @@ import java.util.Map;
  *                       jobs without {@code exec} are refused at once
  * @param models         the models a job may name (always includes {@code model})
  * @param natsReplicas   the replica count of the job streams (3 on a three-node NATS cluster)
+ * @param diffTimeBudget the wall-clock time one proposal diff may take before it is answered "too large"
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
                             long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
-                            Duration logRetention, String model, List<String> models, int natsReplicas) {
+                            Duration logRetention, String model, List<String> models, int natsReplicas,
+                            Duration diffTimeBudget) {
 
   /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
   public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
@@ -48,7 +50,8 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       Map.entry("SPB_LOG_RETENTION", "logRetention"),
       Map.entry("SPB_MODEL", "model"),
       Map.entry("SPB_MODELS", "models"),
-      Map.entry("SPB_NATS_REPLICAS", "natsReplicas"));
+      Map.entry("SPB_NATS_REPLICAS", "natsReplicas"),
+      Map.entry("SPB_DIFF_TIME_BUDGET", "diffTimeBudget"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -71,6 +74,9 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     }
     if (natsReplicas < 1 || natsReplicas > 5) {
       throw new IllegalArgumentException("SPB_NATS_REPLICAS must be between 1 and 5");
+    }
+    if (diffTimeBudget.toSeconds() < 1 || diffTimeBudget.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException("SPB_DIFF_TIME_BUDGET must be between 1s and 10m");
     }
     if (logRetention.toMinutes() < 1) {
       throw new IllegalArgumentException("SPB_LOG_RETENTION must be at least 1m");
@@ -104,7 +110,8 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           ConfigUnits.parseDuration(json.getString("logRetention", "30d")),
           json.getString("model", ""),
           Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList(),
-          Integer.parseInt(json.getString("natsReplicas", "1")));
+          Integer.parseInt(json.getString("natsReplicas", "1")),
+          ConfigUnits.parseDuration(json.getString("diffTimeBudget", "3s")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }

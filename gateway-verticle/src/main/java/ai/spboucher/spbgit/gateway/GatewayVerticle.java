@@ -12,7 +12,10 @@ import ai.spboucher.spbgit.gateway.auth.Sessions;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
 import java.util.function.Supplier;
+import ai.spboucher.spbgit.gateway.jobs.DiffBudget;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
+import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
 import ai.spboucher.spbgit.gateway.http.HealthRoutes;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -118,7 +121,9 @@ public final class GatewayVerticle extends VerticleBase {
     new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
     new ApiRoutes(vertx, contract, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl,
         clock).mount(router);
-    new JobRoutes(vertx, contract, jobs, dir.repos(), logs).mount(router);
+    ProposalDiffs diffs = new ProposalDiffs(vertx, new Proposals(dir.repos()),
+        DiffBudget.withTime(config.diffTimeBudget()), registry);
+    new JobRoutes(vertx, contract, jobs, diffs, dir.repos(), logs).mount(router);
     new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl).mount(router);
     ApiRoutes.mountFallback(router);
     new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);

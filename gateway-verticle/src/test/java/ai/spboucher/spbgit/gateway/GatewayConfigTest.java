@@ -41,4 +41,15 @@ class GatewayConfigTest {
     assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("maxPushBytes", "0")));
     assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("publicUrl", "ftp://x")));
   }
+
+  @Test
+  void diffTimeBudgetDefaultsToThreeSecondsAndStaysBetweenOneSecondAndTenMinutes() {
+    assertEquals(java.time.Duration.ofSeconds(3), GatewayConfig.from(new JsonObject()).diffTimeBudget());
+    assertEquals(java.time.Duration.ofSeconds(30), GatewayConfig.from(GatewayConfig.fromEnvironment(
+        Map.of("SPB_DIFF_TIME_BUDGET", "30s"))).diffTimeBudget());
+    for (String outOfBounds : new String[] {"0s", "11m"}) {
+      assertThrows(IllegalArgumentException.class,
+          () -> GatewayConfig.from(new JsonObject().put("diffTimeBudget", outOfBounds)));
+    }
+  }
 }

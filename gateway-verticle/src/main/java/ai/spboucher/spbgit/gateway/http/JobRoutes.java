@@ -2,12 +2,14 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.WorkRef;
 import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.proto.Subjects;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -24,15 +26,17 @@ public final class JobRoutes {
 
   private final Vertx vertx;
   private final JobService jobs;
+  private final ProposalDiffs diffs;
   private final RepositoryStore repos;
   private final Supplier<JobLogs> logs;
   private final ApiContract contract;
 
-  public JobRoutes(Vertx vertx, ApiContract contract, JobService jobs, RepositoryStore repos,
+  public JobRoutes(Vertx vertx, ApiContract contract, JobService jobs, ProposalDiffs diffs, RepositoryStore repos,
                    Supplier<JobLogs> logs) {
     this.vertx = vertx;
     this.contract = contract;
     this.jobs = jobs;
+    this.diffs = diffs;
     this.repos = repos;
     this.logs = logs;
   }
@@ -96,11 +100,22 @@ public final class JobRoutes {
         .onFailure(ctx::fail);
   }
 
-  /** The proposal's diff, or with {@code ?ref=partial} the diff of the partial work a stopped job left. */
+  /**
+   * The proposal's diff, or with {@code ?ref=partial} the diff of the partial work a stopped job left. A client
+   * that goes away stops the computation (unless another client waits for the same diff).
+   */
   private void diff(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     WorkRef which = WorkRef.of(ctx.request().getParam("ref"));
-    jobs.diff(jobOf(ctx), which).onSuccess(diff -> Responses.json(ctx, 200, diff)).onFailure(ctx::fail);
+    Promise<Void> clientGone = Promise.promise();
+    ctx.response().closeHandler(closed -> clientGone.tryComplete());
+    diffs.diff(jobOf(ctx), which, clientGone.future())
+        .onSuccess(diff -> Responses.json(ctx, 200, diff))
+        .onFailure(e -> {
+          if (!ctx.response().closed()) {
+            ctx.fail(e);
+          }
+        });
   }
 
   private void log(RoutingContext ctx) {

@@ -16,6 +16,12 @@ final class Responses {
         .end(body instanceof JsonObject o ? o.encode() : ((io.vertx.core.json.JsonArray) body).encode());
   }
 
+  /** A JSON body encoded already (a cached one). */
+  static void json(RoutingContext ctx, int status, String encoded) {
+    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json")
+        .putHeader("Cache-Control", "no-store").end(encoded);
+  }
+
   static void noContent(RoutingContext ctx) {
     ctx.response().setStatusCode(204).end();
   }

@@ -218,11 +218,6 @@ public final class JobService {
     return toJson(RepoName.of(job.repo()), List.of(job)).map(list -> list.get(0));
   }
 
-  /** The diff of the job's proposal or of its partial work. */
-  public Future<JsonObject> diff(Job job, WorkRef which) {
-    return vertx.executeBlocking(() -> proposals.diff(RepoName.of(job.repo()), job, which), false);
-  }
-
   /**
    * Fast-forwards {@code branch} to the proposal the owner reviewed ({@code sha}); audited once, so approving
    * again with the same branch and commit is a no-op. Partial work is never approved (409).

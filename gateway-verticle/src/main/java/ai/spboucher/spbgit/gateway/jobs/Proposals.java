@@ -6,23 +6,28 @@ import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.eclipse.jgit.diff.DiffEntry;
 import org.eclipse.jgit.diff.DiffFormatter;
+import org.eclipse.jgit.diff.Edit;
 import org.eclipse.jgit.diff.RawTextComparator;
+import org.eclipse.jgit.lib.AbbreviatedObjectId;
+import org.eclipse.jgit.lib.Constants;
+import org.eclipse.jgit.lib.FileMode;
 import org.eclipse.jgit.lib.ObjectId;
+import org.eclipse.jgit.lib.ObjectReader;
 import org.eclipse.jgit.lib.Ref;
 import org.eclipse.jgit.lib.RefUpdate;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.revwalk.RevCommit;
+import org.eclipse.jgit.revwalk.RevTree;
 import org.eclipse.jgit.revwalk.RevWalk;
 import org.eclipse.jgit.revwalk.filter.RevFilter;
+import org.eclipse.jgit.util.io.DisabledOutputStream;
 
 /**
  * The git side of reviewing a job: reading its proposal, diffing it against where the job started,
@@ -33,9 +38,6 @@ public final class Proposals {
 
   /** How an approval changed the branch. */
   public enum Approval { CREATED, FAST_FORWARDED, ALREADY_AT_PROPOSAL }
-
-  static final int MAX_DIFF_FILES = 300;
-  static final int MAX_DIFF_LINES = 20_000;
 
   private final RepositoryStore repos;
 
@@ -133,11 +135,10 @@ public final class Proposals {
   }
 
   /**
-   * The diff of the job's proposal or partial work against the commit the job started from (the merge base of
-   * the work and the job's base branch, or the recorded base commit), as files with hunks of typed lines, labelled
-   * with the ref it shows; large diffs are truncated.
+   * What the diff of the job's proposal or partial work compares: the work against the commit the job started from
+   * (the merge base of the work and the job's base branch, or the recorded base commit).
    */
-  public JsonObject diff(RepoName repo, Job job, WorkRef which) throws IOException {
+  public DiffTarget diffTarget(RepoName repo, Job job, WorkRef which) throws IOException {
     try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
       Ref work = repository.exactRef(which.refOf(job));
       if (work == null) {
@@ -145,26 +146,79 @@ public final class Proposals {
       }
       RevCommit head = walk.parseCommit(work.getObjectId());
       RevCommit base = baseOf(repository, walk, job, head);
-      try (DiffFormatter formatter = new DiffFormatter(new ByteArrayOutputStream())) {
-        formatter.setRepository(repository);
-        formatter.setDiffComparator(RawTextComparator.DEFAULT);
-        formatter.setDetectRenames(true);
-        List<DiffEntry> entries = formatter.scan(base == null ? null : base.getTree(), head.getTree());
-        JsonArray files = new JsonArray();
-        int lines = 0;
-        boolean truncated = entries.size() > MAX_DIFF_FILES;
-        for (DiffEntry entry : entries.subList(0, Math.min(entries.size(), MAX_DIFF_FILES))) {
-          JsonObject file = fileDiff(repository, entry, MAX_DIFF_LINES - lines);
-          lines += file.getInteger("lines_shown");
-          truncated |= file.getBoolean("truncated");
-          file.remove("lines_shown");
-          files.add(file);
-        }
-        return new JsonObject().put("ref", which.refOf(job)).put("kind", which.label())
-            .put("base", base == null ? null : base.name()).put("head", head.name())
-            .put("files", files).put("truncated", truncated);
-      }
+      return new DiffTarget(repo, which.refOf(job), which.label(), base == null ? null : base.name(), head.name());
     }
+  }
+
+  /**
+   * The diff of {@code target} as files with hunks of typed lines, labelled with the ref it shows, within
+   * {@code budget}: large diffs are truncated, files too big to diff are listed as {@code too_large}, and a diff
+   * that runs out of time answers {@code too_large} with a {@code reason} naming the ref to fetch instead.
+   *
+   * @throws DiffCancelledException when {@code allowance} was cancelled meanwhile
+   */
+  JsonObject diff(DiffTarget target, DiffBudget budget, DiffAllowance allowance) throws IOException {
+    allowance.start();
+    try (Repository repository = repos.open(target.repo())) {
+      List<DiffEntry> entries = scan(repository, target, budget, allowance, true);
+      if (allowance.outOfTime()) {
+        // Rename detection ran out of time, and then answers no files at all: list them as the trees have them.
+        entries = scan(repository, target, budget, allowance, false);
+      }
+      if (allowance.cancelled()) {
+        // Cancelled rename detection answers no files too: that must not pass for an empty diff.
+        throw new DiffCancelledException();
+      }
+      return files(repository, target, budget, allowance, entries);
+    }
+  }
+
+  private static List<DiffEntry> scan(Repository repository, DiffTarget target, DiffBudget budget,
+                                      DiffAllowance allowance, boolean detectRenames) throws IOException {
+    try (RevWalk walk = new RevWalk(repository);
+         DiffFormatter formatter = new DiffFormatter(DisabledOutputStream.INSTANCE)) {
+      RevTree head = walk.parseCommit(ObjectId.fromString(target.head())).getTree();
+      RevTree base = target.base() == null ? null : walk.parseCommit(ObjectId.fromString(target.base())).getTree();
+      formatter.setRepository(repository);
+      formatter.setDiffComparator(RawTextComparator.DEFAULT);
+      formatter.setDetectRenames(detectRenames);
+      if (detectRenames) {
+        formatter.getRenameDetector().setRenameLimit(budget.renameLimit());
+        formatter.getRenameDetector().setBigFileThreshold((int) Math.min(Integer.MAX_VALUE, budget.maxFileBytes()));
+        formatter.setProgressMonitor(allowance.asProgressMonitor());
+      }
+      return formatter.scan(base, head);
+    }
+  }
+
+  private static JsonObject files(Repository repository, DiffTarget target, DiffBudget budget,
+                                  DiffAllowance allowance, List<DiffEntry> entries) throws IOException {
+    JsonArray files = new JsonArray();
+    int lines = 0;
+    boolean truncated = entries.size() > budget.maxFiles();
+    boolean outOfTime = allowance.outOfTime();
+    for (DiffEntry entry : entries.subList(0, Math.min(entries.size(), budget.maxFiles()))) {
+      JsonObject file;
+      if (outOfTime) {
+        file = tooLarge(entry, "the diff ran out of time before this file");
+      } else {
+        try {
+          file = fileDiff(repository, entry, budget, allowance, budget.maxLines() - lines);
+        } catch (DiffAllowance.OutOfTime e) {
+          outOfTime = true;
+          file = tooLarge(entry, "the diff ran out of time in this file");
+        }
+      }
+      lines += file.getInteger("lines_shown");
+      truncated |= file.getBoolean("truncated");
+      file.remove("lines_shown");
+      files.add(file);
+    }
+    JsonObject diff = new JsonObject().put("ref", target.ref()).put("kind", target.kind())
+        .put("base", target.base()).put("head", target.head()).put("files", files)
+        .put("truncated", truncated || outOfTime).put("too_large", outOfTime);
+    return outOfTime ? diff.put("reason", "too large to show here: fetch " + target.ref() + " with git to see it "
+        + "(computing this diff took longer than its " + allowance.time().toSeconds() + " s budget)") : diff;
   }
 
   /** Says what is missing, and where the job's other work is when it has some. */
@@ -192,56 +246,58 @@ public final class Proposals {
     return mergeBase;
   }
 
-  private static JsonObject fileDiff(Repository repository, DiffEntry entry, int budget) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (DiffFormatter one = new DiffFormatter(out)) {
-      one.setRepository(repository);
-      one.format(entry);
+  private static JsonObject fileDiff(Repository repository, DiffEntry entry, DiffBudget budget,
+                                     DiffAllowance allowance, int lineBudget) throws IOException {
+    long bytes = Math.max(blobSize(repository, entry.getOldMode(), entry.getOldId()),
+        blobSize(repository, entry.getNewMode(), entry.getNewId()));
+    if (bytes > budget.maxFileBytes()) {
+      return tooLarge(entry, "larger than the " + (budget.maxFileBytes() >> 10) + " KiB a file may have to be "
+          + "diffed here");
     }
-    JsonArray hunks = new JsonArray();
-    JsonObject hunk = null;
+    allowance.check();
+    BudgetedDiff algorithm = new BudgetedDiff(allowance);
+    HunkCollector collector = new HunkCollector(lineBudget);
+    try (DiffFormatter one = new DiffFormatter(collector)) {
+      one.setRepository(repository);
+      one.setDiffAlgorithm(algorithm);
+      one.setDiffComparator(RawTextComparator.DEFAULT);
+      one.format(entry);
+    } catch (HunkCollector.Full e) {
+      // Everything shown is collected; the counts come from the edit list, which is complete.
+    }
     int additions = 0;
     int deletions = 0;
-    int shown = 0;
-    boolean binary = false;
-    boolean truncated = false;
-    int oldLine = 0;
-    int newLine = 0;
-    for (String line : out.toString(StandardCharsets.UTF_8).split("\n", -1)) {
-      if (line.startsWith("Binary files")) {
-        binary = true;
-      } else if (line.startsWith("@@")) {
-        int[] starts = hunkStarts(line);
-        oldLine = starts[0];
-        newLine = starts[1];
-        hunk = new JsonObject().put("header", line).put("lines", new JsonArray());
-        hunks.add(hunk);
-      } else if (hunk != null && !line.isEmpty() && "+- \\".indexOf(line.charAt(0)) >= 0) {
-        char kind = line.charAt(0);
-        additions += kind == '+' ? 1 : 0;
-        deletions += kind == '-' ? 1 : 0;
-        if (kind == '\\') {
-          continue;
-        }
-        if (shown >= budget) {
-          truncated = true;
-          continue;
-        }
-        shown++;
-        JsonObject l = new JsonObject().put("text", line.substring(1));
-        switch (kind) {
-          case '+' -> l.put("type", "add").putNull("old").put("new", newLine++);
-          case '-' -> l.put("type", "del").put("old", oldLine++).putNull("new");
-          default -> l.put("type", "context").put("old", oldLine++).put("new", newLine++);
-        }
-        hunk.getJsonArray("lines").add(l);
-      }
+    for (Edit edit : algorithm.edits() == null ? List.<Edit>of() : algorithm.edits()) {
+      additions += edit.getLengthB();
+      deletions += edit.getLengthA();
     }
+    return fileJson(entry).put("additions", additions).put("deletions", deletions)
+        .put("binary", collector.binary()).put("hunks", collector.hunks()).put("truncated", collector.truncated())
+        .put("too_large", false).put("lines_shown", collector.shown());
+  }
+
+  /** A file listed without its text diff: too big, or past the diff's time. */
+  private static JsonObject tooLarge(DiffEntry entry, String reason) {
+    return fileJson(entry).put("additions", 0).put("deletions", 0).put("binary", false).put("hunks", new JsonArray())
+        .put("truncated", true).put("too_large", true).put("reason", reason).put("lines_shown", 0);
+  }
+
+  private static JsonObject fileJson(DiffEntry entry) {
     return new JsonObject()
         .put("path", entry.getChangeType() == DiffEntry.ChangeType.DELETE ? entry.getOldPath() : entry.getNewPath())
         .put("old_path", entry.getChangeType() == DiffEntry.ChangeType.ADD ? null : entry.getOldPath())
-        .put("change", entry.getChangeType().name()).put("additions", additions).put("deletions", deletions)
-        .put("binary", binary).put("hunks", hunks).put("truncated", truncated).put("lines_shown", shown);
+        .put("change", entry.getChangeType().name());
+  }
+
+  /** The size of a blob side of a diff entry; 0 for a missing side, a submodule or a content-less entry. */
+  private static long blobSize(Repository repository, FileMode mode, AbbreviatedObjectId id) throws IOException {
+    if (id == null || !id.isComplete() || mode.getObjectType() != Constants.OBJ_BLOB
+        || ObjectId.zeroId().equals(id.toObjectId())) {
+      return 0;
+    }
+    try (ObjectReader reader = repository.newObjectReader()) {
+      return reader.getObjectSize(id.toObjectId(), Constants.OBJ_BLOB);
+    }
   }
 
   /** The old and new start lines of a {@code @@ -a,b +c,d @@} header. */

@@ -1,0 +1,16 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+
+/**
+ * What a job's diff compares: its work ({@code head}, at {@code ref}) against the commit it started from
+ * ({@code base}, null for a root commit). A diff is a function of these alone, which makes them its cache key.
+ *
+ * @param kind {@code proposal} or {@code partial}, as the API labels it
+ */
+public record DiffTarget(RepoName repo, String ref, String kind, String base, String head) {
+
+  String cacheKey() {
+    return repo.value() + ' ' + ref + ' ' + base + ' ' + head;
+  }
+}
