@@ -78,8 +78,9 @@ public final class ConnectionGuard {
   }
 
   /**
-   * The server options with the idle timeout set. HTTP/2 over cleartext goes: its upgrade swaps the connection
-   * this guard counts, and no client of the gateway needs it (git, browsers and the runner speak HTTP/1.1 here).
+   * The server options with the idle timeout set, and HTTP/2 over cleartext off: with it on, Vert.x reports a
+   * connection only once its first head is complete (to tell h2c from HTTP/1.1), so the guard would never see a
+   * slow-loris. Git, browsers and the runner speak HTTP/1.1 to the gateway.
    */
   public HttpServerOptions configure(HttpServerOptions options) {
     return options.setIdleTimeout((int) limits.idleTimeout().toSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS)
