@@ -204,15 +204,10 @@ public final class ConnectionGuard {
   private void warnOnce(ConnectionCounts.Admission admission, String address) {
     if (!warnedAtCap) {
       warnedAtCap = true;
-      LOG.log(System.Logger.Level.WARNING, admission == ConnectionCounts.Admission.OVER_TOTAL
-          ? "refusing connections: " + counts.total() + " are open (SPB_MAX_CONNECTIONS)"
-          : "refusing connections from " + address + ": " + counts.from(address) + " are open from it "
-              + "(SPB_MAX_CONNECTIONS_PER_ADDRESS); further refusals are not logged");
+      String cap = admission == ConnectionCounts.Admission.OVER_TOTAL
+          ? counts.total() + " connections are open (SPB_MAX_CONNECTIONS)"
+          : counts.from(address) + " connections are open from " + address + " (SPB_MAX_CONNECTIONS_PER_ADDRESS)";
+      LOG.log(System.Logger.Level.WARNING, "refusing connections: " + cap + "; further refusals are not logged");
     }
-  }
-
-  /** Open connections admitted under the caps, for the metrics. */
-  public int admitted() {
-    return counts.total();
   }
 }
