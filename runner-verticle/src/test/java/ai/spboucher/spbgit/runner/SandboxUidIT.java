@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The uid job containers run as, with the runner as its own process: it refuses a login account's uid (and root)
- * before it takes any job, and with the default its jobs run as a uid that owns their files on the host but is
+ * The uid job containers run as, with the runner as its own process: it refuses a login account's uid, root, and
+ * an agent image built for another uid before it takes any job, and with the default its jobs run as a uid that owns their files on the host but is
  * no account of the host.
  */
 class SandboxUidIT {
@@ -67,6 +67,18 @@ class SandboxUidIT {
     assertTrue(refused.contains("the runner exited with 2"), refused);
     assertTrue(refused.contains("spb-runner: SPB_SANDBOX_UID must be a uid from 1 to 2147483647 (never root), got 0"),
         refused);
+  }
+
+  @Test
+  void refusesToStartWithAnAgentImageBuiltForAnotherUid() throws Exception {
+    int other = 2_000_000_001;
+    assertEquals("", getent(other), "no account of this host has uid " + other);
+    Map<String, String> env = new HashMap<>(bed.runnerEnv("other-uid"));
+    env.put("SPB_SANDBOX_UID", Integer.toString(other));
+    String refused = refusal(env, tmp.resolve("logs-other"));
+    assertTrue(refused.contains("spb-runner: cannot start: agent image " + JobTestBed.IMAGE + " was built for uid "
+        + UID + " but SPB_SANDBOX_UID is " + other + ": rebuild it with SPB_SANDBOX_UID=" + other
+        + " docker/agent/build.sh"), refused);
   }
 
   /** What the runner said as it refused to start; fails (after stopping it) when it started. */
