@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The uid job containers run as, with the runner as its own process: it refuses a login account's uid, root, and
- * an agent image built for another uid before it takes any job, and with the default its jobs run as a uid that owns their files on the host but is
- * no account of the host.
+ * an agent image built for another uid before it takes any job, and with the default its jobs run as a uid that
+ * owns their files on the host but is no account of the host.
  */
 class SandboxUidIT {
 
