@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway.git;
 
 import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.http.BadRequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenPreReceiveHook;
@@ -11,12 +12,17 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.List;
+import org.eclipse.jgit.errors.UnpackException;
+import org.eclipse.jgit.internal.storage.file.BoundedPackParser;
+import org.eclipse.jgit.internal.storage.file.FileRepository;
+import org.eclipse.jgit.lib.ObjectInserter;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.transport.PacketLineOut;
 import org.eclipse.jgit.transport.PreReceiveHook;
 import org.eclipse.jgit.transport.PreReceiveHookChain;
 import org.eclipse.jgit.transport.ReceiveCommand;
 import org.eclipse.jgit.transport.ReceivePack;
+import org.eclipse.jgit.transport.UnpackErrorHandler;
 import org.eclipse.jgit.transport.RefAdvertiser.PacketLineOutRefAdvertiser;
 import org.eclipse.jgit.transport.UploadPack;
 
@@ -26,6 +32,7 @@ import org.eclipse.jgit.transport.UploadPack;
  */
 final class PackTransport {
 
+  private static final System.Logger LOG = System.getLogger(PackTransport.class.getName());
   private final RepositoryStore repos;
   private final long maxPushBytes;
   private final long maxObjectBytes;
@@ -64,10 +71,53 @@ final class PackTransport {
     }
   }
 
-  void receive(RepoName name, Principal pusher, InputStream in, OutputStream out) throws IOException {
-    try (Repository repo = repos.open(name)) {
-      receivePack(repo, name, pusher, in).receiveWithExceptionPropagation(in, out, null);
+  /**
+   * Runs one push within {@code budget}. A push the budget stops answers like any unpack failure (an
+   * {@code unpack error} line naming the limit, {@code ng} for every ref, and the same as a {@code remote:} line
+   * over side-band): that report is the answer, and no ref was updated.
+   *
+   * @return whether the budget refused the push
+   */
+  boolean receive(RepoName name, Principal pusher, InputStream in, OutputStream out, PushBudget budget)
+      throws IOException {
+    try (Repository checked = repos.open(name); Repository repo = bounded(checked, budget)) {
+      ReceivePack rp = receivePack(repo, name, pusher, in);
+      UnpackErrorHandler report = rp.getUnpackErrorHandler();
+      rp.setUnpackErrorHandler(error -> {
+        if (error instanceof PushLimitException stop) {
+          rp.sendError(stop.getMessage());
+        }
+        report.handleUnpackException(error);
+      });
+      try {
+        rp.receiveWithExceptionPropagation(in, out, null);
+        return false;
+      } catch (UnpackException e) {
+        if (!(e.getCause() instanceof PushLimitException stop) || stop.clientGone()) {
+          throw e;
+        }
+        LOG.log(System.Logger.Level.INFO, "push to " + name + " by " + pusher.tokenId() + " refused: "
+            + stop.getMessage());
+        return true;
+      } catch (PushLimitException e) {
+        // Stopped while JGit read the commands, before any report can be sent: a plain HTTP refusal.
+        throw new BadRequestException(e.getMessage());
+      }
     }
+  }
+
+  /**
+   * The repository as ReceivePack sees it: the same files, with a pack parser that keeps to {@code budget}.
+   * Opened beside the store's own instance, which checks the name; opening a file repository reads two small
+   * files.
+   */
+  private static Repository bounded(Repository repo, PushBudget budget) throws IOException {
+    return new FileRepository(repo.getDirectory()) {
+      @Override
+      public ObjectInserter newObjectInserter() {
+        return BoundedPackParser.inserter(this, super.newObjectInserter(), budget);
+      }
+    };
   }
 
   private static UploadPack uploadPack(Repository repo, List<String> protocol) {
