@@ -12,8 +12,7 @@ import org.eclipse.jgit.internal.storage.file.BoundedPackParser;
  * is another delta to apply on every later read of the object) and the push's wall-clock time, and lets other
  * threads stop it: when its client goes away or its token is revoked.
  *
- * <p>Threading: {@link #inflating}, {@link #resolved} and {@link #checkpoint} run on the one thread parsing the
- * pack; {@link #abort} may be called from any thread, and takes effect at that thread's next checkpoint.
+ * <p>Threading: the {@link BoundedPackParser.Bounds} methods run on the one thread parsing the pack; {@link #abort} may be called from any thread, and takes effect at that thread's next checkpoint.
  */
 final class PushBudget implements BoundedPackParser.Bounds {
 
@@ -26,12 +25,15 @@ final class PushBudget implements BoundedPackParser.Bounds {
   }
 
   private final Limits limits;
+  private final PushMemoryGate memory;
   private final long deadline;
   private long inflated;
+  private boolean inGate;
   private volatile PushLimitException stop;
 
-  PushBudget(Limits limits) {
+  PushBudget(Limits limits, PushMemoryGate memory) {
     this.limits = limits;
+    this.memory = memory;
     this.deadline = System.nanoTime() + limits.timeLimit().toNanos();
   }
 
@@ -76,6 +78,20 @@ final class PushBudget implements BoundedPackParser.Bounds {
     PushLimitException reason = stop;
     if (reason != null) {
       throw reason;
+    }
+  }
+
+  @Override
+  public void resolvingDeltas() throws IOException {
+    memory.enter(this);
+    inGate = true;
+  }
+
+  @Override
+  public void parseEnded() {
+    if (inGate) {
+      inGate = false;
+      memory.leave();
     }
   }
 

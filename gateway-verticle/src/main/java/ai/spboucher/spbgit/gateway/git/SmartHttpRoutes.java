@@ -44,6 +44,7 @@ public final class SmartHttpRoutes {
   private final PackTransport transport;
   private final long maxPushBytes;
   private final PushBudget.Limits pushLimits;
+  private final PushMemoryGate pushMemory;
 
   public SmartHttpRoutes(Vertx vertx, WorkerExecutor gitPool, Authenticator authenticator, RepositoryStore repos,
                          GatewayConfig config, JobPushListener jobPushes) {
@@ -54,6 +55,7 @@ public final class SmartHttpRoutes {
     this.maxPushBytes = config.maxPushBytes();
     this.pushLimits = new PushBudget.Limits(config.maxPushInflatedBytes(), config.maxDeltaDepth(),
         config.pushTimeLimit());
+    this.pushMemory = PushMemoryGate.forThisHeap(config.maxObjectBytes());
   }
 
   public void mount(Router router) {
@@ -100,7 +102,7 @@ public final class SmartHttpRoutes {
     List<String> protocol = protocolParameters(request);
     ResponseBodyStream out = new ResponseBodyStream(ctx.response(), vertx.getOrCreateContext(),
         service.resultType(), service == GitService.RECEIVE_PACK ? RECEIVE_REPORT_HOLD : UPLOAD_ERROR_HOLD);
-    PushBudget budget = new PushBudget(pushLimits);
+    PushBudget budget = new PushBudget(pushLimits, pushMemory);
     PushWatch watch = service == GitService.RECEIVE_PACK ? PushWatch.start(vertx, ctx, budget, body) : null;
     authorize(request, name, service)
         .compose(pusher -> {

@@ -5,6 +5,8 @@ import java.io.InputStream;
 import org.eclipse.jgit.lib.AnyObjectId;
 import org.eclipse.jgit.lib.ObjectId;
 import org.eclipse.jgit.lib.ObjectInserter;
+import org.eclipse.jgit.lib.ProgressMonitor;
+import org.eclipse.jgit.transport.PackLock;
 import org.eclipse.jgit.transport.PackParser;
 import org.eclipse.jgit.transport.PackedObjectInfo;
 
@@ -34,9 +36,19 @@ public final class BoundedPackParser extends ObjectDirectoryPackParser {
 
     /** Called before each chunk of work; throws when the push has to stop (deadline, cancellation). */
     void checkpoint() throws IOException;
+
+    /**
+     * Called before the parse applies its first delta, the CPU-bound phase that keeps a base and the object it
+     * builds in memory; may wait. {@link #parseEnded} follows whatever happens.
+     */
+    void resolvingDeltas() throws IOException;
+
+    /** Called once the parse has ended, well or not. */
+    void parseEnded();
   }
 
   private final Bounds bounds;
+  private boolean resolving;
 
   private BoundedPackParser(FileObjectDatabase odb, InputStream src, Bounds bounds) {
     super(odb, src);
@@ -56,6 +68,15 @@ public final class BoundedPackParser extends ObjectDirectoryPackParser {
         return new BoundedPackParser(repo.getObjectDatabase(), in, bounds);
       }
     };
+  }
+
+  @Override
+  public PackLock parse(ProgressMonitor receiving, ProgressMonitor resolving) throws IOException {
+    try {
+      return super.parse(receiving, resolving);
+    } finally {
+      bounds.parseEnded();
+    }
   }
 
   @Override
@@ -88,6 +109,7 @@ public final class BoundedPackParser extends ObjectDirectoryPackParser {
   @Override
   protected ObjectTypeAndSize seekDatabase(UnresolvedDelta delta, ObjectTypeAndSize info) throws IOException {
     bounds.checkpoint();
+    startResolving();
     return super.seekDatabase(delta, info);
   }
 
@@ -108,6 +130,13 @@ public final class BoundedPackParser extends ObjectDirectoryPackParser {
       bounds.resolved(data.length, info.depth);
     }
     super.onInflatedObjectData(obj, typeCode, data);
+  }
+
+  private void startResolving() throws IOException {
+    if (!resolving) {
+      bounds.resolvingDeltas();
+      resolving = true;
+    }
   }
 
   /** An object's entry with its depth: 0 for a whole object (or a thin pack's base), else its base's + 1. */
