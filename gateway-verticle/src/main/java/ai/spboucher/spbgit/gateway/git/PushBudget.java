@@ -1,20 +1,21 @@
 package ai.spboucher.spbgit.gateway.git;
 
-import java.io.IOException;
 import java.time.Duration;
-import org.eclipse.jgit.internal.storage.file.BoundedPackParser;
 
 /**
  * What one push may cost after its pack is inflated, and the switch that stops it. The compressed size is bounded
  * elsewhere ({@code SPB_MAX_PUSH_BYTES}); a small pack can still inflate to gigabytes, since a delta of a few
- * hundred bytes may copy its base thousands of times over. So this counts every byte JGit inflates or builds
- * (whole objects, delta instructions, the objects deltas produce), bounds the depth of delta chains (each link
- * is another delta to apply on every later read of the object) and the push's wall-clock time, and lets other
- * threads stop it: when its client goes away or its token is revoked.
+ * dozen bytes may copy its base many times over. So this counts the bytes of every object JGit inflates or
+ * builds from a delta, bounds the depth of the delta chains a push stores (each link is another delta to apply
+ * on every later read of the object) and the push's wall-clock time, and lets other threads stop it: when its
+ * client goes away or its token is revoked. Once the upload is complete the push also waits for its share of
+ * the {@link PushMemoryGate} before it builds objects.
  *
- * <p>Threading: the {@link BoundedPackParser.Bounds} methods run on the one thread parsing the pack; {@link #abort} may be called from any thread, and takes effect at that thread's next checkpoint.
+ * <p>Threading: {@link #inflating}, {@link #checkpoint}, {@link #uploadEnded} and {@link #finished} run on the
+ * one thread running the push; {@link #abort} may be called from any thread, and takes effect at that thread's
+ * next checkpoint.
  */
-final class PushBudget implements BoundedPackParser.Bounds {
+final class PushBudget {
 
   /**
    * @param maxInflatedBytes the bytes a push may inflate in all
@@ -53,8 +54,8 @@ final class PushBudget implements BoundedPackParser.Bounds {
     return stop;
   }
 
-  @Override
-  public void inflating(long bytes) throws IOException {
+  /** Counts {@code bytes} more of inflated objects; throws once the push is past its limit or stopped. */
+  void inflating(long bytes) {
     checkpoint();
     inflated += bytes;
     if (inflated > limits.maxInflatedBytes()) {
@@ -62,16 +63,15 @@ final class PushBudget implements BoundedPackParser.Bounds {
     }
   }
 
-  @Override
-  public void resolved(long bytes, int depth) throws IOException {
+  /** Throws if {@code depth}, the longest delta chain of the received pack, is over the limit. */
+  void checkDeltaDepth(int depth) {
     if (depth > limits.maxDeltaDepth()) {
       throw refuse(PushLimitException.deltaDepth(limits.maxDeltaDepth()));
     }
-    inflating(bytes);
   }
 
-  @Override
-  public void checkpoint() throws PushLimitException {
+  /** Throws the reason the push has to stop (its time is up, or {@link #abort} was called), if there is one. */
+  void checkpoint() {
     if (stop == null && System.nanoTime() - deadline > 0) {
       abort(PushLimitException.timeLimit(limits.timeLimit()));
     }
@@ -81,14 +81,19 @@ final class PushBudget implements BoundedPackParser.Bounds {
     }
   }
 
-  @Override
-  public void resolvingDeltas() throws IOException {
-    memory.enter(this);
-    inGate = true;
+  /**
+   * The whole body has arrived: what follows (resolving deltas, checks, ref updates) is CPU and memory, so wait
+   * for a share of the gate first. Idempotent.
+   */
+  void uploadEnded() {
+    if (!inGate) {
+      memory.enter(this);
+      inGate = true;
+    }
   }
 
-  @Override
-  public void parseEnded() {
+  /** The push is over, well or not: gives its share of the gate back. */
+  void finished() {
     if (inGate) {
       inGate = false;
       memory.leave();

@@ -1,12 +1,14 @@
 package ai.spboucher.spbgit.gateway.git;
 
-import java.io.IOException;
-
 /**
  * A push was stopped by one of its bounds: a limit it went past, its client gone or its token revoked. The
  * message names the bound and, for a configured limit, its setting; git clients show it as the unpack error.
+ *
+ * <p>Unchecked because it is thrown from inside JGit's object checker, whose methods may only throw
+ * {@code CorruptObjectException}, which JGit rewords as "invalid object"; ReceivePack reports any runtime
+ * exception from unpacking with its own message.
  */
-final class PushLimitException extends IOException {
+final class PushLimitException extends RuntimeException {
 
   private static final long serialVersionUID = 1L;
 
@@ -50,6 +52,9 @@ final class PushLimitException extends IOException {
     if (n % (1L << 30) == 0) {
       return n / (1L << 30) + " GiB";
     }
-    return n % (1L << 20) == 0 ? n / (1L << 20) + " MiB" : n + " bytes";
+    if (n % (1L << 20) == 0) {
+      return n / (1L << 20) + " MiB";
+    }
+    return n % (1L << 10) == 0 ? n / (1L << 10) + " KiB" : n + " bytes";
   }
 }

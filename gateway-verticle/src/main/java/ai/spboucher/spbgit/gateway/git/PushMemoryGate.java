@@ -1,17 +1,14 @@
 package ai.spboucher.spbgit.gateway.git;
 
-import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Lets only as many pushes resolve deltas at once as the heap holds. While it resolves deltas, JGit keeps a base
- * and the object it builds, each up to {@code SPB_MAX_OBJECT_BYTES}; four pushes of 96 MiB objects ran a
- * gateway's heap out. So each push reserves twice the object limit (at most all of the gate) from half the heap
- * before its first delta, and gives it back when its pack is parsed; the others wait, still stopped by their own
- * bounds. Only this CPU-bound phase is gated: the upload before it goes at the client's pace and must not hold
- * other pushes up.
+ * Lets only as many pushes unpack at once as the heap holds. While it resolves deltas, JGit keeps a base and the
+ * object it builds, each up to {@code SPB_MAX_OBJECT_BYTES}; four pushes of 96 MiB objects ran a gateway's heap
+ * out. So each push reserves twice the object limit (at most all of the gate) from half the heap once its upload
+ * is complete, and gives it back when it is done; the others wait, still stopped by their own bounds. Only this
+ * CPU-bound phase is gated: the upload before it goes at the client's pace and must not hold other pushes up.
  *
  * <p>Threading: safe from any thread; {@link #enter} blocks.
  */
@@ -39,14 +36,14 @@ final class PushMemoryGate {
   }
 
   /** Waits for this push's share, checking {@code budget} in between so a stopped push stops waiting. */
-  void enter(PushBudget budget) throws IOException {
+  void enter(PushBudget budget) {
     try {
       while (!units.tryAcquire(perPush, POLL_MS, TimeUnit.MILLISECONDS)) {
         budget.checkpoint();
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted while waiting for memory to unpack a push");
+      throw new IllegalStateException("interrupted while waiting for memory to unpack a push", e);
     }
   }
 

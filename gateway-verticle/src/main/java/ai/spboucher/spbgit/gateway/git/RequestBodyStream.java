@@ -54,12 +54,12 @@ final class RequestBodyStream extends InputStream {
   }
 
   /** Makes the reader throw {@code cause} once it has read what already arrived, even while it waits. Any thread. */
-  void abort(IOException cause) {
+  void abort(RuntimeException cause) {
     chunks.add(new Abort(cause));
   }
 
   /** Queued by {@link #abort}: thrown as it is, not as a failure of the request. */
-  private record Abort(IOException cause) {
+  private record Abort(RuntimeException cause) {
   }
 
   private void onChunk(Buffer chunk) {
