@@ -93,6 +93,7 @@ class PushBoundsIT {
     assertTrue(pushed.output().contains(
         "remote: error: push exceeds the inflated size limit of 64 KiB (SPB_MAX_PUSH_INFLATED_BYTES)"),
         pushed.output());
+    assertTrue(pushed.output().contains("remote unpack failed: error push exceeds the inflated size limit"), pushed.output());
     assertEquals("", git.refs(gateway.repoDir("demo")));
   }
 
