@@ -29,11 +29,16 @@ import java.util.Map;
  * @param natsReplicas   the replica count of the job streams (3 on a three-node NATS cluster)
  * @param diffTimeBudget the wall-clock time one proposal diff may take before it is answered "too large"
  * @param connections    the head and idle timeouts and the connection caps
+ * @param maxPushInflatedBytes the bytes one push may inflate in all (objects, delta instructions and the objects
+ *                       deltas build): a small pack of deltas can expand to gigabytes
+ * @param maxDeltaDepth  the longest delta chain a push may store
+ * @param pushTimeLimit  the wall-clock time one push may take, upload included
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
                             long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
                             Duration logRetention, String model, List<String> models, int natsReplicas,
-                            Duration diffTimeBudget, ConnectionLimits connections) {
+                            Duration diffTimeBudget, ConnectionLimits connections,
+                            long maxPushInflatedBytes, int maxDeltaDepth, Duration pushTimeLimit) {
 
   /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
   public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
@@ -57,7 +62,10 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       Map.entry("SPB_HEAD_TIMEOUT", "headTimeout"),
       Map.entry("SPB_IDLE_TIMEOUT", "idleTimeout"),
       Map.entry("SPB_MAX_CONNECTIONS", "maxConnections"),
-      Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"));
+      Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"),
+      Map.entry("SPB_MAX_PUSH_INFLATED_BYTES", "maxPushInflatedBytes"),
+      Map.entry("SPB_MAX_DELTA_DEPTH", "maxDeltaDepth"),
+      Map.entry("SPB_PUSH_TIME_LIMIT", "pushTimeLimit"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -65,6 +73,10 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     }
     if (maxPushBytes <= 0 || maxObjectBytes <= 0) {
       throw new IllegalArgumentException("SPB_MAX_PUSH_BYTES and SPB_MAX_OBJECT_BYTES must be positive");
+    }
+    if (maxPushInflatedBytes <= 0 || maxDeltaDepth < 1 || pushTimeLimit.toSeconds() < 1) {
+      throw new IllegalArgumentException("SPB_MAX_PUSH_INFLATED_BYTES must be positive, SPB_MAX_DELTA_DEPTH at least 1"
+          + " and SPB_PUSH_TIME_LIMIT at least 1s");
     }
     if (gitWorkers < 1) {
       throw new IllegalArgumentException("SPB_GIT_WORKERS must be at least 1");
@@ -118,7 +130,10 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList(),
           Integer.parseInt(json.getString("natsReplicas", "1")),
           ConfigUnits.parseDuration(json.getString("diffTimeBudget", "3s")),
-          connectionLimits(json));
+          connectionLimits(json),
+          ConfigUnits.parseBytes(json.getString("maxPushInflatedBytes", "512m")),
+          Integer.parseInt(json.getString("maxDeltaDepth", "250")),
+          ConfigUnits.parseDuration(json.getString("pushTimeLimit", "10m")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }

@@ -39,6 +39,24 @@ class GatewayConfigTest {
   }
 
   @Test
+  void boundsWhatAPushCostsOnceInflatedByDefault() {
+    GatewayConfig defaults = GatewayConfig.from(GatewayConfig.fromEnvironment(Map.of()));
+    assertEquals(512L << 20, defaults.maxPushInflatedBytes());
+    assertEquals(250, defaults.maxDeltaDepth());
+    assertEquals(java.time.Duration.ofMinutes(10), defaults.pushTimeLimit());
+    GatewayConfig set = GatewayConfig.from(GatewayConfig.fromEnvironment(Map.of(
+        "SPB_MAX_PUSH_INFLATED_BYTES", "4g", "SPB_MAX_DELTA_DEPTH", "50", "SPB_PUSH_TIME_LIMIT", "90s")));
+    assertEquals(4L << 30, set.maxPushInflatedBytes());
+    assertEquals(50, set.maxDeltaDepth());
+    assertEquals(java.time.Duration.ofSeconds(90), set.pushTimeLimit());
+    for (String[] nonsense : new String[][] {{"maxPushInflatedBytes", "0"}, {"maxDeltaDepth", "0"},
+        {"pushTimeLimit", "0s"}}) {
+      assertThrows(IllegalArgumentException.class,
+          () -> GatewayConfig.from(new JsonObject().put(nonsense[0], nonsense[1])), nonsense[0]);
+    }
+  }
+
+  @Test
   void failsFastOnNonsense() {
     assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("httpPort", "70000")));
     assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("httpPort", "x")));
