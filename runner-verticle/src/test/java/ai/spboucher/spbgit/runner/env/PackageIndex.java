@@ -53,6 +53,14 @@ public final class PackageIndex implements AutoCloseable {
     return "http://" + server.hostPort() + "/simple/";
   }
 
+  /**
+   * The host for pip's {@code --trusted-host}: pip ignores a plain-HTTP index on any host but localhost and loopback
+   * ("not a trusted or secure host") unless it is named there.
+   */
+  public String trustedHost() {
+    return address().getHostAddress();
+  }
+
   public InetAddress address() {
     return server.address();
   }

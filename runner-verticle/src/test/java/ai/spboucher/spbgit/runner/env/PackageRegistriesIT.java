@@ -65,7 +65,9 @@ class PackageRegistriesIT {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"HTTP_PROXY", "http_proxy", "--proxy"})
   void pipSendsAbsoluteUriRequestsThroughTheProxyItIsGiven(String how, @TempDir Path dir) throws Exception {
-    String distribution = "spb-proxied-" + how.replaceAll("[^A-Za-z]", "").toLowerCase(Locale.ROOT);
+    // One name per variant: all share one virtual environment, where an installed name would not be fetched again.
+    String distribution = "spb-proxied-" + Map.of("HTTP_PROXY", "upper", "http_proxy", "lower", "--proxy", "flag")
+        .get(how);
     Wheel wheel = WheelBuilder.distribution(distribution, "1.0.0")
         .module(distribution.replace('-', '_'), "VIA = 'proxy'\n").build();
     try (PackageIndex index = PackageIndex.serve(address, wheel);
@@ -139,7 +141,8 @@ class PackageRegistriesIT {
   private static Result pipInstall(Path dir, PackageIndex index, Map<String, String> env, List<String> flags,
       String requirement) throws Exception {
     List<String> command = new ArrayList<>(List.of(python.toString(), "-m", "pip", "install", "--no-cache-dir",
-        "--no-input", "--disable-pip-version-check", "--index-url", index.simpleUrl()));
+        "--no-input", "--disable-pip-version-check", "--index-url", index.simpleUrl(),
+        "--trusted-host", index.trustedHost()));
     command.addAll(flags);
     command.add(requirement);
     return run(dir, env, command.toArray(String[]::new));
@@ -154,11 +157,13 @@ class PackageRegistriesIT {
   private static Result npmInstall(Path dir, NpmRegistry registry, Map<String, String> env, List<String> flags,
       String... specs) throws Exception {
     Path home = Files.createDirectories(dir.resolve("home"));
-    Path emptyConfig = Files.writeString(home.resolve("empty-npmrc"), "");
+    // Two files: npm refuses to load one file as both user and global configuration.
+    Path userConfig = Files.writeString(home.resolve("user-npmrc"), "");
+    Path globalConfig = Files.writeString(home.resolve("global-npmrc"), "");
     Path project = Files.createDirectories(dir.resolve("project"));
     List<String> command = new ArrayList<>(List.of("npm", "install", "--registry", registry.url(),
-        "--cache", home.resolve("npm-cache").toString(), "--userconfig", emptyConfig.toString(),
-        "--globalconfig", emptyConfig.toString(), "--no-audit", "--no-fund", "--no-update-notifier"));
+        "--cache", home.resolve("npm-cache").toString(), "--userconfig", userConfig.toString(),
+        "--globalconfig", globalConfig.toString(), "--no-audit", "--no-fund", "--no-update-notifier"));
     command.addAll(flags);
     command.addAll(List.of(specs));
     Map<String, String> withHome = new HashMap<>(env);
