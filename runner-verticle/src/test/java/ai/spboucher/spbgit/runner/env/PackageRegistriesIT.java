@@ -108,7 +108,7 @@ class PackageRegistriesIT {
   }
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"--proxy", "npm_config_proxy", "HTTP_PROXY"})
+  @ValueSource(strings = {"--proxy", "npm_config_proxy", "HTTP_PROXY", "http_proxy"})
   void npmSendsAbsoluteUriRequestsThroughTheProxyItIsGiven(String how, @TempDir Path dir) throws Exception {
     NpmPackage p = NpmPackage.named("@spb/proxied-probe", "1.0.0").indexJs("module.exports = { via: 'proxy' };\n")
         .build();

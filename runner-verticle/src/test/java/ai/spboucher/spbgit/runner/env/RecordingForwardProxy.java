@@ -25,8 +25,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class RecordingForwardProxy implements AutoCloseable {
 
-  /** One request as the proxy received it: {@code target} is the request line's second word, verbatim. */
-  record ProxiedRequest(String method, String target, String host, InetAddress client) {
+  /**
+   * One request as the proxy received it: {@code target} is the request line's second word, verbatim; {@code headers}
+   * the header lines as sent.
+   */
+  record ProxiedRequest(String method, String target, List<String> headers, InetAddress client) {
   }
 
   private final ServerSocket server = new ServerSocket();
@@ -76,7 +79,8 @@ final class RecordingForwardProxy implements AutoCloseable {
           out.write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".getBytes());
           return;
         }
-        requests.add(new ProxiedRequest(line[0], line[1], header(head, "host"), client.getInetAddress()));
+        requests.add(new ProxiedRequest(line[0], line[1], List.copyOf(head.subList(1, head.size())),
+            client.getInetAddress()));
         if (line[0].equals("CONNECT")) {
           tunnel(line[1], in, out);
           return;
