@@ -43,7 +43,7 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
   /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
   public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
 
-  /** Environment variables, their JSON keys and defaults; the README table is generated from the same names. */
+  /** Environment variables and their JSON keys; docs/operations.md documents each (GatewayConfigTest checks). */
   static final Map<String, String> ENVIRONMENT = Map.ofEntries(
       Map.entry("SPB_DATA_DIR", "dataDir"),
       Map.entry("SPB_HTTP_HOST", "httpHost"),
@@ -116,7 +116,7 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
   public static GatewayConfig from(JsonObject json) {
     try {
       return new GatewayConfig(
-          Path.of(json.getString("dataDir", "data")),
+          Path.of(json.getString("dataDir", "data")).normalize(),
           json.getString("httpHost", "127.0.0.1"),
           Integer.parseInt(json.getString("httpPort", "8080")),
           emptyToNull(json.getString("publicUrl")),

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import ai.spboucher.spbgit.gateway.DeltaBomb;
 import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.gateway.SlowHeads;
@@ -102,6 +103,9 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
   private static final String AWAIT_GO =
       "until git ls-remote --exit-code origin refs/heads/go > /dev/null 2>&1; do sleep 1; done; ";
 
+  /** What the delta-bomb job prints before the number of its bombs the gateway refused naming the limit. */
+  private static final String BOMBS_REFUSED = "delta-bombs-refused-";
+
   /** What a job does once released, how many numbered lines it prints, and how it must end. */
   private enum Kind {
     PROPOSAL(LINES, "ok", FaultChecks.numberedLines(PREFIX, LINES, 15, "1") + "; echo \"$SPB_JOB_ID\" > load.txt"),
@@ -112,14 +116,25 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
         + "; dd if=/dev/zero of=/work/fill bs=1M count=64"),
     /**
      * A ref flood from inside the sandbox, through the runner's git relay: three pushes of 2,500 refs with
-     * 190-character names and one of 2,500 with 800-character names. The gate admits the first 32 and refuses the
-     * rest, so the job's own proposal is then a 33rd ref, refused too: the job ends with the entrypoint's push
-     * failure.
+     * 190-character names and one of 1,000 (as many as a command line holds) with 800-character names. The gate
+     * admits the first 32 and refuses the rest, so the job's own proposal is then a 33rd ref, refused too: the job
+     * ends with the entrypoint's push failure.
      */
     REF_FLOOD(LIMIT_LINES, "exit_code:93", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
-        + "; for n in 180 180 180 790; do pad=$(printf \"%0${n}d\" 0); "
-        + "git push -q origin $(seq -f \"HEAD:refs/agents/$SPB_JOB_ID/f$n-%g-$pad\" 1 2500) > /dev/null 2>&1; "
-        + "done; echo \"$SPB_JOB_ID\" > load.txt");
+        + "; for n in 180 180 180 790; do count=$([ $n -gt 200 ] && echo 1000 || echo 2500); pad=$(printf \"%0${n}d\" 0); "
+        + "git push -q origin $(seq -f \"HEAD:refs/agents/$SPB_JOB_ID/f$n-%g-$pad\" 1 $count) > /dev/null 2>&1; "
+        + "done; echo \"$SPB_JOB_ID\" > load.txt"),
+    /**
+     * Four delta bombs at once from inside the sandbox, through the runner's git relay: each a 13 KB receive-pack
+     * that inflates to 9.6 GB, which the test leaves for this job in the {@code go} branch. The gateway refuses
+     * each one naming its inflated-size limit; the job then pushes its proposal as the others do.
+     */
+    DELTA_BOMB(LIMIT_LINES, "ok", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
+        + "; git fetch -q origin go && git show \"FETCH_HEAD:bombs/$SPB_JOB_ID\" > /tmp/bomb"
+        + " && url=$(git remote get-url origin) && for i in 1 2 3 4; do curl -s -o /tmp/answer-$i --data-binary"
+        + " @/tmp/bomb -H 'Content-Type: application/x-git-receive-pack-request' \"$url/git-receive-pack\" & done;"
+        + " wait; echo \"" + BOMBS_REFUSED + "$(grep -l -a SPB_MAX_PUSH_INFLATED_BYTES /tmp/answer-* | wc -l)\";"
+        + " echo \"$SPB_JOB_ID\" > load.txt");
 
     final int lines;
     final String exitReason;
@@ -296,7 +311,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
 
     double allStarted = awaitAllStarted(kinds.keySet());
     Map<String, Integer> runningAtOnce = runningJobs();
-    git.ok(seed, "push", "-q", pushUrl(), "main:refs/heads/go");
+    pushGo(kinds);
     long released = System.nanoTime();
     Map<String, JsonObject> jobs = awaitAllFinished(kinds.keySet());
     long allFinished = System.nanoTime();
@@ -345,9 +360,29 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
         + (heapAfterGc >> 20) + " MiB after a full GC, " + (heapBefore >> 20) + " MiB before the run");
   }
 
+  /**
+   * Releases the jobs: pushes {@code go}, a commit on main that holds each delta-bomb job's bomb, a receive-pack
+   * body for a ref in that job's own namespace.
+   */
+  private void pushGo(Map<String, Kind> kinds) throws Exception {
+    Path bombs = Files.createDirectories(seed.resolve("bombs"));
+    for (var entry : kinds.entrySet()) {
+      if (entry.getValue() == Kind.DELTA_BOMB) {
+        Files.write(bombs.resolve(entry.getKey()), DeltaBomb.receivePackBody(
+            "refs/agents/" + entry.getKey() + "/bomb", "0".repeat(40)));
+      }
+    }
+    git.ok(seed, "checkout", "-q", "-b", "go");
+    git.ok(seed, "add", "bombs");
+    git.ok(seed, "commit", "-q", "-m", "Release the load jobs");
+    git.ok(seed, "push", "-q", pushUrl(), "go:refs/heads/go");
+    git.ok(seed, "checkout", "-q", "main");
+  }
+
   /** The jobs to submit: the wall clock's first (it takes longest), the other limits next, then proposals. */
   private static List<Kind> plan() {
-    List<Kind> plan = new ArrayList<>(List.of(Kind.PROPOSAL, Kind.TIMEOUT, Kind.OOM, Kind.DISK, Kind.REF_FLOOD));
+    List<Kind> plan = new ArrayList<>(List.of(Kind.PROPOSAL, Kind.TIMEOUT, Kind.OOM, Kind.DISK, Kind.REF_FLOOD,
+        Kind.DELTA_BOMB));
     while (plan.size() < JOBS) {
       plan.add(Kind.PROPOSAL);
     }
@@ -507,7 +542,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
       JsonObject job = jobs.get(entry.getKey());
       Kind kind = entry.getValue();
       assertEquals(kind.exitReason, job.getString("exit_reason"), job.encodePrettily());
-      if (kind == Kind.PROPOSAL) {
+      if (kind == Kind.PROPOSAL || kind == Kind.DELTA_BOMB) {
         assertNotNull(job.getString("proposal_sha"), "a proposal: " + job.encodePrettily());
       } else {
         assertNull(job.getString("proposal_sha"), "no proposal: " + job.encodePrettily());
@@ -515,6 +550,10 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
       String log = gateway.api("GET", "/api/v1/repos/" + REPO + "/agent-jobs/" + entry.getKey() + "/log", null)
           .body();
       FaultChecks.assertEachLineOnce(log, PREFIX, kind.lines, "the gateway's log of job " + entry.getKey());
+      if (kind == Kind.DELTA_BOMB) {
+        assertTrue(log.contains(BOMBS_REFUSED + "4"), "the gateway refused all four bombs naming the limit:\n"
+            + log.lines().filter(l -> l.contains(BOMBS_REFUSED)).toList());
+      }
     }
   }
 
@@ -528,7 +567,8 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     assertEquals(kinds.keySet(), events.keySet(), "the audited jobs are the ones submitted");
     for (var entry : kinds.entrySet()) {
       List<String> jobEvents = events.get(entry.getKey());
-      if (entry.getValue() == Kind.PROPOSAL || entry.getValue() == Kind.REF_FLOOD) {
+      if (entry.getValue() == Kind.PROPOSAL || entry.getValue() == Kind.REF_FLOOD
+          || entry.getValue() == Kind.DELTA_BOMB) {
         // The flood's one admitted push is its refs_written; every refused push recorded nothing.
         FaultChecks.assertPushedJobAuditedOnce(jobEvents);
       } else {
