@@ -78,6 +78,15 @@ unpack() {
   rmdir "$target.tmp"
 }
 
+# A destination already holding exactly these pins is left alone (unpacking takes a while).
+pins=$(printf '%s\n' "${PACKAGES[@]}")
+if [ "$(cat "$dest/.pinned" 2>/dev/null)" = "$pins" ] && "$dest/bin/claude" --version >/dev/null 2>&1 \
+  && "$dest/bin/codex" --version >/dev/null 2>&1 && "$dest/bin/qwen" --version >/dev/null 2>&1; then
+  echo "agent CLIs in $dest/bin are current"
+  exit 0
+fi
+rm -f "$dest/.pinned"
+
 for entry in "${PACKAGES[@]}"; do
   read -r spec sum <<<"$entry"
   file=$(fetch "$spec" "$sum")
@@ -112,3 +121,4 @@ chmod 0755 "$dest/bin/qwen"
 "$dest/bin/qwen" --version >/dev/null || die "qwen does not run"
 echo "agent CLIs in $dest/bin: claude $("$dest/bin/claude" --version | cut -d' ' -f1)," \
   "$("$dest/bin/codex" --version), qwen $("$dest/bin/qwen" --version)"
+printf '%s\n' "${PACKAGES[@]}" >"$dest/.pinned"

@@ -267,8 +267,12 @@ public final class FakeProvider implements AutoCloseable {
         byte[] body = reply.body().getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("content-type", "application/json");
         reply.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
-        exchange.sendResponseHeaders(reply.status(), body.length == 0 ? -1 : body.length);
-        exchange.getResponseBody().write(body);
+        // A HEAD (Claude Code's connectivity probe) gets the status alone.
+        boolean head = exchange.getRequestMethod().equals("HEAD");
+        exchange.sendResponseHeaders(reply.status(), body.length == 0 || head ? -1 : body.length);
+        if (!head) {
+          exchange.getResponseBody().write(body);
+        }
       }
     } catch (IOException e) {
       // The client gave up on the call (a timeout test): nothing to answer.
