@@ -74,12 +74,12 @@ class AgentCliFakesIT {
     fake.close();
   }
 
-  @Test
-  void claudeCodeStreamsAnthropicMessagesAndWritesWithItsWriteTool() throws Exception {
-    Path target = repo.resolve("hello.txt");
-    fake.scriptOnly(usesTool("Write")).then(
-        fake.toolCall("Write", json("file_path", target.toString(), "content", CONTENT), 1200, 80),
-        fake.text("I wrote hello.txt.", 1400, 12));
+  // --- recipes: how the runner will run each CLI (docs/agent.md, "Agents") -------------------------------------
+
+  /** A command line and its environment. */
+  record Recipe(List<String> command, Map<String, String> env) {}
+
+  Recipe claudeCode(String task) {
     Map<String, String> env = baseEnv();
     env.put("ANTHROPIC_BASE_URL", fake.baseUrl());
     env.put("ANTHROPIC_API_KEY", PLACEHOLDER_KEY);
@@ -87,9 +87,59 @@ class AgentCliFakesIT {
     env.put("DISABLE_ERROR_REPORTING", "1");
     env.put("DISABLE_AUTOUPDATER", "1");
     env.put("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    // Its default is 10 retries with backoff: minutes against a provider that keeps dropping the stream.
+    env.put("CLAUDE_CODE_MAX_RETRIES", "2");
+    // acceptEdits, not bypassPermissions: Claude Code refuses to skip permissions as root, which this host is.
+    return new Recipe(List.of(clis.resolve("bin/claude").toString(), "-p", task, "--model", "claude-sonnet-4-5",
+        "--permission-mode", "acceptEdits", "--output-format", "json"), env);
+  }
 
-    Result result = run(env, clis.resolve("bin/claude").toString(), "-p", "Create hello.txt.", "--model",
-        "claude-sonnet-4-5", "--permission-mode", "acceptEdits", "--output-format", "json");
+  Recipe codex(String task) throws IOException {
+    Map<String, String> env = baseEnv();
+    env.put("CODEX_HOME", Files.createDirectories(home.resolve(".codex")).toString());
+    env.put("SPB_MODEL_KEY", PLACEHOLDER_KEY);
+    return new Recipe(List.of(clis.resolve("bin/codex").toString(), "exec",
+        "-c", "model_provider=\"spb\"",
+        "-c", "model_providers.spb.name=\"spb\"",
+        "-c", "model_providers.spb.base_url=\"" + fake.baseUrl() + "/v1\"",
+        "-c", "model_providers.spb.wire_api=\"responses\"",
+        "-c", "model_providers.spb.env_key=\"SPB_MODEL_KEY\"",
+        "-c", "model_providers.spb.stream_max_retries=1",
+        "-c", "model_providers.spb.request_max_retries=1",
+        // Plugins sync a curated catalogue from github.com and chatgpt.com at every start.
+        "-c", "features.plugins=false",
+        "-c", "analytics.enabled=false",
+        "-c", "check_for_update_on_startup=false",
+        "-m", "gpt-5.1-codex", "--dangerously-bypass-approvals-and-sandbox", "--json", task), env);
+  }
+
+  Recipe qwenCode(String task) throws IOException {
+    Map<String, String> env = baseEnv();
+    env.put("OPENAI_BASE_URL", fake.baseUrl() + "/v1");
+    env.put("OPENAI_API_KEY", PLACEHOLDER_KEY);
+    env.put("OPENAI_MODEL", "qwen3-coder-plus");
+    env.put("QWEN_USAGE_STATISTICS_ENABLED", "false");
+    env.put("QWEN_TELEMETRY_ENABLED", "false");
+    env.put("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1");
+    // The managed-memory subagent would spend a model call after the task and write under ~/.qwen.
+    Files.createDirectories(home.resolve(".qwen"));
+    Files.writeString(home.resolve(".qwen/settings.json"), "{\"general\":{\"enableAutoUpdate\":false},"
+        + "\"memory\":{\"enableManagedAutoMemory\":false},\"privacy\":{\"usageStatisticsEnabled\":false},"
+        + "\"telemetry\":{\"enabled\":false}}\n");
+    return new Recipe(List.of(clis.resolve("bin/qwen").toString(), "-p", task, "--auth-type", "openai",
+        "--approval-mode", "yolo", "--output-format", "json"), env);
+  }
+
+  // --- each CLI writes a file through its own tool --------------------------------------------------------------
+
+  @Test
+  void claudeCodeStreamsAnthropicMessagesAndWritesWithItsWriteTool() throws Exception {
+    Path target = repo.resolve("hello.txt");
+    fake.scriptOnly(usesTool("Write")).then(
+        fake.toolCall("Write", json("file_path", target.toString(), "content", CONTENT), 1200, 80),
+        fake.text("I wrote hello.txt.", 1400, 12));
+
+    Result result = run(claudeCode("Create hello.txt."));
 
     assertWrote(result, target);
     List<FakeProvider.Received> turns = scriptedTurns("Write");
@@ -105,26 +155,14 @@ class AgentCliFakesIT {
   @Test
   void codexStreamsResponsesAndWritesWithItsApplyPatch() throws Exception {
     Path target = repo.resolve("hello.txt");
+    // Codex runs apply_patch itself when the model puts it in exec_command ("apply patch / patch: completed").
     String patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: hello.txt\n+"
         + CONTENT.strip() + "\n*** End Patch\nEOF\n";
     fake.scriptOnly(usesTool("exec_command")).then(
         fake.toolCall("exec_command", json("cmd", patch), 2100, 95),
         fake.text("I added hello.txt.", 2300, 14));
-    Files.createDirectories(home.resolve(".codex"));
-    Map<String, String> env = baseEnv();
-    env.put("CODEX_HOME", home.resolve(".codex").toString());
-    env.put("SPB_MODEL_KEY", PLACEHOLDER_KEY);
 
-    Result result = run(env, clis.resolve("bin/codex").toString(), "exec",
-        "-c", "model_provider=\"spb\"",
-        "-c", "model_providers.spb.name=\"spb\"",
-        "-c", "model_providers.spb.base_url=\"" + fake.baseUrl() + "/v1\"",
-        "-c", "model_providers.spb.wire_api=\"responses\"",
-        "-c", "model_providers.spb.env_key=\"SPB_MODEL_KEY\"",
-        "-c", "features.plugins=false",
-        "-c", "analytics.enabled=false",
-        "-c", "check_for_update_on_startup=false",
-        "-m", "gpt-5.1-codex", "--dangerously-bypass-approvals-and-sandbox", "--json", "Create hello.txt.");
+    Result result = run(codex("Create hello.txt."));
 
     assertWrote(result, target);
     List<FakeProvider.Received> turns = scriptedTurns("exec_command");
@@ -143,21 +181,8 @@ class AgentCliFakesIT {
     fake.scriptOnly(usesTool("write_file")).then(
         fake.toolCall("write_file", json("file_path", target.toString(), "content", CONTENT), 900, 60),
         fake.text("I wrote hello.txt.", 1000, 10));
-    Map<String, String> env = baseEnv();
-    env.put("OPENAI_BASE_URL", fake.baseUrl() + "/v1");
-    env.put("OPENAI_API_KEY", PLACEHOLDER_KEY);
-    env.put("OPENAI_MODEL", "qwen3-coder-plus");
-    env.put("QWEN_USAGE_STATISTICS_ENABLED", "false");
-    env.put("QWEN_TELEMETRY_ENABLED", "false");
-    env.put("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1");
-    // The managed-memory subagent would spend a model call after the task and write under ~/.qwen.
-    Files.createDirectories(home.resolve(".qwen"));
-    Files.writeString(home.resolve(".qwen/settings.json"), "{\"general\":{\"enableAutoUpdate\":false},"
-        + "\"memory\":{\"enableManagedAutoMemory\":false},\"privacy\":{\"usageStatisticsEnabled\":false},"
-        + "\"telemetry\":{\"enabled\":false}}\n");
 
-    Result result = run(env, clis.resolve("bin/qwen").toString(), "-p", "Create hello.txt.", "--auth-type",
-        "openai", "--approval-mode", "yolo", "--output-format", "json");
+    Result result = run(qwenCode("Create hello.txt."));
 
     assertWrote(result, target);
     List<FakeProvider.Received> turns = scriptedTurns("write_file");
@@ -170,6 +195,53 @@ class AgentCliFakesIT {
     assertTrue(turns.get(1).text().contains("\"role\":\"tool\""), "the second turn carries the write result");
     JsonNode usage = lastJsonLine(FakeProvider.JSON.readTree(result.output()), "result").path("usage");
     assertCounted(usage.path("input_tokens").asLong(), usage.path("output_tokens").asLong());
+  }
+
+  // --- a provider that drops every stream: each CLI gives up soon, non-zero, having written nothing ------------
+
+  @Test
+  void claudeCodeGivesUpWhenEveryStreamIsDropped() throws Exception {
+    // Three streamed attempts (CLAUDE_CODE_MAX_RETRIES=2), then one without streaming, its fallback.
+    assertGivesUp(claudeCode("Create hello.txt."), "Write", 3, 1);
+  }
+
+  @Test
+  void codexGivesUpWhenEveryStreamIsDropped() throws Exception {
+    assertGivesUp(codex("Create hello.txt."), "exec_command", 2, 0);
+  }
+
+  @Test
+  void qwenCodeGivesUpWhenEveryStreamIsDropped() throws Exception {
+    assertGivesUp(qwenCode("Create hello.txt."), "write_file", 3, 0);
+  }
+
+  /**
+   * Every call is cut, a stream after three events, inside a call of {@code tool}; the CLI makes
+   * {@code streamed} streamed calls and {@code unstreamed} others (its retries as the recipe sets them) and
+   * exits non-zero.
+   */
+  void assertGivesUp(Recipe recipe, String tool, int streamed, int unstreamed) throws Exception {
+    Path target = repo.resolve("hello.txt");
+    String arguments = tool.equals("exec_command") ? json("cmd", "echo x > " + target)
+        : json("file_path", target.toString(), "content", CONTENT);
+    FakeProvider.Responder cut = request -> fake.toolCall(tool, arguments, 10, 10).apply(request).droppedAfter(3);
+    for (int i = 0; i < 10; i++) {
+      fake.then(cut);
+    }
+    long started = System.nanoTime();
+
+    Result result = run(recipe);
+
+    long seconds = (System.nanoTime() - started) / 1_000_000_000L;
+    String context = "\n--- CLI output ---\n" + result.output() + "\n--- CLI errors ---\n" + result.errors()
+        + describeRequests();
+    System.out.println("gave up after " + seconds + " s" + context);
+    assertTrue(result.exit() != 0, "exit code " + result.exit() + context);
+    assertEquals(streamed, fake.received().stream().filter(FakeProvider.Received::streamed).count(),
+        "streamed calls" + context);
+    assertEquals(streamed + unstreamed, fake.received().size(), "calls" + context);
+    assertTrue(Files.notExists(target), "a cut tool call must not run" + context);
+    assertEquals(new FakeProvider.Usage(0, 0, 0), fake.reportedUsage());
   }
 
   // --- helpers -----------------------------------------------------------------------------------------------
@@ -187,14 +259,14 @@ class AgentCliFakesIT {
     return env;
   }
 
-  Result run(Map<String, String> env, String... command) throws Exception {
+  Result run(Recipe recipe) throws Exception {
     Path out = dir.resolve("cli.out");
     Path err = dir.resolve("cli.err");
-    ProcessBuilder builder = new ProcessBuilder(command).directory(repo.toFile())
+    ProcessBuilder builder = new ProcessBuilder(recipe.command()).directory(repo.toFile())
         .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
         .redirectOutput(out.toFile()).redirectError(err.toFile());
     builder.environment().clear();
-    builder.environment().putAll(env);
+    builder.environment().putAll(recipe.env());
     Process process = builder.start();
     if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
       process.descendants().forEach(ProcessHandle::destroyForcibly);

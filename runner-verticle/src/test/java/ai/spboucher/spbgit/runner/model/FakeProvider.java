@@ -103,7 +103,8 @@ public final class FakeProvider implements AutoCloseable {
   /**
    * One scripted answer: a JSON {@code body}, or, when {@code events} is not null, these server-sent events
    * (each a complete {@code event:}/{@code data:} frame), {@code eventGapMs} apart; with
-   * {@code dropAfterEvents >= 0} the connection is cut after that many events, without the last chunk.
+   * {@code dropAfterEvents >= 0} the connection is cut after that many events, without the last chunk (a JSON
+   * reply is cut before anything is sent).
    * {@code usage} is what the reply reports, counted in {@link #reportedUsage()} once it was delivered in full.
    */
   public record Reply(int status, Map<String, String> headers, String body, long delayMs, List<String> events,
@@ -126,11 +127,11 @@ public final class FakeProvider implements AutoCloseable {
       return new Reply(status, headers, body, delayMs, events, gapMs, dropAfterEvents, usage);
     }
 
-    /** Cuts the connection after {@code count} events (a provider that drops the stream). */
+    /**
+     * Cuts the connection after {@code count} events (a provider that drops the stream); a JSON reply is cut
+     * before its status line, whatever the count.
+     */
     public Reply droppedAfter(int count) {
-      if (events == null) {
-        throw new IllegalStateException("only a streamed reply can be dropped midway");
-      }
       return new Reply(status, headers, body, delayMs, events, eventGapMs, count, usage);
     }
 
@@ -261,6 +262,9 @@ public final class FakeProvider implements AutoCloseable {
         Thread.sleep(reply.delayMs());
       }
       exchange.getResponseHeaders().set("set-cookie", "__cf_bm=fake; path=/");
+      if (!reply.isStream() && reply.dropAfterEvents() >= 0) {
+        throw new DroppedStream();
+      }
       if (reply.isStream()) {
         stream(exchange, reply);
       } else {
