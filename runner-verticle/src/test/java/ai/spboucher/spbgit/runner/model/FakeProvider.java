@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -24,20 +26,35 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
- * A model provider on 127.0.0.1 speaking the public OpenAI Chat Completions ({@code POST /v1/chat/completions})
- * and Anthropic Messages ({@code POST /v1/messages}) shapes: it checks the key the way the real APIs do (401
- * with their error bodies), answers scripted replies in order (tool calls, text, errors, rate limits with
- * {@code retry-after}, delays), and records every request it received, headers and body, for the tests to
- * inspect. Without a script it answers a final text reply with a fixed usage.
+ * A model provider on 127.0.0.1 speaking the public OpenAI Chat Completions ({@code POST /v1/chat/completions}),
+ * OpenAI Responses ({@code POST /v1/responses}) and Anthropic Messages ({@code POST /v1/messages}, and
+ * {@code /v1/messages/count_tokens}) shapes: it checks the key the way the real APIs do (401 with their error
+ * bodies), answers scripted replies in order (tool calls, text, errors, rate limits with {@code retry-after},
+ * delays), and records every request it received, headers and body, for the tests to inspect. Without a script
+ * it answers a final text reply with a fixed usage.
+ *
+ * <p>A request with {@code "stream": true} gets the same scripted turn as server-sent events, the way each API
+ * streams it (chunked, one flush per event): Chat Completions {@code data:} chunks with {@code tool_calls}
+ * deltas and, when {@code stream_options.include_usage} is set, a final usage chunk; Responses
+ * {@code response.*} events ending in {@code response.completed} with the usage; Anthropic's
+ * {@code message_start} (input usage) to {@code message_delta} (output usage) and {@code message_stop}. A
+ * streamed reply can be {@link Reply#slowed slowed} or {@link Reply#droppedAfter dropped} midway.
+ *
+ * <p>Threading: requests are served concurrently on a cached pool (coding-agent CLIs call in parallel); the
+ * script is taken in arrival order under the fake's lock, and {@link #received()} and {@link #reportedUsage()}
+ * may be read from any thread.
  */
 public final class FakeProvider implements AutoCloseable {
 
   static final ObjectMapper JSON = new ObjectMapper();
 
-  /** A request as the provider received it. */
-  public record Received(String method, String path, Map<String, List<String>> headers, byte[] body) {
+  /** A request as the provider received it; {@code query} is the raw query string, or null. */
+  public record Received(String method, String path, String query, Map<String, List<String>> headers,
+                         byte[] body) {
 
     public String header(String name) {
       List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
@@ -55,6 +72,15 @@ public final class FakeProvider implements AutoCloseable {
     public String text() {
       return new String(body, StandardCharsets.UTF_8);
     }
+
+    /** Whether the caller asked for server-sent events. */
+    public boolean streamed() {
+      try {
+        return body.length > 0 && JSON.readTree(body).path("stream").asBoolean(false);
+      } catch (IOException e) {
+        return false;
+      }
+    }
   }
 
   /** Makes the answer to one request. */
@@ -63,11 +89,72 @@ public final class FakeProvider implements AutoCloseable {
     Reply apply(Received request);
   }
 
-  /** One scripted answer. */
-  public record Reply(int status, Map<String, String> headers, String body, long delayMs) {
+  /** Tokens a reply reported: what the provider would bill. */
+  public record Usage(long inputTokens, long cacheReadTokens, long outputTokens) {
+
+    static final Usage NONE = new Usage(0, 0, 0);
+
+    Usage plus(Usage other) {
+      return new Usage(inputTokens + other.inputTokens, cacheReadTokens + other.cacheReadTokens,
+          outputTokens + other.outputTokens);
+    }
+  }
+
+  /**
+   * One scripted answer: a JSON {@code body}, or, when {@code events} is not null, these server-sent events
+   * (each a complete {@code event:}/{@code data:} frame), {@code eventGapMs} apart; with
+   * {@code dropAfterEvents >= 0} the connection is cut after that many events, without the last chunk (a JSON
+   * reply is cut before anything is sent).
+   * {@code usage} is what the reply reports, counted in {@link #reportedUsage()} once it was delivered in full.
+   */
+  public record Reply(int status, Map<String, String> headers, String body, long delayMs, List<String> events,
+                      long eventGapMs, int dropAfterEvents, Usage usage) {
+
+    public Reply(int status, Map<String, String> headers, String body, long delayMs) {
+      this(status, headers, body, delayMs, null, 0, -1, Usage.NONE);
+    }
+
+    static Reply streamed(Map<String, String> headers, List<String> events, Usage usage) {
+      return new Reply(200, headers, "", 0, List.copyOf(events), 0, -1, usage);
+    }
 
     public Reply delayed(long ms) {
-      return new Reply(status, headers, body, ms);
+      return new Reply(status, headers, body, ms, events, eventGapMs, dropAfterEvents, usage);
+    }
+
+    /** Pauses {@code gapMs} after every event (a slow provider). */
+    public Reply slowed(long gapMs) {
+      return new Reply(status, headers, body, delayMs, events, gapMs, dropAfterEvents, usage);
+    }
+
+    /**
+     * Cuts the connection after {@code count} events (a provider that drops the stream); a JSON reply is cut
+     * before its status line, whatever the count.
+     */
+    public Reply droppedAfter(int count) {
+      return new Reply(status, headers, body, delayMs, events, eventGapMs, count, usage);
+    }
+
+    public boolean isStream() {
+      return events != null;
+    }
+  }
+
+  /** The APIs this fake speaks, by request path. */
+  public enum Api { OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES }
+
+  /** One model turn, rendered in whichever API and mode the request asked for. */
+  private record Turn(String text, String toolName, String toolArguments, Usage usage) {
+
+    boolean callsTool() {
+      return toolName != null;
+    }
+  }
+
+  /** Thrown out of the exchange so the server closes the socket without ending the chunked body. */
+  private static final class DroppedStream extends RuntimeException {
+    DroppedStream() {
+      super("stream dropped by the script", null, false, false);
     }
   }
 
@@ -81,6 +168,8 @@ public final class FakeProvider implements AutoCloseable {
   private final List<Received> received = new CopyOnWriteArrayList<>();
   private final Deque<Responder> script = new ArrayDeque<>();
   private final AtomicInteger ids = new AtomicInteger();
+  private Predicate<Received> scripted = request -> true;
+  private Usage reported = Usage.NONE;
 
   private FakeProvider(String key) throws IOException {
     this.key = key;
@@ -123,6 +212,11 @@ public final class FakeProvider implements AutoCloseable {
     return List.copyOf(received);
   }
 
+  /** The sum of the usage of every reply delivered in full (a dropped stream reports nothing). */
+  public synchronized Usage reportedUsage() {
+    return reported;
+  }
+
   /** Answers the next requests with these replies, in order. */
   public synchronized FakeProvider then(Reply... replies) {
     for (Reply reply : replies) {
@@ -137,95 +231,266 @@ public final class FakeProvider implements AutoCloseable {
     return this;
   }
 
-  private synchronized Responder next() {
-    return script.pollFirst();
+  /**
+   * Takes the script only for requests matching {@code filter}; the others get the default text reply. A CLI's
+   * side calls (a session title, a memory summary) then cannot consume the turns meant for its agent loop.
+   */
+  public synchronized FakeProvider scriptOnly(Predicate<Received> filter) {
+    this.scripted = filter;
+    return this;
+  }
+
+  private synchronized Responder next(Received request) {
+    return scripted.test(request) ? script.pollFirst() : null;
+  }
+
+  private synchronized void count(Usage usage) {
+    reported = reported.plus(usage);
   }
 
   private void handle(HttpExchange exchange) throws IOException {
-    try (exchange) {
+    Reply reply;
+    try {
       Map<String, List<String>> headers = new LinkedHashMap<>();
       exchange.getRequestHeaders().forEach((name, values) -> headers.put(name.toLowerCase(Locale.ROOT),
           List.copyOf(values)));
-      Received request = new Received(exchange.getRequestMethod(), exchange.getRequestURI().getPath(), headers,
-          exchange.getRequestBody().readAllBytes());
+      Received request = new Received(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
+          exchange.getRequestURI().getRawQuery(), headers, exchange.getRequestBody().readAllBytes());
       received.add(request);
-      Reply reply = answer(request);
+      reply = answer(request);
       if (reply.delayMs() > 0) {
-        try {
-          Thread.sleep(reply.delayMs());
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
+        Thread.sleep(reply.delayMs());
+      }
+      exchange.getResponseHeaders().set("set-cookie", "__cf_bm=fake; path=/");
+      if (!reply.isStream() && reply.dropAfterEvents() >= 0) {
+        throw new DroppedStream();
+      }
+      if (reply.isStream()) {
+        stream(exchange, reply);
+      } else {
+        byte[] body = reply.body().getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("content-type", "application/json");
+        reply.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
+        // A HEAD (Claude Code's connectivity probe) gets the status alone.
+        boolean head = exchange.getRequestMethod().equals("HEAD");
+        exchange.sendResponseHeaders(reply.status(), body.length == 0 || head ? -1 : body.length);
+        if (!head) {
+          exchange.getResponseBody().write(body);
         }
       }
-      byte[] body = reply.body().getBytes(StandardCharsets.UTF_8);
-      exchange.getResponseHeaders().set("content-type", "application/json");
-      exchange.getResponseHeaders().set("set-cookie", "__cf_bm=fake; path=/");
-      reply.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
-      exchange.sendResponseHeaders(reply.status(), body.length == 0 ? -1 : body.length);
-      exchange.getResponseBody().write(body);
     } catch (IOException e) {
-      // The runner gave up on the call (a timeout test): nothing to answer.
+      // The client gave up on the call (a timeout test): nothing to answer.
+      exchange.close();
+      return;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      exchange.close();
+      return;
+    }
+    exchange.close();
+    count(reply.usage());
+  }
+
+  /** Writes each event as its own chunk and flushes it, so the client sees the stream as it is produced. */
+  private void stream(HttpExchange exchange, Reply reply) throws IOException, InterruptedException {
+    exchange.getResponseHeaders().set("content-type", "text/event-stream; charset=utf-8");
+    exchange.getResponseHeaders().set("cache-control", "no-cache");
+    reply.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
+    exchange.sendResponseHeaders(reply.status(), 0);
+    OutputStream out = exchange.getResponseBody();
+    for (int i = 0; i < reply.events().size(); i++) {
+      if (i == reply.dropAfterEvents()) {
+        // HttpServer closes the connection, without the terminating chunk, when a handler throws.
+        throw new DroppedStream();
+      }
+      out.write(reply.events().get(i).getBytes(StandardCharsets.UTF_8));
+      out.flush();
+      if (reply.eventGapMs() > 0) {
+        Thread.sleep(reply.eventGapMs());
+      }
     }
   }
 
+  /** The API a request path belongs to, or null. */
+  static Api apiOf(Received request) {
+    return switch (request.path()) {
+      case "/v1/chat/completions" -> Api.OPENAI_CHAT;
+      case "/v1/responses" -> Api.OPENAI_RESPONSES;
+      case "/v1/messages", "/v1/messages/count_tokens" -> Api.ANTHROPIC_MESSAGES;
+      default -> null;
+    };
+  }
+
   private Reply answer(Received request) {
-    boolean anthropic = request.path().equals("/v1/messages");
-    if (!request.method().equals("POST") || !(anthropic || request.path().equals("/v1/chat/completions"))) {
+    Api api = apiOf(request);
+    if (!request.method().equals("POST") || api == null) {
       return new Reply(404, Map.of(), "{\"error\":{\"message\":\"Invalid URL (" + request.method() + " "
           + request.path() + ")\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}", 0);
     }
-    if (anthropic && !key.equals(request.header("x-api-key"))) {
+    if (api == Api.ANTHROPIC_MESSAGES && !key.equals(request.header("x-api-key"))) {
       return anthropicError(401, "authentication_error", "invalid x-api-key");
     }
-    if (!anthropic && !("Bearer " + key).equals(request.header("authorization"))) {
+    if (api != Api.ANTHROPIC_MESSAGES && !("Bearer " + key).equals(request.header("authorization"))) {
       return openAiError(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: "
           + request.header("authorization") + ". You can find your API key at "
           + "https://platform.openai.com/account/api-keys.");
     }
-    Responder scripted = next();
-    if (scripted != null) {
-      return scripted.apply(request);
+    if (request.path().equals("/v1/messages/count_tokens")) {
+      // Anthropic's estimate; roughly four characters a token, like its tokenizer on English text.
+      return new Reply(200, Map.of("request-id", "req_count"), "{\"input_tokens\":"
+          + Math.max(1, request.body().length / 4) + "}", 0);
     }
-    return anthropic ? anthropicText("Done.", 10, 5).apply(request) : openAiText("Done.", 10, 5).apply(request);
+    Responder responder = next(request);
+    return responder != null ? responder.apply(request) : text("Done.", 10, 5).apply(request);
+  }
+
+  // --- Turns, in any API --------------------------------------------------------------------------------------
+
+  /**
+   * A turn that calls one tool, by the caller's own tool name and JSON arguments, in the API and mode the
+   * request uses. Anthropic's carries a short text block first, as Claude's replies do.
+   */
+  public Responder toolCall(String name, String argumentsJson, long inputTokens, long outputTokens) {
+    Turn turn = new Turn(null, name, argumentsJson, new Usage(inputTokens, 0, outputTokens));
+    return request -> render(request, turn);
+  }
+
+  /** A final text turn, in the API and mode the request uses. */
+  public Responder text(String content, long inputTokens, long outputTokens) {
+    Turn turn = new Turn(content, null, null, new Usage(inputTokens, 0, outputTokens));
+    return request -> render(request, turn);
+  }
+
+  private Reply render(Received request, Turn turn) {
+    Api api = apiOf(request);
+    if (api == null) {
+      throw new IllegalArgumentException("no API at " + request.path());
+    }
+    boolean stream = request.streamed();
+    return switch (api) {
+      case OPENAI_CHAT -> stream ? openAiChunks(request, turn) : openAiCompletion(request, turn);
+      case OPENAI_RESPONSES -> stream ? responsesEvents(request, turn) : responsesBody(request, turn);
+      case ANTHROPIC_MESSAGES -> stream ? anthropicEvents(request, turn) : anthropicMessage(request, turn);
+    };
+  }
+
+  /** Cuts a string into about three pieces, as providers split text and arguments across deltas. */
+  private static List<String> pieces(String whole) {
+    List<String> pieces = new ArrayList<>();
+    int size = Math.max(1, (whole.length() + 2) / 3);
+    for (int from = 0; from < whole.length(); from += size) {
+      pieces.add(whole.substring(from, Math.min(whole.length(), from + size)));
+    }
+    if (pieces.isEmpty()) {
+      pieces.add("");
+    }
+    return pieces;
+  }
+
+  private static String model(Received request) {
+    return request.json().path("model").asText();
   }
 
   // --- OpenAI Chat Completions -------------------------------------------------------------------------------
 
   /** A reply whose assistant message calls one function tool. */
   public Responder openAiToolCall(String name, String argumentsJson, long promptTokens,
-                                                  long completionTokens) {
-    return request -> {
-      ObjectNode message = JSON.createObjectNode().put("role", "assistant").putNull("content").putNull("refusal");
-      message.putArray("tool_calls").addObject().put("id", "call_" + ids.incrementAndGet()).put("type", "function")
-          .putObject("function").put("name", name).put("arguments", argumentsJson);
-      return openAiCompletion(request, message, "tool_calls", promptTokens, completionTokens);
-    };
+                                  long completionTokens) {
+    return toolCall(name, argumentsJson, promptTokens, completionTokens);
   }
 
   /** A final text reply. */
   public Responder openAiText(String content, long promptTokens, long completionTokens) {
-    return request -> openAiCompletion(request, JSON.createObjectNode().put("role", "assistant")
-        .put("content", content).putNull("refusal"), "stop", promptTokens, completionTokens);
+    return text(content, promptTokens, completionTokens);
   }
 
-  private Reply openAiCompletion(Received request, ObjectNode message, String finishReason, long promptTokens,
-                                 long completionTokens) {
-    ObjectNode body = JSON.createObjectNode().put("id", "chatcmpl-" + ids.incrementAndGet())
-        .put("object", "chat.completion").put("created", System.currentTimeMillis() / 1000)
-        .put("model", request.json().path("model").asText());
-    ArrayNode choices = body.putArray("choices");
-    ObjectNode choice = choices.addObject().put("index", 0);
+  private Reply openAiCompletion(Received request, Turn turn) {
+    ObjectNode message = JSON.createObjectNode().put("role", "assistant");
+    if (turn.callsTool()) {
+      message.putNull("content").putNull("refusal");
+      message.putArray("tool_calls").addObject().put("id", "call_" + ids.incrementAndGet()).put("type", "function")
+          .putObject("function").put("name", turn.toolName()).put("arguments", turn.toolArguments());
+    } else {
+      message.put("content", turn.text()).putNull("refusal");
+    }
+    ObjectNode body = openAiEnvelope(request, "chat.completion");
+    ObjectNode choice = body.putArray("choices").addObject().put("index", 0);
     choice.set("message", message);
     choice.putNull("logprobs");
-    choice.put("finish_reason", finishReason);
-    ObjectNode usage = body.putObject("usage").put("prompt_tokens", promptTokens)
-        .put("completion_tokens", completionTokens).put("total_tokens", promptTokens + completionTokens);
-    usage.putObject("prompt_tokens_details").put("cached_tokens", 0).put("audio_tokens", 0);
-    usage.putObject("completion_tokens_details").put("reasoning_tokens", 0).put("audio_tokens", 0)
-        .put("accepted_prediction_tokens", 0).put("rejected_prediction_tokens", 0);
+    choice.put("finish_reason", turn.callsTool() ? "tool_calls" : "stop");
+    body.set("usage", openAiUsage(turn.usage()));
     body.put("service_tier", "default").put("system_fingerprint", "fp_fake");
-    return new Reply(200, Map.of("x-request-id", "req_" + ids.get()), body.toString(), 0);
+    return new Reply(200, Map.of("x-request-id", "req_" + ids.get()), body.toString(), 0, null, 0, -1,
+        turn.usage());
+  }
+
+  private Reply openAiChunks(Received request, Turn turn) {
+    String id = "chatcmpl-" + ids.incrementAndGet();
+    boolean includeUsage = request.json().path("stream_options").path("include_usage").asBoolean(false);
+    List<String> events = new ArrayList<>();
+    ObjectNode first = JSON.createObjectNode().put("role", "assistant");
+    if (turn.callsTool()) {
+      first.putNull("content");
+      first.putArray("tool_calls").addObject().put("index", 0).put("id", "call_" + ids.incrementAndGet())
+          .put("type", "function").putObject("function").put("name", turn.toolName()).put("arguments", "");
+      events.add(openAiChunk(request, id, first, null, includeUsage));
+      for (String piece : pieces(turn.toolArguments())) {
+        ObjectNode delta = JSON.createObjectNode();
+        delta.putArray("tool_calls").addObject().put("index", 0).putObject("function").put("arguments", piece);
+        events.add(openAiChunk(request, id, delta, null, includeUsage));
+      }
+    } else {
+      first.put("content", "").putNull("refusal");
+      events.add(openAiChunk(request, id, first, null, includeUsage));
+      for (String piece : pieces(turn.text())) {
+        events.add(openAiChunk(request, id, JSON.createObjectNode().put("content", piece), null, includeUsage));
+      }
+    }
+    events.add(openAiChunk(request, id, JSON.createObjectNode(), turn.callsTool() ? "tool_calls" : "stop",
+        includeUsage));
+    if (includeUsage) {
+      ObjectNode last = openAiEnvelope(request, "chat.completion.chunk").put("id", id);
+      last.putArray("choices");
+      last.set("usage", openAiUsage(turn.usage()));
+      events.add("data: " + last + "\n\n");
+    }
+    events.add("data: [DONE]\n\n");
+    // Without include_usage the stream carries no usage at all, as OpenAI's does.
+    return Reply.streamed(Map.of("x-request-id", "req_" + ids.get()), events,
+        includeUsage ? turn.usage() : Usage.NONE);
+  }
+
+  private String openAiChunk(Received request, String id, ObjectNode delta, String finishReason,
+                             boolean includeUsage) {
+    ObjectNode chunk = openAiEnvelope(request, "chat.completion.chunk").put("id", id);
+    ObjectNode choice = chunk.putArray("choices").addObject().put("index", 0);
+    choice.set("delta", delta);
+    choice.putNull("logprobs");
+    if (finishReason == null) {
+      choice.putNull("finish_reason");
+    } else {
+      choice.put("finish_reason", finishReason);
+    }
+    if (includeUsage) {
+      chunk.putNull("usage");
+    }
+    return "data: " + chunk + "\n\n";
+  }
+
+  private ObjectNode openAiEnvelope(Received request, String object) {
+    return JSON.createObjectNode().put("id", "chatcmpl-" + ids.incrementAndGet()).put("object", object)
+        .put("created", System.currentTimeMillis() / 1000).put("model", model(request))
+        .put("system_fingerprint", "fp_fake");
+  }
+
+  private static ObjectNode openAiUsage(Usage usage) {
+    ObjectNode node = JSON.createObjectNode().put("prompt_tokens", usage.inputTokens())
+        .put("completion_tokens", usage.outputTokens())
+        .put("total_tokens", usage.inputTokens() + usage.outputTokens());
+    node.putObject("prompt_tokens_details").put("cached_tokens", usage.cacheReadTokens()).put("audio_tokens", 0);
+    node.putObject("completion_tokens_details").put("reasoning_tokens", 0).put("audio_tokens", 0)
+        .put("accepted_prediction_tokens", 0).put("rejected_prediction_tokens", 0);
+    return node;
   }
 
   /** An OpenAI error body: {@code {"error":{"message","type","param","code"}}}. */
@@ -249,52 +514,197 @@ public final class FakeProvider implements AutoCloseable {
         "x-ratelimit-reset-requests", retryAfterSeconds + "s"), error.body(), 0);
   }
 
+  // --- OpenAI Responses --------------------------------------------------------------------------------------
+
+  private ObjectNode responsesItem(Turn turn, String itemId, boolean done) {
+    ObjectNode item = JSON.createObjectNode();
+    if (turn.callsTool()) {
+      item.put("type", "function_call").put("id", itemId).put("call_id", "call_" + itemId)
+          .put("name", turn.toolName()).put("arguments", done ? turn.toolArguments() : "");
+    } else {
+      item.put("type", "message").put("id", itemId).put("role", "assistant");
+      ArrayNode content = item.putArray("content");
+      if (done) {
+        content.addObject().put("type", "output_text").put("text", turn.text()).putArray("annotations");
+      }
+    }
+    return item.put("status", done ? "completed" : "in_progress");
+  }
+
+  private ObjectNode responsesObject(Received request, String id, String status, ObjectNode doneItem,
+                                     Usage usage) {
+    ObjectNode response = JSON.createObjectNode().put("id", id).put("object", "response")
+        .put("created_at", System.currentTimeMillis() / 1000).put("status", status).put("model", model(request));
+    ArrayNode output = response.putArray("output");
+    if (doneItem != null) {
+      output.add(doneItem);
+    }
+    if (usage == null) {
+      response.putNull("usage");
+    } else {
+      ObjectNode node = response.putObject("usage").put("input_tokens", usage.inputTokens());
+      node.putObject("input_tokens_details").put("cached_tokens", usage.cacheReadTokens());
+      node.put("output_tokens", usage.outputTokens());
+      node.putObject("output_tokens_details").put("reasoning_tokens", 0);
+      node.put("total_tokens", usage.inputTokens() + usage.outputTokens());
+    }
+    return response;
+  }
+
+  private Reply responsesBody(Received request, Turn turn) {
+    String itemId = (turn.callsTool() ? "fc_" : "msg_") + ids.incrementAndGet();
+    ObjectNode body = responsesObject(request, "resp_" + ids.incrementAndGet(), "completed",
+        responsesItem(turn, itemId, true), turn.usage());
+    return new Reply(200, Map.of("x-request-id", "req_" + ids.get()), body.toString(), 0, null, 0, -1,
+        turn.usage());
+  }
+
+  private Reply responsesEvents(Received request, Turn turn) {
+    String id = "resp_" + ids.incrementAndGet();
+    String itemId = (turn.callsTool() ? "fc_" : "msg_") + ids.incrementAndGet();
+    ResponsesStream out = new ResponsesStream();
+    out.event("response.created", node -> node.set("response", responsesObject(request, id, "in_progress", null,
+        null)));
+    out.event("response.in_progress", node -> node.set("response", responsesObject(request, id, "in_progress",
+        null, null)));
+    out.event("response.output_item.added", node -> node.put("output_index", 0)
+        .set("item", responsesItem(turn, itemId, false)));
+    if (turn.callsTool()) {
+      for (String piece : pieces(turn.toolArguments())) {
+        out.event("response.function_call_arguments.delta", node -> node.put("item_id", itemId)
+            .put("output_index", 0).put("delta", piece));
+      }
+      out.event("response.function_call_arguments.done", node -> node.put("item_id", itemId)
+          .put("output_index", 0).put("arguments", turn.toolArguments()));
+    } else {
+      out.event("response.content_part.added", node -> node.put("item_id", itemId).put("output_index", 0)
+          .put("content_index", 0).set("part", JSON.createObjectNode().put("type", "output_text").put("text", "")
+              .set("annotations", JSON.createArrayNode())));
+      for (String piece : pieces(turn.text())) {
+        out.event("response.output_text.delta", node -> node.put("item_id", itemId).put("output_index", 0)
+            .put("content_index", 0).put("delta", piece));
+      }
+      out.event("response.output_text.done", node -> node.put("item_id", itemId).put("output_index", 0)
+          .put("content_index", 0).put("text", turn.text()));
+      out.event("response.content_part.done", node -> node.put("item_id", itemId).put("output_index", 0)
+          .put("content_index", 0).set("part", JSON.createObjectNode().put("type", "output_text")
+              .put("text", turn.text()).set("annotations", JSON.createArrayNode())));
+    }
+    out.event("response.output_item.done", node -> node.put("output_index", 0)
+        .set("item", responsesItem(turn, itemId, true)));
+    out.event("response.completed", node -> node.set("response", responsesObject(request, id, "completed",
+        responsesItem(turn, itemId, true), turn.usage())));
+    return Reply.streamed(Map.of("x-request-id", "req_" + ids.get()), out.events, turn.usage());
+  }
+
+  /** Responses events carry their type twice (the SSE event name and "type") and a sequence number. */
+  private static final class ResponsesStream {
+    final List<String> events = new ArrayList<>();
+
+    void event(String type, Consumer<ObjectNode> fill) {
+      ObjectNode node = JSON.createObjectNode().put("type", type).put("sequence_number", events.size());
+      fill.accept(node);
+      events.add("event: " + type + "\ndata: " + node + "\n\n");
+    }
+  }
+
   // --- Anthropic Messages ------------------------------------------------------------------------------------
 
   /** A reply with a text block and one tool_use block. */
-  public Responder anthropicToolUse(String name, String inputJson, long inputTokens,
-                                                    long outputTokens) {
-    return request -> {
-      ArrayNode content = JSON.createArrayNode();
-      content.addObject().put("type", "text").put("text", "Let me use " + name + ".");
-      try {
-        content.addObject().put("type", "tool_use").put("id", "toolu_" + ids.incrementAndGet()).put("name", name)
-            .set("input", JSON.readTree(inputJson));
-      } catch (IOException e) {
-        throw new IllegalArgumentException(e);
-      }
-      return anthropicMessage(request, content, "tool_use", inputTokens, 0, outputTokens);
-    };
+  public Responder anthropicToolUse(String name, String inputJson, long inputTokens, long outputTokens) {
+    return toolCall(name, inputJson, inputTokens, outputTokens);
   }
 
   /** A final text reply. */
   public Responder anthropicText(String text, long inputTokens, long outputTokens) {
-    return request -> {
-      ArrayNode content = JSON.createArrayNode();
-      content.addObject().put("type", "text").put("text", text);
-      return anthropicMessage(request, content, "end_turn", inputTokens, 0, outputTokens);
-    };
+    return text(text, inputTokens, outputTokens);
   }
 
   /** A final text reply that also read {@code cacheReadTokens} from the prompt cache. */
-  public Responder anthropicCachedText(String text, long inputTokens, long cacheReadTokens,
-                                                       long outputTokens) {
-    return request -> {
-      ArrayNode content = JSON.createArrayNode();
-      content.addObject().put("type", "text").put("text", text);
-      return anthropicMessage(request, content, "end_turn", inputTokens, cacheReadTokens, outputTokens);
-    };
+  public Responder anthropicCachedText(String text, long inputTokens, long cacheReadTokens, long outputTokens) {
+    Turn turn = new Turn(text, null, null, new Usage(inputTokens, cacheReadTokens, outputTokens));
+    return request -> render(request, turn);
   }
 
-  private Reply anthropicMessage(Received request, ArrayNode content, String stopReason, long inputTokens,
-                                 long cacheReadTokens, long outputTokens) {
-    ObjectNode body = JSON.createObjectNode().put("id", "msg_" + ids.incrementAndGet()).put("type", "message")
-        .put("role", "assistant").put("model", request.json().path("model").asText());
-    body.set("content", content);
-    body.put("stop_reason", stopReason).putNull("stop_sequence");
-    body.putObject("usage").put("input_tokens", inputTokens).put("cache_creation_input_tokens", 0)
-        .put("cache_read_input_tokens", cacheReadTokens).put("output_tokens", outputTokens);
-    return new Reply(200, Map.of("request-id", "req_" + ids.get()), body.toString(), 0);
+  private ArrayNode anthropicContent(Turn turn, String toolUseId) {
+    ArrayNode content = JSON.createArrayNode();
+    if (turn.callsTool()) {
+      content.addObject().put("type", "text").put("text", "Let me use " + turn.toolName() + ".");
+      try {
+        content.addObject().put("type", "tool_use").put("id", toolUseId).put("name", turn.toolName())
+            .set("input", JSON.readTree(turn.toolArguments()));
+      } catch (IOException e) {
+        throw new IllegalArgumentException(e);
+      }
+    } else {
+      content.addObject().put("type", "text").put("text", turn.text());
+    }
+    return content;
+  }
+
+  private ObjectNode anthropicEnvelope(Received request, String id) {
+    return JSON.createObjectNode().put("id", id).put("type", "message").put("role", "assistant")
+        .put("model", model(request));
+  }
+
+  private static ObjectNode anthropicUsage(Usage usage, long outputTokens) {
+    return JSON.createObjectNode().put("input_tokens", usage.inputTokens()).put("cache_creation_input_tokens", 0)
+        .put("cache_read_input_tokens", usage.cacheReadTokens()).put("output_tokens", outputTokens);
+  }
+
+  private Reply anthropicMessage(Received request, Turn turn) {
+    ObjectNode body = anthropicEnvelope(request, "msg_" + ids.incrementAndGet());
+    body.set("content", anthropicContent(turn, "toolu_" + ids.incrementAndGet()));
+    body.put("stop_reason", turn.callsTool() ? "tool_use" : "end_turn").putNull("stop_sequence");
+    body.set("usage", anthropicUsage(turn.usage(), turn.usage().outputTokens()));
+    return new Reply(200, Map.of("request-id", "req_" + ids.get()), body.toString(), 0, null, 0, -1,
+        turn.usage());
+  }
+
+  private Reply anthropicEvents(Received request, Turn turn) {
+    ObjectNode message = anthropicEnvelope(request, "msg_" + ids.incrementAndGet());
+    message.putArray("content");
+    message.putNull("stop_reason").putNull("stop_sequence");
+    // message_start reports the input and a first output token; message_delta the output total.
+    message.set("usage", anthropicUsage(turn.usage(), 1));
+    List<String> events = new ArrayList<>();
+    events.add(anthropicEvent("message_start", JSON.createObjectNode().set("message", message)));
+    events.add(anthropicEvent("ping", JSON.createObjectNode()));
+    ArrayNode content = anthropicContent(turn, "toolu_" + ids.incrementAndGet());
+    for (int index = 0; index < content.size(); index++) {
+      ObjectNode block = (ObjectNode) content.get(index);
+      boolean toolUse = block.path("type").asText().equals("tool_use");
+      ObjectNode start = block.deepCopy();
+      if (toolUse) {
+        start.putObject("input");
+      } else {
+        start.put("text", "");
+      }
+      events.add(anthropicEvent("content_block_start", JSON.createObjectNode().put("index", index)
+          .set("content_block", start)));
+      String whole = toolUse ? block.path("input").toString() : block.path("text").asText();
+      for (String piece : pieces(whole)) {
+        ObjectNode delta = toolUse ? JSON.createObjectNode().put("type", "input_json_delta").put("partial_json", piece)
+            : JSON.createObjectNode().put("type", "text_delta").put("text", piece);
+        events.add(anthropicEvent("content_block_delta", JSON.createObjectNode().put("index", index)
+            .set("delta", delta)));
+      }
+      events.add(anthropicEvent("content_block_stop", JSON.createObjectNode().put("index", index)));
+    }
+    ObjectNode delta = JSON.createObjectNode().put("stop_reason", turn.callsTool() ? "tool_use" : "end_turn")
+        .putNull("stop_sequence");
+    ObjectNode messageDelta = JSON.createObjectNode();
+    messageDelta.set("delta", delta);
+    messageDelta.putObject("usage").put("output_tokens", turn.usage().outputTokens());
+    events.add(anthropicEvent("message_delta", messageDelta));
+    events.add(anthropicEvent("message_stop", JSON.createObjectNode()));
+    return Reply.streamed(Map.of("request-id", "req_" + ids.get()), events, turn.usage());
+  }
+
+  private static String anthropicEvent(String type, ObjectNode data) {
+    ObjectNode node = JSON.createObjectNode().put("type", type);
+    node.setAll(data);
+    return "event: " + type + "\ndata: " + node + "\n\n";
   }
 
   /** An Anthropic error body: {@code {"type":"error","error":{"type","message"}}}. */
