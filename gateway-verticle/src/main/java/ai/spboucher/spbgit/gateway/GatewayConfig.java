@@ -33,9 +33,6 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
                             Duration logRetention, String model, List<String> models, int natsReplicas,
                             Duration diffTimeBudget) {
 
-  /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
-  public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
-
   /** Environment variables, their JSON keys and defaults; the README table is generated from the same names. */
   static final Map<String, String> ENVIRONMENT = Map.ofEntries(
       Map.entry("SPB_DATA_DIR", "dataDir"),

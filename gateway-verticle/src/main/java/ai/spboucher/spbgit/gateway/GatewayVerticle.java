@@ -14,6 +14,7 @@ import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
 import java.util.function.Supplier;
 import ai.spboucher.spbgit.gateway.jobs.DiffBudget;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
@@ -29,6 +30,7 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import java.time.Clock;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The gateway's HTTP server: the REST API and git smart HTTP on one port. Opens the data directory on a worker
@@ -40,11 +42,14 @@ public final class GatewayVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(GatewayVerticle.class.getName());
   private static final long USAGE_FLUSH_MS = 30_000;
   private static final long REAP_MS = 5_000;
+  /** Replays of stored job events at once; each holds a thread while NATS and the viewer are slow. */
+  private static final int REPLAY_THREADS = 8;
 
   private final GatewayConfig config;
   private final Clock clock;
   private final PrometheusMeterRegistry registry;
   private WorkerExecutor gitPool;
+  private WorkerExecutor replayPool;
   private HttpServer server;
   private DataDir data;
   private String publicUrl;
@@ -69,6 +74,8 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> start() {
     // JGit can hold a thread for a whole clone: give it its own pool so API file I/O never queues behind it.
     gitPool = vertx.createSharedWorkerExecutor("spb-git", config.gitWorkers());
+    // A replay waits on NATS and on its viewer for as long as the log takes to send: not on the shared workers.
+    replayPool = vertx.createSharedWorkerExecutor("spb-replay", REPLAY_THREADS, 10, TimeUnit.MINUTES);
     return vertx.executeBlocking(() -> {
           DataDir dir = DataDir.open(config.dataDir(), clock);
           // Jobs no longer verify their fresh tokens one by one: a signing key that does not verify fails here.
@@ -116,18 +123,20 @@ public final class GatewayVerticle extends VerticleBase {
     jobs.endInterruptedCreations().onFailure(e -> LOG.log(System.Logger.Level.ERROR,
         "cannot end the jobs a previous run left queued (the deadline check ends them later)", e));
     Sessions sessions = new Sessions(clock);
-    Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs();
+    Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs(replayPool);
     Router router = Router.router(vertx);
     new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
     new ApiRoutes(vertx, contract, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl,
         clock).mount(router);
     ProposalDiffs diffs = new ProposalDiffs(vertx, new Proposals(dir.repos()),
         DiffBudget.withTime(config.diffTimeBudget()), registry);
-    new JobRoutes(vertx, contract, jobs, diffs, dir.repos(), logs).mount(router);
+    new JobRoutes(vertx, contract, jobs, new JobViews(vertx, new Proposals(dir.repos())), diffs, dir.repos(), logs)
+        .mount(router);
     new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl).mount(router);
     ApiRoutes.mountFallback(router);
     new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
-    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config, jobs::recordRefsWritten).mount(router);
+    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config.maxPushBytes(), config.maxObjectBytes(),
+        jobs::recordRefsWritten).mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
     routes = router;
@@ -200,6 +209,9 @@ public final class GatewayVerticle extends VerticleBase {
     })).onComplete(ar -> {
       if (gitPool != null) {
         gitPool.close();
+      }
+      if (replayPool != null) {
+        replayPool.close();
       }
     });
   }
