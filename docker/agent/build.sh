@@ -16,10 +16,15 @@
 #   SPB_AGENT_IMAGE             image name (spbgit/agent:latest)
 #   SPB_AGENT_ROOTFS_IMAGE      repository of the root filesystem image (spbgit/agent-rootfs)
 #   SPB_AGENT_JAR               the llm-mode agent (default: agent/target/spb-agent.jar of this checkout)
+#   SPB_SANDBOX_UID             uid and gid of the image's agent user (2000000000); the runner's
+#                               SPB_SANDBOX_UID must be the same (it checks the spb.agent.uid label)
 #
-# The image label spb.agent.inputs is the sha256 of this script, the entrypoint and the agent jar, so
-# callers can tell whether an existing image is current. The root filesystem tarball is keyed by the
-# package list and the functions that prepare it, so an entrypoint or jar change rebuilds in seconds.
+# The image label spb.agent.inputs is the sha256 of this script, the entrypoint, the agent jar and the
+# agent uid, so callers can tell whether an existing image is current. The root filesystem tarball is
+# keyed by the package list and the functions that prepare it, so an entrypoint, jar or uid change
+# rebuilds in seconds: the agent user's passwd and group entries live in the small top layer, and no file
+# in the image is owned by the agent (its /work is always a tmpfs or a bind mount over the empty
+# directory), so a uid past tar's octal limit never reaches the imported tarball.
 # Needs root, debootstrap and a running engine (docker/ensure-docker.sh).
 set -euo pipefail
 
@@ -28,7 +33,8 @@ readonly SUITE=bookworm
 # the JRE runs the llm-mode agent (/opt/spb/agent.jar).
 readonly PACKAGES=(git ca-certificates socat curl procps iproute2 util-linux mount coreutils libc-bin
   openjdk-17-jre-headless)
-readonly AGENT_UID=1000
+# Why so high: docs/sandbox.md ("The sandbox uid"). Keep the default in step with RunnerConfig.
+readonly AGENT_UID=${SPB_SANDBOX_UID:-2000000000}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 image=${SPB_AGENT_IMAGE:-spbgit/agent:latest}
@@ -48,13 +54,17 @@ for arg in "$@"; do
   esac
 done
 
+[[ "$AGENT_UID" =~ ^[1-9][0-9]{0,9}$ ]] && [ "$AGENT_UID" -le 2147483647 ] \
+  || die "SPB_SANDBOX_UID must be a uid from 1 to 2147483647, got '$AGENT_UID'"
+
 command -v docker >/dev/null 2>&1 \
   || die "docker is not installed (run docker/ensure-docker.sh)"
 docker info >/dev/null 2>&1 \
   || die "the docker daemon is not reachable (run docker/ensure-docker.sh)"
 
 [ -s "$agent_jar" ] || die "agent jar $agent_jar is missing: run mvn -B package -pl agent first"
-inputs_hash=$(cat "$here/build.sh" "$here/spb-agent" "$agent_jar" | sha256sum | cut -d' ' -f1)
+inputs_hash=$({ cat "$here/build.sh" "$here/spb-agent" "$agent_jar"; echo "uid=$AGENT_UID"; } \
+  | sha256sum | cut -d' ' -f1)
 current=$(docker image inspect --format '{{ index .Config.Labels "spb.agent.inputs" }}' "$image" \
   2>/dev/null || true)
 if [ "$current" = "$inputs_hash" ] && [ "$if_missing" = true ]; then
@@ -101,10 +111,8 @@ prepare_rootfs() {
   if [ "$root" = / ] || [ ! -d "$root/etc/apt" ]; then
     die "refusing to prepare '$root': not a fresh root filesystem"
   fi
-  chroot "$root" groupadd --gid "$AGENT_UID" agent
-  chroot "$root" useradd --uid "$AGENT_UID" --gid "$AGENT_UID" --home-dir /work/home --no-create-home \
-    --shell /bin/sh --comment "SPB Agent" agent
-  install -d -o "$AGENT_UID" -g "$AGENT_UID" -m 0755 "$root/work"
+  # Root's: only a mount point, covered by the job's /work. The agent user comes with the top layer.
+  install -d -m 0755 "$root/work"
   install -d -m 0755 "$root/run/spb"
   # Nothing in the image needs these at run time; the sandbox has no root and no network to use apt.
   : >"$root/etc/apt/sources.list"
@@ -120,8 +128,21 @@ prepare_rootfs() {
   echo agent >"$root/etc/hostname"
 }
 
+# The agent user, written into the root filesystem's account files copied to $1/etc. Not useradd: it
+# would also size /var/log/lastlog and faillog for the uid (sparse files of hundreds of GB at a high uid).
+add_agent_user() {
+  local dir=$1
+  tar -C "$dir" -xpf "$rootfs_tar" --numeric-owner ./etc/passwd ./etc/group ./etc/shadow ./etc/gshadow
+  ! grep -q "^agent:\|^[^:]*:[^:]*:$AGENT_UID:" "$dir/etc/passwd" \
+    || die "the root filesystem already has an agent user or uid $AGENT_UID"
+  echo "agent:x:$AGENT_UID:$AGENT_UID:SPB Agent:/work/home:/bin/sh" >>"$dir/etc/passwd"
+  echo "agent:x:$AGENT_UID:" >>"$dir/etc/group"
+  echo "agent:!::0:99999:7:::" >>"$dir/etc/shadow"
+  echo "agent:!::" >>"$dir/etc/gshadow"
+}
+
 rootfs_key() {
-  { echo "$SUITE ${PACKAGES[*]} uid=$AGENT_UID"; declare -f bootstrap_rootfs prepare_rootfs; } \
+  { echo "$SUITE ${PACKAGES[*]}"; declare -f bootstrap_rootfs prepare_rootfs; } \
     | sha256sum | cut -c1-16
 }
 
@@ -191,8 +212,12 @@ install -m 0644 "$agent_jar" "$layer/opt/spb/agent.jar"
 # Only these entries: a directory entry for an existing /usr or /opt would reset its owner and mode.
 tar -C "$layer" --owner=0 --group=0 --numeric-owner --no-recursion \
   -c opt/spb opt/spb/agent.jar usr/local/bin/spb-agent | docker cp - "$container:/"
+add_agent_user "$layer"
+# The account files keep the owners and modes they have in the root filesystem (shadow is root:shadow).
+tar -C "$layer" --numeric-owner --no-recursion -c etc/passwd etc/group etc/shadow etc/gshadow \
+  | docker cp - "$container:/"
 docker commit \
-  --change 'USER 1000:1000' \
+  --change "USER $AGENT_UID:$AGENT_UID" \
   --change 'WORKDIR /work' \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'ENV HOME=/work/home' \
@@ -201,6 +226,7 @@ docker commit \
   --change 'CMD []' \
   --change "LABEL spb.agent.inputs=$inputs_hash" \
   --change "LABEL spb.agent.rootfs=$key" \
+  --change "LABEL spb.agent.uid=$AGENT_UID" \
   --message "spb-agent inputs $inputs_hash" \
   "$container" "$image" >/dev/null
 if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect --format '{{.Id}}' "$image")" ]; then

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway;
 
+import ai.spboucher.spbgit.gateway.http.ConnectionLimits;
 import ai.spboucher.spbgit.proto.ConfigUnits;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -27,11 +28,12 @@ import java.util.Map;
  * @param models         the models a job may name (always includes {@code model})
  * @param natsReplicas   the replica count of the job streams (3 on a three-node NATS cluster)
  * @param diffTimeBudget the wall-clock time one proposal diff may take before it is answered "too large"
+ * @param connections    the head and idle timeouts and the connection caps
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
                             long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
                             Duration logRetention, String model, List<String> models, int natsReplicas,
-                            Duration diffTimeBudget) {
+                            Duration diffTimeBudget, ConnectionLimits connections) {
 
   /** Environment variables, their JSON keys and defaults; the README table is generated from the same names. */
   static final Map<String, String> ENVIRONMENT = Map.ofEntries(
@@ -48,7 +50,11 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       Map.entry("SPB_MODEL", "model"),
       Map.entry("SPB_MODELS", "models"),
       Map.entry("SPB_NATS_REPLICAS", "natsReplicas"),
-      Map.entry("SPB_DIFF_TIME_BUDGET", "diffTimeBudget"));
+      Map.entry("SPB_DIFF_TIME_BUDGET", "diffTimeBudget"),
+      Map.entry("SPB_HEAD_TIMEOUT", "headTimeout"),
+      Map.entry("SPB_IDLE_TIMEOUT", "idleTimeout"),
+      Map.entry("SPB_MAX_CONNECTIONS", "maxConnections"),
+      Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -108,10 +114,24 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           json.getString("model", ""),
           Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList(),
           Integer.parseInt(json.getString("natsReplicas", "1")),
-          ConfigUnits.parseDuration(json.getString("diffTimeBudget", "3s")));
+          ConfigUnits.parseDuration(json.getString("diffTimeBudget", "3s")),
+          connectionLimits(json));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }
+  }
+
+  private static ConnectionLimits connectionLimits(JsonObject json) {
+    // Unset, the cap is the default lowered to fit the descriptor limit; set, it must fit (see capFor).
+    String max = json.getString("maxConnections");
+    if (max != null && Integer.parseInt(max) < 1) {
+      throw new IllegalArgumentException("SPB_MAX_CONNECTIONS must be at least 1");
+    }
+    return new ConnectionLimits(
+        ConfigUnits.parseDuration(json.getString("headTimeout", "10s")),
+        ConfigUnits.parseDuration(json.getString("idleTimeout", "5m")),
+        max == null ? 0 : Integer.parseInt(max),
+        Integer.parseInt(json.getString("maxConnectionsPerAddress", "1024")));
   }
 
   /** Builds the JSON form from environment variables (unset ones keep their defaults). */

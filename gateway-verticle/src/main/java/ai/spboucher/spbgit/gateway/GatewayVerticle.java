@@ -5,6 +5,7 @@ import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
+import ai.spboucher.spbgit.gateway.http.ConnectionGuard;
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
 import ai.spboucher.spbgit.gateway.http.JobRoutes;
 import ai.spboucher.spbgit.gateway.http.WebRoutes;
@@ -51,6 +52,7 @@ public final class GatewayVerticle extends VerticleBase {
   private WorkerExecutor gitPool;
   private WorkerExecutor replayPool;
   private HttpServer server;
+  private ConnectionGuard guard;
   private DataDir data;
   private String publicUrl;
   private JobService jobs;
@@ -86,11 +88,16 @@ public final class GatewayVerticle extends VerticleBase {
           data = dir;
           return ApiContract.load(vertx);
         })
-        .compose(contract -> vertx.createHttpServer(new HttpServerOptions().setDecompressionSupported(false))
-            .requestHandler(router(data, contract))
-            .listen(config.httpPort(), config.httpHost()))
+        .compose(contract -> {
+          guard = connectionGuard();
+          return vertx.createHttpServer(guard.configure(new HttpServerOptions().setDecompressionSupported(false)))
+              .connectionHandler(guard::opened)
+              .requestHandler(guard.admitting(router(data, contract)))
+              .listen(config.httpPort(), config.httpHost());
+        })
         .onSuccess(s -> {
           server = s;
+          guard.start();
           publicUrl = config.publicUrl(s.actualPort());
           vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
           vertx.setPeriodic(REAP_MS, id -> {
@@ -110,6 +117,16 @@ public final class GatewayVerticle extends VerticleBase {
   /** The OpenAPI document the routes are validated against, for the same test. */
   ApiContract contract() {
     return contract;
+  }
+
+  /** Sized to the process's descriptor limit, read now: a cap that does not fit it fails the start. */
+  private ConnectionGuard connectionGuard() {
+    long descriptors = ((com.sun.management.UnixOperatingSystemMXBean)
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getMaxFileDescriptorCount();
+    int cap = config.connections().capFor(descriptors);
+    LOG.log(System.Logger.Level.INFO, "at most " + cap + " connections (" + config.connections()
+        .maxConnectionsPerAddress() + " per client address; file-descriptor limit " + descriptors + ")");
+    return new ConnectionGuard(vertx, config.connections(), cap);
   }
 
   private Router router(DataDir dir, ApiContract contract) {
@@ -132,7 +149,7 @@ public final class GatewayVerticle extends VerticleBase {
         DiffBudget.withTime(config.diffTimeBudget()), registry);
     new JobRoutes(vertx, contract, jobs, new JobViews(vertx, new Proposals(dir.repos())), diffs, dir.repos(), logs)
         .mount(router);
-    new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl).mount(router);
+    new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl, guard::toWebSocket).mount(router);
     ApiRoutes.mountFallback(router);
     new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
     new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config.maxPushBytes(), config.maxObjectBytes(),

@@ -21,6 +21,10 @@ class GatewayConfigTest {
     assertEquals(2L << 30, config.maxPushBytes());
     assertEquals(100L << 20, config.maxObjectBytes());
     assertEquals("http://127.0.0.1:8080", config.publicUrl(8080));
+    assertEquals(java.time.Duration.ofSeconds(10), config.connections().headTimeout());
+    assertEquals(java.time.Duration.ofMinutes(5), config.connections().idleTimeout());
+    assertEquals(4096, config.connections().capFor(1 << 20));
+    assertEquals(1024, config.connections().maxConnectionsPerAddress());
   }
 
   @Test
@@ -40,6 +44,8 @@ class GatewayConfigTest {
     assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("httpPort", "x")));
     assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("maxPushBytes", "0")));
     assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("publicUrl", "ftp://x")));
+    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("maxConnections", "0")));
+    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("headTimeout", "0s")));
   }
 
   @Test

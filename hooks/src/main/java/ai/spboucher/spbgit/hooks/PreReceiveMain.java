@@ -12,17 +12,22 @@ import java.security.PublicKey;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.eclipse.jgit.lib.Config;
+import org.eclipse.jgit.lib.ObjectId;
+import org.eclipse.jgit.lib.ObjectReader;
+import org.eclipse.jgit.lib.Ref;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 
 /**
  * The stand-alone {@code pre-receive} hook for bare repositories served by stock git. It reads the job token
  * from {@code GIT_AUTH_TOKEN}, verifies it against the gateway's public key and refuses the whole push (git
- * pre-receive hooks are all-or-nothing) if any {@code <old> <new> <ref>} line on stdin is outside the token's
- * scope. It fails closed: a missing key, token or configuration refuses the push.
+ * pre-receive hooks are all-or-nothing) if {@link PushGate} refuses any {@code <old> <new> <ref>} line on stdin:
+ * outside the token's scope, over the job's ref limits, or not pointing at a commit. It fails closed: a missing key, token or configuration refuses the push.
  *
  * <p>Configuration, git config first, then the environment:
  * {@code spbgit.jobTokenPublicKey} / {@code SPB_JOB_TOKEN_PUBLIC_KEY} (PEM file, required),
@@ -54,14 +59,42 @@ public final class PreReceiveMain {
   }
 
   int run(File gitDir, List<String> commandLines) {
-    Config config;
-    Path repoDir;
-    try (Repository repo = new FileRepositoryBuilder().setGitDir(gitDir).setMustExist(true).build()) {
-      config = repo.getConfig();
-      repoDir = repo.getDirectory().toPath().toAbsolutePath().normalize();
+    Repository repo;
+    try {
+      repo = open(gitDir);
     } catch (IOException e) {
       return fail(MISCONFIGURED, "cannot open the repository: " + e.getMessage());
     }
+    try (repo) {
+      return check(repo, commandLines);
+    }
+  }
+
+  /**
+   * The repository as git sees it during the hook: git keeps the pushed objects in a quarantine directory until
+   * the hook has admitted them, and names it (and the real object directory as an alternate) in the environment.
+   */
+  private Repository open(File gitDir) throws IOException {
+    FileRepositoryBuilder builder = new FileRepositoryBuilder().setGitDir(gitDir).setMustExist(true);
+    String objects = env.get("GIT_OBJECT_DIRECTORY");
+    if (objects != null && !objects.isEmpty()) {
+      builder.setObjectDirectory(new File(objects));
+    }
+    String alternates = env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES");
+    if (alternates != null) {
+      for (String alternate : alternates.split(File.pathSeparator)) {
+        // git quotes a path holding the separator; such a path is not found and the push is refused (fail closed).
+        if (!alternate.isEmpty()) {
+          builder.addAlternateObjectDirectory(new File(alternate));
+        }
+      }
+    }
+    return builder.build();
+  }
+
+  private int check(Repository repo, List<String> commandLines) {
+    Config config = repo.getConfig();
+    Path repoDir = repo.getDirectory().toPath().toAbsolutePath().normalize();
     String token = env.get("GIT_AUTH_TOKEN");
     if (token == null || token.isEmpty()) {
       if (config.getBoolean("spbgit", "allowPushWithoutJobToken", false)) {
@@ -86,20 +119,31 @@ public final class PreReceiveMain {
     if (repoName == null) {
       repoName = repoDir.getFileName().toString().replaceFirst("\\.git$", "");
     }
-    return judge(claims, repoName, commandLines);
+    try {
+      return judge(repo, claims, repoName, commandLines);
+    } catch (IOException e) {
+      return fail(MISCONFIGURED, "push refused: cannot read the repository to check the push: " + e.getMessage());
+    }
   }
 
-  private int judge(JobTokenClaims claims, String repoName, List<String> commandLines) {
-    List<String> refs = new ArrayList<>();
-    for (String line : commandLines) {
-      String[] fields = line.split(" ", 3);
-      if (fields.length != 3) {
-        return fail(REFUSED, "push refused: malformed pre-receive input line");
+  private int judge(Repository repo, JobTokenClaims claims, String repoName, List<String> commandLines)
+      throws IOException {
+    List<PushGate.Update> updates = new ArrayList<>();
+    try (ObjectReader reader = repo.newObjectReader()) {
+      for (String line : commandLines) {
+        String[] fields = line.split(" ", 3);
+        if (fields.length != 3 || !ObjectId.isId(fields[1])) {
+          return fail(REFUSED, "push refused: malformed pre-receive input line");
+        }
+        updates.add(new PushGate.Update(fields[2], RefTarget.of(reader, ObjectId.fromString(fields[1]))));
       }
-      refs.add(fields[2]);
+    }
+    Set<String> existing = new HashSet<>();
+    for (Ref ref : repo.getRefDatabase().getRefsByPrefix(claims.refScope().prefix())) {
+      existing.add(ref.getName());
     }
     // Stock git applies a pre-receive verdict to the whole push, so one refusal refuses every ref.
-    List<PushGate.Verdict> verdicts = PushGate.evaluate(claims, repoName, refs, true);
+    List<PushGate.Verdict> verdicts = PushGate.evaluate(claims, repoName, updates, existing, true);
     boolean refused = false;
     for (PushGate.Verdict verdict : verdicts) {
       if (!verdict.admitted()) {

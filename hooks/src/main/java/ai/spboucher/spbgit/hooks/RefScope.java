@@ -12,6 +12,13 @@ public final class RefScope {
   /** Job ids are lower-case, ref-safe and short; the gateway mints them, tokens are refused if they differ. */
   public static final Pattern JOB_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
 
+  /**
+   * The longest agent ref name, prefix included, in characters. Every client cloning the repository receives every
+   * ref name in the ref advertisement, and the audit log keeps the names of refs written for good, so a job's names
+   * must stay short; 200 leaves at least 123 characters below the longest job prefix.
+   */
+  public static final int MAX_REF_LENGTH = 200;
+
   private static final String AGENT_REFS = "refs/agents/";
 
   private final String jobId;
@@ -34,6 +41,11 @@ public final class RefScope {
     return jobId;
   }
 
+  /** The prefix every ref of this job starts with, e.g. {@code refs/agents/j1/}. */
+  public String prefix() {
+    return prefix;
+  }
+
   /** The glob form written into tokens and shown to clients, e.g. {@code refs/agents/j1/*}. */
   public String glob() {
     return prefix + "*";
@@ -41,7 +53,7 @@ public final class RefScope {
 
   /**
    * Why {@code refName} may not be written by this job, or empty when it may. The ref must be a valid git
-   * ref name and lie strictly below the job's prefix.
+   * ref name, lie strictly below the job's prefix and be at most {@link #MAX_REF_LENGTH} characters long.
    */
   public Optional<String> refusalFor(String refName) {
     Optional<String> invalid = RefNames.problemWith(refName);
@@ -50,6 +62,10 @@ public final class RefScope {
     }
     if (!refName.startsWith(prefix) || refName.length() == prefix.length()) {
       return Optional.of("outside the job's scope; job tokens may only push " + glob());
+    }
+    if (refName.length() > MAX_REF_LENGTH) {
+      return Optional.of("ref name is " + refName.length() + " characters long; job refs may have at most "
+          + MAX_REF_LENGTH);
     }
     return Optional.empty();
   }

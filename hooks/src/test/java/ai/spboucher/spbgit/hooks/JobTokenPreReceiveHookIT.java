@@ -113,6 +113,39 @@ class JobTokenPreReceiveHookIT {
     assertEquals(List.of(), serverRefs());
   }
 
+  @Test
+  void refusesRefsThatWouldNotPointAtACommit() throws Exception {
+    Path file = Files.writeString(dir.resolve("blob.txt"), "not a commit\n");
+    String blob = git.git(work, "hash-object", "-w", file.toString()).assertSucceeded().output().strip();
+    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-a", "-m", "tag",
+        "annotated").assertSucceeded();
+    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-a", "-m", "tag",
+        "blob-tag", blob).assertSucceeded();
+
+    TestGit.Result push = push(blob + ":refs/agents/abc/blob", "refs/tags/annotated:refs/agents/abc/tag",
+        "refs/tags/blob-tag:refs/agents/abc/blob-tag", "HEAD:refs/agents/abc/ok");
+
+    assertNotEquals(0, push.exitCode(), push.output());
+    assertTrue(push.output().contains("pointed at a blob; job refs may only point at commits"), push.output());
+    assertTrue(push.output().contains("pointed at an annotated tag; job refs may only point at commits"),
+        push.output());
+    assertEquals(List.of("refs/agents/abc/ok"), serverRefs());
+  }
+
+  @Test
+  void refusesCreationsPastTheRefLimitNamingIt() throws Exception {
+    List<String> refspecs = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      refspecs.add("HEAD:refs/agents/abc/flood-" + i);
+    }
+
+    TestGit.Result push = push(refspecs.toArray(String[]::new));
+
+    assertNotEquals(0, push.exitCode(), push.output());
+    assertTrue(push.output().contains("over the limit of 32 refs per job"), push.output());
+    assertEquals(PushGate.MAX_REFS_PER_JOB, serverRefs().size());
+  }
+
   private TestGit.Result push(String... refspecs) throws Exception {
     return push(false, refspecs);
   }

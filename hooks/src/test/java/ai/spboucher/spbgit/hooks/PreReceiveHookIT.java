@@ -169,12 +169,75 @@ class PreReceiveHookIT {
   void exitsWithDocumentedCodes() throws Exception {
     String update = "0".repeat(40) + " " + head() + " ";
     Path hookFile = bare.resolve("hooks/pre-receive");
+    // Run by hand, the hook finds the commit only in the repository itself (git push would have put it there).
+    git.git(bare, "fetch", "-q", work.toString(), "main:refs/heads/main").assertSucceeded();
 
     assertEquals(0, runHook(hookFile, validToken(JOB), update + "refs/agents/job1/proposal").exitCode());
     assertEquals(1, runHook(hookFile, validToken(JOB), update + "refs/heads/main").exitCode());
     assertEquals(1, runHook(hookFile, null, update + "refs/agents/job1/proposal").exitCode());
     git.git(bare, "config", "spbgit.jobTokenPublicKey", dir.resolve("missing.pem").toString()).assertSucceeded();
     assertEquals(2, runHook(hookFile, validToken(JOB), update + "refs/agents/job1/proposal").exitCode());
+  }
+
+  @Test
+  void refusesAJobRefPointingAtABlob() throws Exception {
+    String blob = blob("not a commit\n");
+
+    assertRefused(validToken(JOB), "refused refs/agents/job1/proposal: pointed at a blob; job refs may only point "
+        + "at commits", blob + ":refs/agents/job1/proposal");
+  }
+
+  @Test
+  void refusesAJobRefPointingAtAnAnnotatedTagOfACommitOrOfABlob() throws Exception {
+    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-f", "-a", "-m", "tag",
+        "annotated").assertSucceeded();
+    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-f", "-a", "-m", "tag",
+        "blob-tag", blob("tagged blob\n")).assertSucceeded();
+
+    for (String tag : List.of("refs/tags/annotated", "refs/tags/blob-tag")) {
+      assertRefused(validToken(JOB), "refused refs/agents/job1/proposal: pointed at an annotated tag; job refs may "
+          + "only point at commits", tag + ":refs/agents/job1/proposal");
+    }
+  }
+
+  @Test
+  void refusesRefsOverTheJobsLimitCountingTheRefsItAlreadyHas() throws Exception {
+    List<String> first = new ArrayList<>();
+    for (int i = 0; i < PushGate.MAX_REFS_PER_JOB; i++) {
+      first.add("HEAD:refs/agents/job1/r" + i);
+    }
+    push(validToken(JOB), first.toArray(String[]::new)).assertSucceeded();
+
+    assertRefused(validToken(JOB), "refused refs/agents/job1/one-more: over the limit of 32 refs per job",
+        "HEAD:refs/agents/job1/one-more");
+    String next = git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "commit-tree",
+        "HEAD^{tree}", "-p", "HEAD", "-m", "next").assertSucceeded().output().strip();
+    TestGit.Result update = push(validToken(JOB), next + ":refs/agents/job1/r0");
+    assertEquals(0, update.exitCode(), "updating a ref the job has is still admitted: " + update.output());
+  }
+
+  @Test
+  void refusesAPushOfManyRefsAtOnce() throws Exception {
+    List<String> many = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      many.add("HEAD:refs/agents/job1/flood-" + i);
+    }
+
+    assertRefused(validToken(JOB), "refused refs/agents/job1/flood-32: over the limit of 32 refs per job",
+        many.toArray(String[]::new));
+  }
+
+  @Test
+  void refusesRefNamesOverTheLengthLimit() throws Exception {
+    String ref = "refs/agents/job1/" + "x".repeat(800);
+
+    assertRefused(validToken(JOB), "refused " + ref + ": ref name is 817 characters long; job refs may have at most "
+        + "200", "HEAD:" + ref);
+  }
+
+  private static String blob(String content) throws Exception {
+    Path file = Files.writeString(shared.resolve("blob-" + content.hashCode()), content);
+    return git.git(work, "hash-object", "-w", file.toString()).assertSucceeded().output().strip();
   }
 
   private TestGit.Result assertRefused(String token, String reason, String... refspecs) throws Exception {

@@ -16,8 +16,12 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.eclipse.jgit.lib.CommitBuilder;
+import org.eclipse.jgit.lib.ObjectInserter;
+import org.eclipse.jgit.lib.PersonIdent;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.lib.StoredConfig;
+import org.eclipse.jgit.lib.TreeFormatter;
 import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,7 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
 class PreReceiveMainTest {
 
   private static final String ZERO = "0".repeat(40);
-  private static final String NEW = "1".repeat(40);
   private static final String JOB = "job1";
 
   @TempDir
@@ -37,6 +40,8 @@ class PreReceiveMainTest {
   private final Map<String, String> env = new HashMap<>();
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
   private File gitDir;
+  /** A commit in the repository, for the updates to point at: the gate admits job refs only at commits. */
+  private String commit;
   private Path keyFile;
 
   @BeforeEach
@@ -44,6 +49,16 @@ class PreReceiveMainTest {
     gitDir = dir.resolve("demo.git").toFile();
     try (Repository repo = new FileRepositoryBuilder().setGitDir(gitDir).setBare().build()) {
       repo.create(true);
+      try (ObjectInserter inserter = repo.newObjectInserter()) {
+        CommitBuilder builder = new CommitBuilder();
+        builder.setTreeId(inserter.insert(new TreeFormatter()));
+        PersonIdent someone = new PersonIdent("Test", "test@example.invalid");
+        builder.setAuthor(someone);
+        builder.setCommitter(someone);
+        builder.setMessage("initial");
+        commit = inserter.insert(builder).name();
+        inserter.flush();
+      }
     }
     keyFile = dir.resolve("job-token-signing.pub.pem");
     Files.writeString(keyFile, PublicKeys.toPem(tokens.publicKey()), StandardCharsets.US_ASCII);
@@ -194,8 +209,8 @@ class PreReceiveMainTest {
     return tokens.mint(JOB, "demo", Instant.now().minusSeconds(5), Duration.ofMinutes(10));
   }
 
-  private static String update(String ref) {
-    return ZERO + " " + NEW + " " + ref;
+  private String update(String ref) {
+    return ZERO + " " + commit + " " + ref;
   }
 
   private int run(String... lines) {

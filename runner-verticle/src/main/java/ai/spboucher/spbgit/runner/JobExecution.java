@@ -128,7 +128,7 @@ final class JobExecution {
       return;
     }
     Path jobDir = config.workRoot().resolve(jobId());
-    WorkVolume work = new WorkVolume(jobDir.resolve("work"), diskLimit());
+    WorkVolume work = new WorkVolume(jobDir.resolve("work"), diskLimit(), config.sandboxUid());
     EgressProxy proxy = null;
     GitRelay git = null;
     LlmSession session = null;
@@ -146,13 +146,13 @@ final class JobExecution {
       git = GitRelay.start(egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
           request.getJobToken(), gatewayTls, published(background, refusals, EventMessages.VIA_GIT_RELAY));
       if (model != null) {
-        session = LlmSession.open(provider, model, jobDir, egressDir, background);
+        session = LlmSession.open(provider, model, jobDir, egressDir, config.sandboxUid(), background);
       }
       if (task.hiddenCharacters() + task.htmlComments() > 0) {
         pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "
             + task.htmlComments() + " HTML comments before the job saw it");
       }
-      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(),
+      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(), config.sandboxUid(),
           environment(git, session, task.text()),
           Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
           (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),

@@ -52,10 +52,10 @@ final class LlmSession implements AutoCloseable {
   }
 
   /**
-   * Starts the endpoint at {@code <egressDir>/model.sock} and creates the notice directory under {@code jobDir}.
-   * Every call is published as a model call and as an egress attempt to the provider's host.
+   * Starts the endpoint at {@code <egressDir>/model.sock} and creates the notice directory under {@code jobDir},
+   * for a notice owned by {@code agentUid}. Every call is published as a model call and as an egress attempt to the provider's host.
    */
-  static LlmSession open(ProviderClient provider, String model, Path jobDir, Path egressDir,
+  static LlmSession open(ProviderClient provider, String model, Path jobDir, Path egressDir, int agentUid,
                          BackgroundEvents background) throws IOException {
     TokenMeter meter = new TokenMeter(provider.config().tokenBudget());
     String host = provider.config().baseUrl().getHost().toLowerCase(Locale.ROOT);
@@ -70,8 +70,8 @@ final class LlmSession implements AutoCloseable {
           background.egress(EventMessages.egress(call, host, port));
         });
     try {
-      return new LlmSession(provider, model, meter, endpoint, BreachNotice.create(jobDir.resolve("notice")),
-          lastFailure);
+      return new LlmSession(provider, model, meter, endpoint,
+          BreachNotice.create(jobDir.resolve("notice"), agentUid), lastFailure);
     } catch (IOException | RuntimeException e) {
       endpoint.close();
       throw e;

@@ -25,12 +25,22 @@ import javax.net.ssl.SSLSocketFactory;
  *     ({@code SPB_GATEWAY_CA}); null to trust the JDK's default CAs
  * @param dockerCallTimeout how long a short Docker call (create, kill, remove, ping, ...) may take before the
  *     runner takes the engine for frozen ({@code SPB_DOCKER_CALL_TIMEOUT})
+ * @param sandboxUid the uid and gid job containers run as ({@code SPB_SANDBOX_UID}); the agent image must be
+ *     built with the same one. Without a user namespace it is that uid on the host too, so it must be no login
+ *     account's: {@link SandboxUidCheck} refuses one at start-up
  */
 public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
                            long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
                            List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes,
                            ModelConfig model, Duration breachGrace, String healthAddress,
-                           Path gatewayCa, Duration dockerCallTimeout) {
+                           Path gatewayCa, Duration dockerCallTimeout, int sandboxUid) {
+
+  /**
+   * Above the login range (to 60000), Debian's reserved 60000-65535, the /etc/subuid ranges useradd hands out
+   * (100000-600165535), systemd-nspawn's container range (to 1879048191) and below 2^31, which some tools take
+   * for negative. Keep in step with docker/agent/build.sh.
+   */
+  public static final int DEFAULT_SANDBOX_UID = 2_000_000_000;
 
   public RunnerConfig {
     if (!healthAddress.isEmpty() && !healthAddress.matches("[^:\\s]+:\\d{1,5}")) {
@@ -56,6 +66,11 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
     }
     if (dockerCallTimeout.isNegative() || dockerCallTimeout.isZero()) {
       throw new IllegalArgumentException("SPB_DOCKER_CALL_TIMEOUT must be positive");
+    }
+    if (sandboxUid <= 0) {
+      // A uid past 2^31 - 1 already failed to parse.
+      throw new IllegalArgumentException("SPB_SANDBOX_UID must be a uid from 1 to 2147483647 (never root), got "
+          + sandboxUid);
     }
     if (breachGrace.isNegative()) {
       throw new IllegalArgumentException("SPB_BREACH_GRACE cannot be negative");
@@ -88,7 +103,8 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           env.getOrDefault("SPB_RUNNER_HEALTH", ""),
           env.getOrDefault("SPB_GATEWAY_CA", "").isBlank() ? null : Path.of(env.get("SPB_GATEWAY_CA")),
           ConfigUnits.parseDuration(env.getOrDefault("SPB_DOCKER_CALL_TIMEOUT",
-              DockerSandbox.DEFAULT_CALL_TIMEOUT.toSeconds() + "s")));
+              DockerSandbox.DEFAULT_CALL_TIMEOUT.toSeconds() + "s")),
+          Integer.parseInt(env.getOrDefault("SPB_SANDBOX_UID", Integer.toString(DEFAULT_SANDBOX_UID)).strip()));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
     }

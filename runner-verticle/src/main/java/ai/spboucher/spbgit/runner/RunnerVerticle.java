@@ -5,12 +5,14 @@ import ai.spboucher.spbgit.runner.nats.NatsLink;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 
 /**
- * The runner node: checks the Docker engine and the agent image, connects to NATS, reclaims what a previous
- * run left behind, then starts taking jobs. All of that blocks, so it runs in {@code executeBlocking}; jobs
- * themselves run on the dispatcher's own threads.
+ * The runner node: checks that its sandbox uid is no login account of this host, checks the Docker engine and the
+ * agent image (built for that uid), connects to NATS, reclaims what a previous run left behind, then starts taking
+ * jobs. All of that blocks, so it runs in {@code executeBlocking}; jobs themselves run on the dispatcher's own
+ * threads.
  */
 public final class RunnerVerticle extends VerticleBase {
 
@@ -30,9 +32,13 @@ public final class RunnerVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     return vertx.executeBlocking(() -> {
+      int uid = config.sandboxUid();
+      SandboxUidCheck.refusal(uid, SandboxUidCheck.hostAccounts(uid, Path.of("/etc/passwd"))).ifPresent(why -> {
+        throw new IllegalStateException(why);
+      });
       Files.createDirectories(config.workRoot());
       docker = new DockerSandbox(config.dockerHost(), config.slots(), config.dockerCallTimeout());
-      docker.check(config.agentImage());
+      docker.check(config.agentImage(), uid);
       nats = NatsLink.connect(config.natsUrl(), "spb-runner-" + config.runnerId());
       nats.ensureStreams();
       dispatcher = new JobDispatcher(config, docker, nats, clock);

@@ -39,6 +39,8 @@ import org.junit.jupiter.api.Assumptions;
 public final class JobTestBed implements AutoCloseable {
 
   public static final String IMAGE = System.getenv().getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest");
+  /** The user job containers run as: the runner's default {@code SPB_SANDBOX_UID}, which the bed does not set. */
+  public static final String SANDBOX_USER = RunnerConfig.DEFAULT_SANDBOX_UID + ":" + RunnerConfig.DEFAULT_SANDBOX_UID;
 
   public final Path tmp;
   /** The NATS server; null when the bed runs on NATS started elsewhere (see {@link #onNats}). */
@@ -102,7 +104,7 @@ public final class JobTestBed implements AutoCloseable {
   static void requireDocker() {
     boolean ci = "true".equals(System.getenv("CI"));
     try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
-      docker.check(IMAGE);
+      docker.check(IMAGE, RunnerConfig.DEFAULT_SANDBOX_UID);
     } catch (Exception e) {
       if (ci) {
         fail("Docker with image " + IMAGE + " is required in CI: " + e.getMessage());
@@ -432,10 +434,11 @@ public final class JobTestBed implements AutoCloseable {
       String env = String.join("\n", docker.inspect(containerId).getConfig().getEnv());
       org.junit.jupiter.api.Assertions.assertFalse(env.contains(secret), "the container's environment");
     }
-    String processes = dockerOutput("exec", "-u", "1000:1000", containerId, "sh", "-c",
+    String processes = dockerOutput("exec", "-u", SANDBOX_USER, containerId, "sh", "-c",
         "cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null; ps -eo args");
     org.junit.jupiter.api.Assertions.assertFalse(processes.contains(secret), "process environments and arguments");
-    String files = dockerOutput("exec", "-u", "1000:1000", containerId, "sh", "-c", "tar -cf - /work /tmp 2>/dev/null");
+    String files = dockerOutput("exec", "-u", SANDBOX_USER, containerId, "sh", "-c",
+        "tar -cf - /work /tmp 2>/dev/null");
     org.junit.jupiter.api.Assertions.assertTrue(files.length() > 0, "/work was read");
     org.junit.jupiter.api.Assertions.assertFalse(files.contains(secret), "files under /work and /tmp");
     Process export = new ProcessBuilder("docker", "export", containerId)

@@ -269,7 +269,7 @@ class LlmRunnerIT {
   }
 
   private static void exec(String container, String... command) throws Exception {
-    List<String> args = new java.util.ArrayList<>(List.of("exec", "-u", "1000:1000", container));
+    List<String> args = new java.util.ArrayList<>(List.of("exec", "-u", JobTestBed.SANDBOX_USER, container));
     args.addAll(List.of(command));
     JobTestBed.dockerOutput(args.toArray(String[]::new));
   }

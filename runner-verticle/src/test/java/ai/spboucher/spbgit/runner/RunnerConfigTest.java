@@ -23,6 +23,17 @@ class RunnerConfigTest {
     assertEquals(2L << 30, config.diskBytes());
     assertEquals(Duration.ofMinutes(30), config.wallLimit());
     assertEquals(List.of(), config.egressAllow());
+    assertEquals(2_000_000_000, config.sandboxUid());
+  }
+
+  @Test
+  void refusesRootAndUidsPastTwoToTheThirtyFirstAsTheSandboxUid() {
+    for (String uid : List.of("0", "-5", "2147483648", "1000:1000", "")) {
+      assertThrows(IllegalArgumentException.class,
+          () -> RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r", "SPB_SANDBOX_UID", uid)), uid);
+    }
+    assertEquals(70_000, RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r", "SPB_SANDBOX_UID", "70000"))
+        .sandboxUid());
   }
 
   @Test

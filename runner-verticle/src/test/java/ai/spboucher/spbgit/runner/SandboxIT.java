@@ -88,7 +88,7 @@ class SandboxIT {
       assertEquals("blocked", probes.get("bridge_direct"), log);
     }
     assertEquals("0000000000000000", probes.get("cap_eff"), log);
-    assertEquals("1000", probes.get("uid"), log);
+    assertEquals(Integer.toString(RunnerConfig.DEFAULT_SANDBOX_UID), probes.get("uid"), log);
 
     Set<String> envKeys = new TreeSet<>(Arrays.asList(probes.get("env_keys").split(",")));
     Set<String> expected = new TreeSet<>(List.of("HOME", "HOSTNAME", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
@@ -123,7 +123,7 @@ class SandboxIT {
       assertEquals(host.getMemory(), host.getMemorySwap(), "no swap");
       assertEquals(128L, host.getPidsLimit());
       assertEquals(1_000_000_000L, host.getNanoCPUs());
-      assertEquals("1000:1000", c.getConfig().getUser());
+      assertEquals(JobTestBed.SANDBOX_USER, c.getConfig().getUser());
       assertEquals(id, c.getConfig().getLabels().get("spb.job"));
       assertEquals("sandbox", c.getConfig().getLabels().get("spb.runner"));
       assertNotNull(host.getTmpFs().get("/tmp"));

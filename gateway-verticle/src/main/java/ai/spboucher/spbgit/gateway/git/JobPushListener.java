@@ -6,6 +6,10 @@ import io.vertx.core.json.JsonArray;
 @FunctionalInterface
 public interface JobPushListener {
 
-  /** @param refs objects with {@code ref}, {@code old}, {@code new} and {@code token_id} */
-  void refsWritten(String jobId, String repo, JsonArray refs);
+  /**
+   * @param tokenId the {@code jti} of the job token that pushed
+   * @param refs    objects with {@code ref}, {@code old} and {@code new}, at most
+   *                {@link ai.spboucher.spbgit.hooks.PushGate#MAX_REFS_PER_JOB} (the gate admits no more per push)
+   */
+  void refsWritten(String jobId, String repo, String tokenId, JsonArray refs);
 }

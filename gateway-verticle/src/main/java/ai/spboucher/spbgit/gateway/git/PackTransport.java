@@ -96,10 +96,9 @@ final class PackTransport {
       rp.setPostReceiveHook((receivePack, commands) -> {
         JsonArray refs = new JsonArray();
         commands.stream().filter(c -> c.getResult() == ReceiveCommand.Result.OK).forEach(c -> refs.add(
-            new JsonObject().put("ref", c.getRefName()).put("old", c.getOldId().name()).put("new", c.getNewId().name())
-                .put("token_id", job.tokenId())));
+            new JsonObject().put("ref", c.getRefName()).put("old", c.getOldId().name()).put("new", c.getNewId().name())));
         if (!refs.isEmpty()) {
-          jobPushes.refsWritten(job.claims().jobId(), name.value(), refs);
+          jobPushes.refsWritten(job.claims().jobId(), name.value(), job.tokenId(), refs);
         }
       });
     }

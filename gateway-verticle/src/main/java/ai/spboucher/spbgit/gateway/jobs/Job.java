@@ -9,6 +9,8 @@ import java.util.function.Consumer;
 /**
  * A job as the audit log says it is: an immutable snapshot, replaced as entries are applied.
  *
+ * @param refsWritten the refs the job's token wrote, one per ref with its latest update ({@code {ref, old, new}}),
+ *                 at most {@link JobBook#MAX_REFS_LISTED}, least recently written first
  * @param status   one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
  * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected", "branch", "sha",
  *                 "by", "at"}}

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.hooks.PushGate;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -27,6 +28,9 @@ public final class JobBook {
   public static final String APPROVED = "job_approved";
   public static final String REJECTED = "job_rejected";
   public static final String REFS_DELETED = "refs_deleted";
+
+  /** Refs listed per job: as many as a job may have at once. */
+  static final int MAX_REFS_LISTED = PushGate.MAX_REFS_PER_JOB;
 
   private final Map<String, Job> jobs = new LinkedHashMap<>();
 
@@ -62,7 +66,7 @@ public final class JobBook {
         b.containerId = entry.getString("container");
         b.startedAt = entry.getString("ts");
       });
-      case REFS_WRITTEN -> job.with(b -> b.refsWritten.addAll(refs(entry.getJsonArray("refs"))));
+      case REFS_WRITTEN -> job.with(b -> b.refsWritten = latestPerRef(b.refsWritten, entry.getJsonArray("refs")));
       case FINISHED -> job.isFinished() ? job : job.with(b -> {
         b.status = Job.FINISHED;
         b.exitReason = entry.getString("exit_reason");
@@ -118,11 +122,25 @@ public final class JobBook {
     return value == null || value.isEmpty() ? fallback : value;
   }
 
-  private static List<JsonObject> refs(JsonArray refs) {
-    List<JsonObject> list = new ArrayList<>();
-    if (refs != null) {
-      refs.forEach(r -> list.add((JsonObject) r));
+  /**
+   * The refs a job wrote, one entry per ref with its latest update, at most {@link #MAX_REFS_LISTED}: the job JSON
+   * (and every list of jobs) stays small however often a job pushed, also when replaying a log written before the
+   * push gate limited refs. The audit log keeps every update.
+   */
+  private static List<JsonObject> latestPerRef(List<JsonObject> listed, JsonArray written) {
+    Map<String, JsonObject> byRef = new LinkedHashMap<>();
+    listed.forEach(r -> byRef.put(r.getString("ref"), r));
+    if (written != null) {
+      for (Object value : written) {
+        if (value instanceof JsonObject r && r.getValue("ref") instanceof String ref) {
+          // Re-inserted so the map's order is the order of the latest writes; token_id of older logs is dropped.
+          byRef.remove(ref);
+          byRef.put(ref, new JsonObject().put("ref", ref).put("old", r.getString("old")).put("new", r.getString("new")));
+        }
+      }
     }
-    return list;
+    List<JsonObject> latest = new ArrayList<>(byRef.values());
+    return latest.size() <= MAX_REFS_LISTED ? latest
+        : new ArrayList<>(latest.subList(latest.size() - MAX_REFS_LISTED, latest.size()));
   }
 }

@@ -239,9 +239,13 @@ public final class JobService {
             .put("by", owner.tokenId())).map(j -> deleted));
   }
 
-  /** Records refs a job token pushed (from the receive-pack post-receive step). Any thread. */
-  public void recordRefsWritten(String jobId, String repo, JsonArray refs) {
-    context.runOnContext(v -> record(entry(JobBook.REFS_WRITTEN, jobId).put("repo", repo).put("refs", refs))
+  /**
+   * Records refs a job token pushed (from the receive-pack post-receive step): one entry per push, bounded because
+   * the push gate admits at most {@code PushGate.MAX_REFS_PER_JOB} refs of bounded length per push. Any thread.
+   */
+  public void recordRefsWritten(String jobId, String repo, String tokenId, JsonArray refs) {
+    context.runOnContext(v -> record(entry(JobBook.REFS_WRITTEN, jobId).put("repo", repo).put("token_id", tokenId)
+            .put("refs", refs))
         .onFailure(e -> LOG.log(System.Logger.Level.ERROR, "cannot audit refs of job " + jobId, e)));
   }
 

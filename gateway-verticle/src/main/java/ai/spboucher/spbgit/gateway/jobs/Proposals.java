@@ -22,6 +22,7 @@ import org.eclipse.jgit.lib.Ref;
 import org.eclipse.jgit.lib.RefUpdate;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.revwalk.RevCommit;
+import org.eclipse.jgit.revwalk.RevObject;
 import org.eclipse.jgit.revwalk.RevTree;
 import org.eclipse.jgit.revwalk.RevWalk;
 import org.eclipse.jgit.revwalk.filter.RevFilter;
@@ -91,11 +92,11 @@ public final class Proposals {
       }
       String refName = "refs/heads/" + branch;
       Ref current = repository.exactRef(refName);
-      ObjectId target = proposal.getObjectId();
+      RevCommit target = commitAt(walk, proposal);
       if (current != null && current.getObjectId().equals(target)) {
         return Approval.ALREADY_AT_PROPOSAL;
       }
-      if (current != null && !walk.isMergedInto(walk.parseCommit(current.getObjectId()), walk.parseCommit(target))) {
+      if (current != null && !walk.isMergedInto(commitAt(walk, current), target)) {
         throw new JobStateException("approving would not be a fast-forward: " + branch + " is at "
             + current.getObjectId().name() + ", which the proposal does not contain");
       }
@@ -142,7 +143,7 @@ public final class Proposals {
       if (work == null) {
         throw new JobNotFoundException(missingWork(repository, job, which));
       }
-      RevCommit head = walk.parseCommit(work.getObjectId());
+      RevCommit head = commitAt(walk, work);
       RevCommit base = baseOf(repository, walk, job, head);
       return new DiffTarget(repo, which.refOf(job), which.label(), base == null ? null : base.name(), head.name());
     }
@@ -219,6 +220,20 @@ public final class Proposals {
         + "(computing this diff took longer than its " + allowance.time().toSeconds() + " s budget)") : diff;
   }
 
+  /**
+   * The commit {@code ref} points at. An owner's push (the job gate admits only commits) can point a job ref or a
+   * branch at a tag, tree or blob: there is no diff to show for one, and approving it would make a branch point at
+   * something that is not a commit, so both are refused as a conflict with what the ref holds.
+   */
+  private static RevCommit commitAt(RevWalk walk, Ref ref) throws IOException {
+    RevObject object = walk.parseAny(ref.getObjectId());
+    if (object instanceof RevCommit commit) {
+      return commit;
+    }
+    throw new JobStateException(ref.getName() + " points at a " + Constants.typeString(object.getType()) + " ("
+        + object.name() + "), not a commit; only commits can be reviewed and approved");
+  }
+
   /** Says what is missing, and where the job's other work is when it has some. */
   private static String missingWork(Repository repository, Job job, WorkRef which) throws IOException {
     WorkRef other = which == WorkRef.PROPOSAL ? WorkRef.PARTIAL : WorkRef.PROPOSAL;
@@ -229,8 +244,8 @@ public final class Proposals {
 
   private static RevCommit baseOf(Repository repository, RevWalk walk, Job job, RevCommit head) throws IOException {
     Ref branch = repository.exactRef("refs/heads/" + job.baseRef());
-    ObjectId other = branch != null ? branch.getObjectId()
-        : job.baseSha() == null ? null : ObjectId.fromString(job.baseSha());
+    RevCommit other = branch != null ? commitAt(walk, branch)
+        : job.baseSha() == null ? null : walk.parseCommit(ObjectId.fromString(job.baseSha()));
     if (other == null) {
       return head.getParentCount() > 0 ? walk.parseCommit(head.getParent(0)) : null;
     }

@@ -11,11 +11,15 @@ import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.ServerWebSocket;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -31,16 +35,19 @@ public final class LogSocketRoutes {
   private final JobService jobs;
   private final Supplier<JobLogs> logs;
   private final Supplier<String> publicUrl;
+  private final Function<HttpServerRequest, Future<ServerWebSocket>> accept;
   /** Each job's shared feed while it has viewers; on the gateway's context only, where every socket lives. */
   private final Map<String, JobFeed> feeds = new HashMap<>();
 
+  /** @param accept accepts a handshake: the connection guard's, which pings the socket and counts it until it closes */
   public LogSocketRoutes(Vertx vertx, ApiContract contract, JobService jobs, Supplier<JobLogs> logs,
-                         Supplier<String> publicUrl) {
+                         Supplier<String> publicUrl, Function<HttpServerRequest, Future<ServerWebSocket>> accept) {
     this.vertx = vertx;
     this.contract = contract;
     this.jobs = jobs;
     this.logs = logs;
     this.publicUrl = publicUrl;
+    this.accept = accept;
   }
 
   /** Mount after the API authentication handler. */
@@ -65,7 +72,7 @@ public final class LogSocketRoutes {
       throw new UnavailableException("the job log store (NATS) is not reachable");
     }
     var context = vertx.getOrCreateContext();
-    ctx.request().toWebSocket()
+    accept.apply(ctx.request())
         .onSuccess(socket -> watch(new LogSocket(socket, after), job.id(), after, context, jobLogs))
         .onFailure(ctx::fail);
   }

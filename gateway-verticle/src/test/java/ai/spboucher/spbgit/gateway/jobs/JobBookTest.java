@@ -51,4 +51,29 @@ class JobBookTest {
     assertEquals(List.of("b2", "a1"), book.list("demo").stream().map(Job::id).toList());
     assertEquals(2, book.unfinished().size());
   }
+
+  @Test
+  void listsEachRefOnceWithItsLatestUpdateAndAtMostTheRefLimitHoweverMuchWasWritten() {
+    List<JsonObject> entries = new java.util.ArrayList<>(List.of(created("a")));
+    for (int push = 0; push < 50; push++) {
+      JsonArray refs = new JsonArray();
+      for (int i = 0; i < 100; i++) {
+        refs.add(new JsonObject().put("ref", "refs/agents/a/flood-" + push + "-" + i).put("old", "0".repeat(40))
+            .put("new", "1".repeat(40)).put("token_id", "jti-a"));
+      }
+      entries.add(e(JobBook.REFS_WRITTEN, "a").put("refs", refs));
+    }
+    entries.add(e(JobBook.REFS_WRITTEN, "a").put("refs", new JsonArray()
+        .add(new JsonObject().put("ref", "refs/agents/a/proposal").put("old", "0".repeat(40)).put("new", "2".repeat(40)))
+        .add(new JsonObject().put("ref", "refs/agents/a/proposal").put("old", "2".repeat(40))
+            .put("new", "3".repeat(40)))));
+
+    List<JsonObject> listed = JobBook.replay(entries).get("a").get().refsWritten();
+
+    assertEquals(JobBook.MAX_REFS_LISTED, listed.size());
+    assertEquals(new JsonObject().put("ref", "refs/agents/a/proposal").put("old", "2".repeat(40))
+        .put("new", "3".repeat(40)), listed.get(listed.size() - 1));
+    assertEquals("refs/agents/a/flood-49-99", listed.get(listed.size() - 2).getString("ref"));
+    assertTrue(listed.stream().noneMatch(r -> r.containsKey("token_id")));
+  }
 }

@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.runner.docker;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.command.InspectImageResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Container;
@@ -47,6 +48,9 @@ public final class DockerSandbox implements Closeable {
   /** How long a short call may take by default: generous, creating many containers at once is slow. */
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofMinutes(2);
   private static final int DEFAULT_JOBS = 16;
+  /** The agent image's label naming the uid its agent user was built with (docker/agent/build.sh). */
+  public static final String UID_LABEL = "spb.agent.uid";
+  private static final System.Logger LOG = System.getLogger(DockerSandbox.class.getName());
 
   private final DockerClient docker;
   private final Duration callTimeout;
@@ -132,13 +136,27 @@ public final class DockerSandbox implements Closeable {
     await("a ping", ping);
   }
 
-  /** Fails fast when the engine is unreachable or the agent image is missing. */
-  public void check(String image) {
+  /**
+   * Fails fast when the engine is unreachable, the agent image is missing, or its {@value #UID_LABEL} label
+   * names another uid than {@code uid}, the one containers run as (its agent user and {@code HOME} would then be
+   * someone else's). An image without the label (not built by docker/agent/build.sh) is taken on trust.
+   */
+  public void check(String image, int uid) {
     ping();
+    InspectImageResponse inspected;
     try {
-      bounded("an image inspection", () -> docker.inspectImageCmd(image).exec());
+      inspected = bounded("an image inspection", () -> docker.inspectImageCmd(image).exec());
     } catch (NotFoundException e) {
       throw new IllegalStateException("agent image " + image + " is missing: build it with docker/agent/build.sh");
+    }
+    java.util.Map<String, String> labels = inspected.getConfig() == null ? null : inspected.getConfig().getLabels();
+    String built = labels == null ? null : labels.get(UID_LABEL);
+    if (built == null) {
+      LOG.log(System.Logger.Level.WARNING, "agent image " + image + " has no " + UID_LABEL + " label: make sure "
+          + "its agent user has uid " + uid + " (SPB_SANDBOX_UID)");
+    } else if (!built.equals(Integer.toString(uid))) {
+      throw new IllegalStateException("agent image " + image + " was built for uid " + built + " but "
+          + "SPB_SANDBOX_UID is " + uid + ": rebuild it with SPB_SANDBOX_UID=" + uid + " docker/agent/build.sh");
     }
   }
 
@@ -158,7 +176,7 @@ public final class DockerSandbox implements Closeable {
         .withName("spb-job-" + spec.jobId())
         .withLabels(spec.labels())
         .withEnv(spec.environment())
-        .withUser(SandboxSpec.CONTAINER_UID)
+        .withUser(spec.user())
         .withWorkingDir("/work")
         .withNetworkDisabled(true)
         .withHostConfig(spec.hostConfig())

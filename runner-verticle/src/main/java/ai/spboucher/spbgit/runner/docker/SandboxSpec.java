@@ -16,10 +16,11 @@ import java.util.Map;
  * environment (no secret: the job token and the model key stay with the runner), the labels, and a {@link HostConfig} with a read-only root,
  * no network, no capabilities, no new privileges, and CPU, memory (no swap) and pid limits.
  *
+ * @param uid the uid and gid the container runs as ({@code SPB_SANDBOX_UID}), which own its {@code /work}
  * @param noticeDir for llm jobs, the runner's breach-notice directory, mounted read-only at {@code /work/.spb};
  *     null for exec jobs
  */
-public record SandboxSpec(String image, String jobId, String runnerId, Map<String, String> env, double cpus,
+public record SandboxSpec(String image, String jobId, String runnerId, int uid, Map<String, String> env, double cpus,
                           long memoryBytes, long pidsLimit, Path workDir, Path egressDir, boolean workIsMounted,
                           long diskBytes, Path noticeDir) {
 
@@ -33,7 +34,6 @@ public record SandboxSpec(String image, String jobId, String runnerId, Map<Strin
   public static final String MODEL_URL = "http://127.0.0.1:3129";
   /** The git relay inside the container, relayed by the agent to {@code /run/spb/git.sock}. */
   public static final String GIT_URL = "http://127.0.0.1:3130";
-  public static final String CONTAINER_UID = "1000:1000";
   static final String TMP_SIZE = "64m";
 
   /** Where {@link #noticeDir} is mounted. */
@@ -44,11 +44,16 @@ public record SandboxSpec(String image, String jobId, String runnerId, Map<Strin
   }
 
   /** An exec job's container: no breach-notice mount. */
-  public SandboxSpec(String image, String jobId, String runnerId, Map<String, String> env, double cpus,
+  public SandboxSpec(String image, String jobId, String runnerId, int uid, Map<String, String> env, double cpus,
                      long memoryBytes, long pidsLimit, Path workDir, Path egressDir, boolean workIsMounted,
                      long diskBytes) {
-    this(image, jobId, runnerId, env, cpus, memoryBytes, pidsLimit, workDir, egressDir, workIsMounted, diskBytes,
+    this(image, jobId, runnerId, uid, env, cpus, memoryBytes, pidsLimit, workDir, egressDir, workIsMounted, diskBytes,
         null);
+  }
+
+  /** The container's user, {@code uid:gid} (the gid is the uid). */
+  public String user() {
+    return uid + ":" + uid;
   }
 
   public Map<String, String> labels() {
@@ -80,7 +85,7 @@ public record SandboxSpec(String image, String jobId, String runnerId, Map<Strin
       binds.add(new Bind(workDir.toString(), new Volume("/work")));
     } else {
       // Without a host-side size-capped volume, Docker's own tmpfs caps /work instead.
-      tmpfs.put("/work", "rw,nosuid,nodev,size=" + diskBytes + ",uid=1000,gid=1000,mode=0700");
+      tmpfs.put("/work", "rw,nosuid,nodev,size=" + diskBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700");
     }
     if (noticeDir != null) {
       // Read-only and runner-owned: the agent can read the notice but cannot swap the directory for a link.

@@ -21,11 +21,14 @@ public final class WorkVolume {
 
   private final Path dir;
   private final long sizeBytes;
+  private final int uid;
   private boolean mounted;
 
-  public WorkVolume(Path dir, long sizeBytes) {
+  /** {@code uid} owns the volume's root (uid and gid), as the container's user. */
+  public WorkVolume(Path dir, long sizeBytes, int uid) {
     this.dir = dir;
     this.sizeBytes = sizeBytes;
+    this.uid = uid;
   }
 
   public Path dir() {
@@ -36,7 +39,7 @@ public final class WorkVolume {
   public boolean mount() throws IOException {
     Files.createDirectories(dir);
     mounted = run("mount", "-t", "tmpfs", "-o",
-        "size=" + sizeBytes + ",uid=1000,gid=1000,mode=0700,nosuid,nodev", "tmpfs", dir.toString());
+        "size=" + sizeBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700,nosuid,nodev", "tmpfs", dir.toString());
     if (!mounted) {
       LOG.log(System.Logger.Level.WARNING, "cannot mount a tmpfs for /work (is the runner root?); "
           + "falling back to a Docker tmpfs, so disk_limit is reported as an exit code");

@@ -2,12 +2,11 @@ package ai.spboucher.spbgit.runner.model;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipalLookupService;
 import java.util.Optional;
 
 /**
@@ -17,28 +16,29 @@ import java.util.Optional;
  * <p>The directory lives on the runner host outside the job's work volume and is bind-mounted read-only at
  * {@code /work/.spb}: the runner, as root, never writes anywhere the container can change, so the agent cannot
  * redirect the write with a symbolic link or stall it with a FIFO. The file is written once (the first breach
- * wins), atomically, owned by uid 1000 when the runner is root, mode 0644.
+ * wins), atomically, owned by the sandbox uid when the runner is root, mode 0644.
  *
  * <p>Threading: thread-safe.
  */
 public final class BreachNotice {
 
   public static final String FILE = "breach";
-  private static final String AGENT_ID = "1000";
   private static final System.Logger LOG = System.getLogger(BreachNotice.class.getName());
 
   private final Path dir;
+  private final int agentUid;
   private String reason;
 
-  private BreachNotice(Path dir) {
+  private BreachNotice(Path dir, int agentUid) {
     this.dir = dir;
+    this.agentUid = agentUid;
   }
 
-  /** Creates the (empty) host directory, mode 0755. */
-  public static BreachNotice create(Path dir) throws IOException {
+  /** Creates the (empty) host directory, mode 0755; the notice will belong to {@code agentUid} (uid and gid). */
+  public static BreachNotice create(Path dir, int agentUid) throws IOException {
     Files.createDirectories(dir);
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-    return new BreachNotice(dir);
+    return new BreachNotice(dir, agentUid);
   }
 
   /** The host directory to mount at {@code /work/.spb} ({@code SandboxSpec.NOTICE_MOUNT}). */
@@ -76,15 +76,14 @@ public final class BreachNotice {
     }
   }
 
-  private static void giveToAgent(Path file) {
+  private void giveToAgent(Path file) {
     try {
-      UserPrincipalLookupService users = FileSystems.getDefault().getUserPrincipalLookupService();
-      Files.setOwner(file, users.lookupPrincipalByName(AGENT_ID));
-      Files.getFileAttributeView(file, java.nio.file.attribute.PosixFileAttributeView.class)
-          .setGroup(users.lookupPrincipalByGroupName(AGENT_ID));
+      // By number: the sandbox uid is deliberately no account of this host.
+      Files.setAttribute(file, "unix:uid", agentUid, LinkOption.NOFOLLOW_LINKS);
+      Files.setAttribute(file, "unix:gid", agentUid, LinkOption.NOFOLLOW_LINKS);
     } catch (IOException | UnsupportedOperationException e) {
       // Not root: the file stays the runner's, still readable by the agent.
-      LOG.log(System.Logger.Level.DEBUG, "cannot give " + file + " to uid " + AGENT_ID + ": " + e);
+      LOG.log(System.Logger.Level.DEBUG, "cannot give " + file + " to uid " + agentUid + ": " + e);
     }
   }
 }

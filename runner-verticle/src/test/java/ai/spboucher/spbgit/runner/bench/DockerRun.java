@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.bench;
 
+import ai.spboucher.spbgit.runner.RunnerConfig;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
@@ -35,13 +36,13 @@ final class DockerRun {
     Path egress = Files.createDirectories(dir.resolve(name).resolve("egress"));
     Files.setPosixFilePermissions(egress, PosixFilePermissions.fromString("rwxr-xr-x"));
     Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx------"));
-    Files.setAttribute(work, "unix:uid", 1000);
-    Files.setAttribute(work, "unix:gid", 1000);
+    Files.setAttribute(work, "unix:uid", RunnerConfig.DEFAULT_SANDBOX_UID);
+    Files.setAttribute(work, "unix:gid", RunnerConfig.DEFAULT_SANDBOX_UID);
     Map<String, String> env = Map.of("SPB_JOB_ID", name, "SPB_REPO", "bench",
         "SPB_CLONE_URL", SandboxSpec.GIT_URL + "/bench.git", "SPB_BASE_REF", "main", "SPB_TASK", "benchmark job",
         "SPB_MODE", "exec", "SPB_EXEC", exec, "SPB_TEST_COMMAND", "");
-    return new SandboxSpec(SystemBed.IMAGE, name, "bench", env, cpus, memoryBytes, pids, work, egress, true,
-        diskBytes);
+    return new SandboxSpec(SystemBed.IMAGE, name, "bench", RunnerConfig.DEFAULT_SANDBOX_UID, env, cpus, memoryBytes,
+        pids, work, egress, true, diskBytes);
   }
 
   /**
@@ -54,7 +55,7 @@ final class DockerRun {
     if (detach) {
       args.add("-d");
     }
-    args.addAll(List.of("--name", "spb-job-" + spec.jobId(), "--user", SandboxSpec.CONTAINER_UID, "--workdir",
+    args.addAll(List.of("--name", "spb-job-" + spec.jobId(), "--user", spec.user(), "--workdir",
         "/work"));
     spec.labels().forEach((k, v) -> args.addAll(List.of("--label", k + "=" + v)));
     spec.environment().forEach(e -> args.addAll(List.of("--env", e)));

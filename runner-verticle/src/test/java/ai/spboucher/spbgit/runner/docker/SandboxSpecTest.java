@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 class SandboxSpecTest {
 
-  private final SandboxSpec spec = new SandboxSpec("spbgit/agent:latest", "j1", "r1",
+  private final SandboxSpec spec = new SandboxSpec("spbgit/agent:latest", "j1", "r1", 2_000_000_000,
       Map.of("SPB_JOB_TOKEN", "t", "NO_PROXY", "override-attempt"), 1.5, 512L << 20, 256, Path.of("/w/j1/work"),
       Path.of("/w/j1/egress"), true, 64L << 20);
 
@@ -41,9 +41,12 @@ class SandboxSpecTest {
 
   @Test
   void withoutAHostVolumeWorkIsADockerTmpfsOfTheDiskSize() {
-    SandboxSpec unmounted = new SandboxSpec("i", "j1", "r1", Map.of(), 1, 64L << 20, 64, Path.of("/w"),
+    SandboxSpec unmounted = new SandboxSpec("i", "j1", "r1", 70_000, Map.of(), 1, 64L << 20, 64, Path.of("/w"),
         Path.of("/e"), false, 32L << 20);
-    assertTrue(unmounted.hostConfig().getTmpFs().get("/work").contains("size=" + (32L << 20)));
+    String work = unmounted.hostConfig().getTmpFs().get("/work");
+    assertTrue(work.contains("size=" + (32L << 20)), work);
+    assertTrue(work.contains(",uid=70000,gid=70000,"), "owned by the sandbox uid: " + work);
+    assertEquals("70000:70000", unmounted.user());
   }
 
   @Test

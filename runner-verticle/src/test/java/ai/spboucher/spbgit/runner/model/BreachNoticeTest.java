@@ -19,7 +19,7 @@ class BreachNoticeTest {
 
   @Test
   void writesTheFirstBreachOnceForTheAgentToRead() throws Exception {
-    BreachNotice notice = BreachNotice.create(tmp.resolve("notice"));
+    BreachNotice notice = BreachNotice.create(tmp.resolve("notice"), 2_000_000_000);
     assertEquals(Optional.empty(), notice.reason());
     assertEquals(PosixFilePermissions.fromString("rwxr-xr-x"), Files.getPosixFilePermissions(notice.dir()));
 
@@ -33,14 +33,15 @@ class BreachNoticeTest {
     assertEquals(java.util.List.of(BreachNotice.FILE), Files.list(notice.dir())
         .map(p -> p.getFileName().toString()).toList(), "no temporary file is left");
     if ("root".equals(System.getProperty("user.name"))) {
-      assertEquals(1000, (Integer) Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS));
-      assertEquals(1000, (Integer) Files.getAttribute(file, "unix:gid", LinkOption.NOFOLLOW_LINKS));
+      assertEquals(2_000_000_000, (Integer) Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS),
+          "given by number to a uid no account has");
+      assertEquals(2_000_000_000, (Integer) Files.getAttribute(file, "unix:gid", LinkOption.NOFOLLOW_LINKS));
     }
   }
 
   @Test
   void deleteRemovesTheDirectory() throws Exception {
-    BreachNotice notice = BreachNotice.create(tmp.resolve("notice"));
+    BreachNotice notice = BreachNotice.create(tmp.resolve("notice"), 2_000_000_000);
     notice.write("timeout");
     notice.delete();
     assertFalse(Files.exists(notice.dir()));
