@@ -101,7 +101,8 @@ public final class GatewayVerticle extends VerticleBase {
           publicUrl = config.publicUrl(s.actualPort());
           vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
           vertx.setPeriodic(REAP_MS, id -> {
-            jobs.reapOverdueJobs();
+            jobs.reapOverdueJobs().onFailure(e -> LOG.log(System.Logger.Level.WARNING,
+                "cannot end the overdue jobs yet (tried again shortly)", e));
             refreshQueueDepth();
           });
           LOG.log(System.Logger.Level.INFO, "listening on http://" + config.httpHost() + ":" + s.actualPort());

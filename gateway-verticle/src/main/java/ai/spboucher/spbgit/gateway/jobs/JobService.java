@@ -263,14 +263,14 @@ public final class JobService {
     return Future.all(ended).mapEmpty();
   }
 
-  /** Declares jobs lost that no runner finished by their deadline. */
-  public void reapOverdueJobs() {
+  /** Declares jobs lost that no runner finished by their deadline; the future completes once they are ended. */
+  public Future<Void> reapOverdueJobs() {
     Instant now = clock.instant();
-    for (Job job : book.unfinished()) {
-      if (job.deadline() != null && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now)) {
-        finish(job.id(), "runner_lost", "", "", "no runner reported an end by the deadline");
-      }
-    }
+    List<Future<Job>> ended = book.unfinished().stream()
+        .filter(job -> job.deadline() != null && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now))
+        .map(job -> finish(job.id(), "runner_lost", "", "", "no runner reported an end by the deadline"))
+        .toList();
+    return Future.all(ended).mapEmpty();
   }
 
   private Future<?> onEvent(JobEvent event) {
