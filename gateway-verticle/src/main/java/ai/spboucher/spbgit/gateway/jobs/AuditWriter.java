@@ -8,6 +8,7 @@ import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.function.Predicate;
 
 /**
@@ -56,6 +57,14 @@ public final class AuditWriter {
   /** The same entries as {@link #entries}, as the lines the log stores (for verifying their hashes). */
   public Future<List<String>> lines(Predicate<JsonObject> filter) {
     return thread.executeBlocking(() -> log.lines(filter), true);
+  }
+
+  /**
+   * Runs {@code blocking} on the audit thread, after the work already handed to it: for a file write that must
+   * follow the entry it is about (revoking the token of a job whose end was just appended).
+   */
+  public <T> Future<T> runAfter(Callable<T> blocking) {
+    return thread.executeBlocking(blocking, true);
   }
 
   private record Unwritten(JsonObject entry, Promise<JsonObject> appended) {

@@ -51,7 +51,6 @@ public final class JobService {
   private final AuditWriter audit;
   private final JobBook book;
   private final JobTokens tokens;
-  private final RepositoryStore repos;
   private final Function<RepoName, String> cloneUrl;
   private final Duration wallLimit;
   /** The models llm-mode jobs may use, the default first; empty when no model provider is configured. */
@@ -71,7 +70,6 @@ public final class JobService {
     this.book = JobBook.replay(audit.entries());
     this.audit = new AuditWriter(vertx, audit);
     this.tokens = tokens;
-    this.repos = repos;
     this.cloneUrl = cloneUrl;
     this.wallLimit = wallLimit;
     this.models = List.copyOf(models);
@@ -337,11 +335,10 @@ public final class JobService {
     if (tokens.isRevoked(job.tokenId())) {
       return Future.succeededFuture(job);
     }
-    // The revocation list is a file, written and fsynced.
-    return vertx.executeBlocking(() -> {
+    return audit.runAfter(() -> {
       tokens.revoke(job.tokenId(), Instant.parse(job.tokenExpires()));
       return job;
-    }, false);
+    });
   }
 
   /** Appends {@code entry} to the audit log, then applies it to the book. */
