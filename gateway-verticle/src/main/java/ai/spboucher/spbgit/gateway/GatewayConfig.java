@@ -29,13 +29,18 @@ import java.util.Map;
  * @param natsReplicas   the replica count of the job streams (3 on a three-node NATS cluster)
  * @param diffTimeBudget the wall-clock time one proposal diff may take before it is answered "too large"
  * @param connections    the head and idle timeouts and the connection caps
+ * @param maxPushInflatedBytes the bytes one push may inflate in all (objects, delta instructions and the objects
+ *                       deltas build): a small pack of deltas can expand to gigabytes
+ * @param maxDeltaDepth  the longest delta chain a push may store
+ * @param pushTimeLimit  the wall-clock time one push may take, upload included
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
                             long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
                             Duration logRetention, String model, List<String> models, int natsReplicas,
-                            Duration diffTimeBudget, ConnectionLimits connections) {
+                            Duration diffTimeBudget, ConnectionLimits connections,
+                            long maxPushInflatedBytes, int maxDeltaDepth, Duration pushTimeLimit) {
 
-  /** Environment variables, their JSON keys and defaults; the README table is generated from the same names. */
+  /** Environment variables and their JSON keys; docs/operations.md documents each (GatewayConfigTest checks). */
   static final Map<String, String> ENVIRONMENT = Map.ofEntries(
       Map.entry("SPB_DATA_DIR", "dataDir"),
       Map.entry("SPB_HTTP_HOST", "httpHost"),
@@ -54,7 +59,10 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       Map.entry("SPB_HEAD_TIMEOUT", "headTimeout"),
       Map.entry("SPB_IDLE_TIMEOUT", "idleTimeout"),
       Map.entry("SPB_MAX_CONNECTIONS", "maxConnections"),
-      Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"));
+      Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"),
+      Map.entry("SPB_MAX_PUSH_INFLATED_BYTES", "maxPushInflatedBytes"),
+      Map.entry("SPB_MAX_DELTA_DEPTH", "maxDeltaDepth"),
+      Map.entry("SPB_PUSH_TIME_LIMIT", "pushTimeLimit"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -62,6 +70,10 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     }
     if (maxPushBytes <= 0 || maxObjectBytes <= 0) {
       throw new IllegalArgumentException("SPB_MAX_PUSH_BYTES and SPB_MAX_OBJECT_BYTES must be positive");
+    }
+    if (maxPushInflatedBytes <= 0 || maxDeltaDepth < 1 || pushTimeLimit.toSeconds() < 1) {
+      throw new IllegalArgumentException("SPB_MAX_PUSH_INFLATED_BYTES must be positive, SPB_MAX_DELTA_DEPTH at least 1"
+          + " and SPB_PUSH_TIME_LIMIT at least 1s");
     }
     if (gitWorkers < 1) {
       throw new IllegalArgumentException("SPB_GIT_WORKERS must be at least 1");
@@ -101,7 +113,7 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
   public static GatewayConfig from(JsonObject json) {
     try {
       return new GatewayConfig(
-          Path.of(json.getString("dataDir", "data")),
+          Path.of(json.getString("dataDir", "data")).normalize(),
           json.getString("httpHost", "127.0.0.1"),
           Integer.parseInt(json.getString("httpPort", "8080")),
           emptyToNull(json.getString("publicUrl")),
@@ -115,7 +127,10 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList(),
           Integer.parseInt(json.getString("natsReplicas", "1")),
           ConfigUnits.parseDuration(json.getString("diffTimeBudget", "3s")),
-          connectionLimits(json));
+          connectionLimits(json),
+          ConfigUnits.parseBytes(json.getString("maxPushInflatedBytes", "512m")),
+          Integer.parseInt(json.getString("maxDeltaDepth", "250")),
+          ConfigUnits.parseDuration(json.getString("pushTimeLimit", "10m")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }

@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.git.GitLimits;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
@@ -153,8 +154,9 @@ public final class GatewayVerticle extends VerticleBase {
     new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl, guard::toWebSocket).mount(router);
     ApiRoutes.mountFallback(router);
     new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
-    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config.maxPushBytes(), config.maxObjectBytes(),
-        jobs::recordRefsWritten).mount(router);
+    GitLimits gitLimits = new GitLimits(config.maxPushBytes(), config.maxObjectBytes(), config.maxPushInflatedBytes(),
+        config.maxDeltaDepth(), config.pushTimeLimit());
+    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), gitLimits, jobs::recordRefsWritten).mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
     routes = router;

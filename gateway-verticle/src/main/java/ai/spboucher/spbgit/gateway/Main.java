@@ -24,7 +24,7 @@ import java.util.Map;
 /**
  * {@code java -jar spb-gateway.jar [serve]} starts the gateway; {@code mint-job-token --repo R --job J
  * --ttl SECONDS} prints a job token signed with the data directory's key. Configuration comes from the
- * environment (see README).
+ * environment (docs/operations.md).
  */
 public final class Main {
 

@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import ai.spboucher.spbgit.gateway.DeltaBomb;
 import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.gateway.NatsServerProcess;
+import ai.spboucher.spbgit.gateway.SlowHeads;
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.runner.bench.GcLog;
 import ai.spboucher.spbgit.runner.bench.LogViewer;
@@ -89,10 +91,20 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
   private static final Duration END_DEADLINE = Duration.ofMinutes(3);
   /** Where the processes' output and the gateway's GC log stay after the run, for a look when it failed. */
   private static final Path LOGS = Path.of("target", "load-abuse-logs");
+  /** Where the slow-loris comes from: another client than the viewers' and the bad requests' 127.0.0.1. */
+  private static final String SLOW_SOURCE = "127.0.0.2";
+  private static final int SLOW_HEADS = 300;
+  /** The gateway's request-head timeout, its default. */
+  private static final Duration HEAD_TIMEOUT = Duration.ofSeconds(10);
+  /** What one job's JSON may take whatever the job pushed (32 refs of at most 200 characters, and the rest). */
+  private static final int JOB_JSON_BOUND = 16 << 10;
   private static final Pattern RUNNER_HEALTH = Pattern.compile("runner health on (http://\\S+/healthz)");
   /** Holds a job until the test pushes the branch {@code go}, through the runner's git relay like any fetch. */
   private static final String AWAIT_GO =
       "until git ls-remote --exit-code origin refs/heads/go > /dev/null 2>&1; do sleep 1; done; ";
+
+  /** What the delta-bomb job prints before the number of its bombs the gateway refused naming the limit. */
+  private static final String BOMBS_REFUSED = "delta-bombs-refused-";
 
   /** What a job does once released, how many numbered lines it prints, and how it must end. */
   private enum Kind {
@@ -101,7 +113,28 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     OOM(LIMIT_LINES, "oom", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
         + "; head -c 600m /dev/zero | tail > /dev/null"),
     DISK(LIMIT_LINES, "disk_limit", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
-        + "; dd if=/dev/zero of=/work/fill bs=1M count=64");
+        + "; dd if=/dev/zero of=/work/fill bs=1M count=64"),
+    /**
+     * A ref flood from inside the sandbox, through the runner's git relay: three pushes of 2,500 refs with
+     * 190-character names and one of 1,000 (as many as a command line holds) with 800-character names. The gate
+     * admits the first 32 and refuses the rest, so the job's own proposal is then a 33rd ref, refused too: the job
+     * ends with the entrypoint's push failure.
+     */
+    REF_FLOOD(LIMIT_LINES, "exit_code:93", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
+        + "; for n in 180 180 180 790; do count=$([ $n -gt 200 ] && echo 1000 || echo 2500); pad=$(printf \"%0${n}d\" 0); "
+        + "git push -q origin $(seq -f \"HEAD:refs/agents/$SPB_JOB_ID/f$n-%g-$pad\" 1 $count) > /dev/null 2>&1; "
+        + "done; echo \"$SPB_JOB_ID\" > load.txt"),
+    /**
+     * Four delta bombs at once from inside the sandbox, through the runner's git relay: each a 13 KB receive-pack
+     * that inflates to 9.6 GB, which the test leaves for this job in the {@code go} branch. The gateway refuses
+     * each one naming its inflated-size limit; the job then pushes its proposal as the others do.
+     */
+    DELTA_BOMB(LIMIT_LINES, "ok", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
+        + "; git fetch -q origin go && git show \"FETCH_HEAD:bombs/$SPB_JOB_ID\" > /tmp/bomb"
+        + " && url=$(git remote get-url origin) && for i in 1 2 3 4; do curl -s -o /tmp/answer-$i --data-binary"
+        + " @/tmp/bomb -H 'Content-Type: application/x-git-receive-pack-request' \"$url/git-receive-pack\" & done;"
+        + " wait; echo \"" + BOMBS_REFUSED + "$(grep -l -a SPB_MAX_PUSH_INFLATED_BYTES /tmp/answer-* | wc -l)\";"
+        + " echo \"$SPB_JOB_ID\" > load.txt");
 
     final int lines;
     final String exitReason;
@@ -129,6 +162,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
   }
   private final Map<String, RunnerProcess> runners = new LinkedHashMap<>();
   private BadRequestStream abuse;
+  private SlowHeads slowHeads;
   private final Map<String, URI> runnerHealth = new LinkedHashMap<>();
   /** How long each job creation took to answer, in milliseconds. */
   private final List<Long> createMillis = Collections.synchronizedList(new ArrayList<>());
@@ -224,6 +258,9 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     if (abuse != null) {
       abuse.close();
     }
+    if (slowHeads != null) {
+      slowHeads.close();
+    }
     for (RunnerProcess runner : runners.values()) {
       runner.close();
     }
@@ -254,6 +291,8 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     // The first job is the one the bad requests aim at; the stream runs from then until every job has ended.
     String first = submitAndWatch(plan.get(0), viewersOf(0), kinds, watches);
     abuse = BadRequestStream.start(target(first), 2, Duration.ofMillis(20));
+    // A slow-loris from another address for the whole run: heads that never finish, each cut by the head timeout.
+    slowHeads = SlowHeads.open(SLOW_SOURCE, URI.create(gateway.baseUrl()).getPort(), SLOW_HEADS, Duration.ofSeconds(10));
     ExecutorService submitters = Executors.newFixedThreadPool(8);
     try {
       List<Future<String>> submitted = new ArrayList<>();
@@ -272,12 +311,13 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
 
     double allStarted = awaitAllStarted(kinds.keySet());
     Map<String, Integer> runningAtOnce = runningJobs();
-    git.ok(seed, "push", "-q", pushUrl(), "main:refs/heads/go");
+    pushGo(kinds);
     long released = System.nanoTime();
     Map<String, JsonObject> jobs = awaitAllFinished(kinds.keySet());
     long allFinished = System.nanoTime();
     List<String> incomplete = awaitViewers(watches, jobs);
     abuse.close();
+    boolean slowHeadsCut = slowHeads.awaitAllClosed(HEAD_TIMEOUT.plusSeconds(10));
     long viewersDone = System.nanoTime();
 
     long heapAfterGc = gateway.heapAfterFullGc();
@@ -306,6 +346,12 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
         + "job exactly: " + incomplete.subList(0, Math.min(10, incomplete.size())));
     assertAudited(kinds);
     assertBadRequestsRefused();
+    assertTrue(slowHeadsCut && slowHeads.held() == 0 && slowHeads.failedToConnect() == 0, "every slow head was cut: "
+        + slowHeads.closed() + " closed, " + slowHeads.held() + " held, " + slowHeads.failedToConnect()
+        + " could not connect");
+    assertTrue(slowHeads.longestBeforeClose().compareTo(HEAD_TIMEOUT.plusSeconds(5)) <= 0,
+        "a slow head was held " + slowHeads.longestBeforeClose() + ", more than the head timeout " + HEAD_TIMEOUT);
+    assertFloodBounded(kinds, jobs);
     for (String id : runners.keySet()) {
       JobTestBed.awaitCondition("no container of runner " + id + " is left", Duration.ofSeconds(30),
           () -> containersOf(id).isEmpty());
@@ -314,9 +360,29 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
         + (heapAfterGc >> 20) + " MiB after a full GC, " + (heapBefore >> 20) + " MiB before the run");
   }
 
+  /**
+   * Releases the jobs: pushes {@code go}, a commit on main that holds each delta-bomb job's bomb, a receive-pack
+   * body for a ref in that job's own namespace.
+   */
+  private void pushGo(Map<String, Kind> kinds) throws Exception {
+    Path bombs = Files.createDirectories(seed.resolve("bombs"));
+    for (var entry : kinds.entrySet()) {
+      if (entry.getValue() == Kind.DELTA_BOMB) {
+        Files.write(bombs.resolve(entry.getKey()), DeltaBomb.receivePackBody(
+            "refs/agents/" + entry.getKey() + "/bomb", "0".repeat(40)));
+      }
+    }
+    git.ok(seed, "checkout", "-q", "-b", "go");
+    git.ok(seed, "add", "bombs");
+    git.ok(seed, "commit", "-q", "-m", "Release the load jobs");
+    git.ok(seed, "push", "-q", pushUrl(), "go:refs/heads/go");
+    git.ok(seed, "checkout", "-q", "main");
+  }
+
   /** The jobs to submit: the wall clock's first (it takes longest), the other limits next, then proposals. */
   private static List<Kind> plan() {
-    List<Kind> plan = new ArrayList<>(List.of(Kind.PROPOSAL, Kind.TIMEOUT, Kind.OOM, Kind.DISK));
+    List<Kind> plan = new ArrayList<>(List.of(Kind.PROPOSAL, Kind.TIMEOUT, Kind.OOM, Kind.DISK, Kind.REF_FLOOD,
+        Kind.DELTA_BOMB));
     while (plan.size() < JOBS) {
       plan.add(Kind.PROPOSAL);
     }
@@ -476,7 +542,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
       JsonObject job = jobs.get(entry.getKey());
       Kind kind = entry.getValue();
       assertEquals(kind.exitReason, job.getString("exit_reason"), job.encodePrettily());
-      if (kind == Kind.PROPOSAL) {
+      if (kind == Kind.PROPOSAL || kind == Kind.DELTA_BOMB) {
         assertNotNull(job.getString("proposal_sha"), "a proposal: " + job.encodePrettily());
       } else {
         assertNull(job.getString("proposal_sha"), "no proposal: " + job.encodePrettily());
@@ -484,6 +550,10 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
       String log = gateway.api("GET", "/api/v1/repos/" + REPO + "/agent-jobs/" + entry.getKey() + "/log", null)
           .body();
       FaultChecks.assertEachLineOnce(log, PREFIX, kind.lines, "the gateway's log of job " + entry.getKey());
+      if (kind == Kind.DELTA_BOMB) {
+        assertTrue(log.contains(BOMBS_REFUSED + "4"), "the gateway refused all four bombs naming the limit:\n"
+            + log.lines().filter(l -> l.contains(BOMBS_REFUSED)).toList());
+      }
     }
   }
 
@@ -497,7 +567,9 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     assertEquals(kinds.keySet(), events.keySet(), "the audited jobs are the ones submitted");
     for (var entry : kinds.entrySet()) {
       List<String> jobEvents = events.get(entry.getKey());
-      if (entry.getValue() == Kind.PROPOSAL) {
+      if (entry.getValue() == Kind.PROPOSAL || entry.getValue() == Kind.REF_FLOOD
+          || entry.getValue() == Kind.DELTA_BOMB) {
+        // The flood's one admitted push is its refs_written; every refused push recorded nothing.
         FaultChecks.assertPushedJobAuditedOnce(jobEvents);
       } else {
         assertEquals(List.of("job_created", "job_dispatched", "job_started", "job_finished"), jobEvents,
@@ -506,6 +578,29 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     }
     AuditChain.Result chain = AuditLog.verify(gateway.auditLog());
     assertTrue(chain.ok(), chain.message());
+  }
+
+  /**
+   * The flood left 32 bounded refs: its job's JSON, the job lists and every clone's ref advertisement stay small, and
+   * its one audit entry of refs is bounded too.
+   */
+  private void assertFloodBounded(Map<String, Kind> kinds, Map<String, JsonObject> jobs) throws Exception {
+    for (var entry : kinds.entrySet()) {
+      if (entry.getValue() != Kind.REF_FLOOD) {
+        continue;
+      }
+      JsonObject job = jobs.get(entry.getKey());
+      assertEquals(32, job.getJsonArray("refs_written").size(), job.encodePrettily());
+      String one = gateway.api("GET", "/api/v1/repos/" + REPO + "/agent-jobs/" + entry.getKey(), null).body();
+      assertTrue(one.length() < JOB_JSON_BOUND, "the flooded job's JSON is " + one.length() + " bytes");
+      String audit = gateway.api("GET", "/api/v1/agent-jobs?job=" + entry.getKey(), null).body();
+      assertTrue(audit.length() < JOB_JSON_BOUND, "the flooded job's audit entries are " + audit.length() + " bytes");
+    }
+    int others = (int) kinds.values().stream().filter(k -> k != Kind.REF_FLOOD).count();
+    String all = gateway.api("GET", "/api/v1/jobs", null).body();
+    assertTrue(all.length() < JOB_JSON_BOUND + others * 4096, "GET /api/v1/jobs is " + all.length() + " bytes");
+    String refs = gateway.api("GET", "/" + REPO + ".git/info/refs?service=git-upload-pack", null).body();
+    assertTrue(refs.length() < JOB_JSON_BOUND + others * 256, "the ref advertisement is " + refs.length() + " bytes");
   }
 
   private void assertBadRequestsRefused() throws Exception {

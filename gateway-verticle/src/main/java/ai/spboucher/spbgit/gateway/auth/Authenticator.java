@@ -63,6 +63,14 @@ public final class Authenticator {
         .orElseThrow(() -> new UnauthenticatedException("invalid or revoked token"));
   }
 
+  /**
+   * Whether {@code principal}'s credential was revoked since it was verified, for work that outlives the check
+   * (a long push). Job tokens only: a personal access token revoked during a push is noticed at its next use.
+   */
+  public boolean isRevoked(Principal principal) {
+    return principal instanceof Principal.Job job && jobTokens.isRevoked(job.tokenId());
+  }
+
   /** The principal of the request, or empty when it carries no credential. */
   public Optional<Principal> authenticate(HttpServerRequest request) {
     return credentialOf(request).map(this::authenticate);

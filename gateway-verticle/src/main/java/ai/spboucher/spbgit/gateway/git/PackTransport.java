@@ -6,17 +6,21 @@ import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenPreReceiveHook;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.List;
+import org.eclipse.jgit.errors.UnpackException;
+import org.eclipse.jgit.lib.ObjectChecker;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.transport.PacketLineOut;
 import org.eclipse.jgit.transport.PreReceiveHook;
 import org.eclipse.jgit.transport.PreReceiveHookChain;
 import org.eclipse.jgit.transport.ReceiveCommand;
 import org.eclipse.jgit.transport.ReceivePack;
+import org.eclipse.jgit.transport.UnpackErrorHandler;
 import org.eclipse.jgit.transport.RefAdvertiser.PacketLineOutRefAdvertiser;
 import org.eclipse.jgit.transport.UploadPack;
 
@@ -26,6 +30,7 @@ import org.eclipse.jgit.transport.UploadPack;
  */
 final class PackTransport {
 
+  private static final System.Logger LOG = System.getLogger(PackTransport.class.getName());
   private final RepositoryStore repos;
   private final long maxPushBytes;
   private final long maxObjectBytes;
@@ -53,7 +58,7 @@ final class PackTransport {
       } else {
         pckOut.writeString("# service=" + service.serviceName() + "\n");
         pckOut.end();
-        receivePack(repo, name, null, null).sendAdvertisedRefs(new PacketLineOutRefAdvertiser(pckOut));
+        receivePack(repo, name, null, null, null).sendAdvertisedRefs(new PacketLineOutRefAdvertiser(pckOut));
       }
     }
   }
@@ -64,9 +69,57 @@ final class PackTransport {
     }
   }
 
-  void receive(RepoName name, Principal pusher, InputStream in, OutputStream out) throws IOException {
+  /**
+   * Runs one push within {@code budget}. A push the budget stops answers like any unpack failure (an
+   * {@code unpack error} line naming the limit, {@code ng} for every ref, and the same as a {@code remote:} line
+   * over side-band): that report is the answer, and no ref was updated.
+   *
+   * @return whether the budget refused the push
+   */
+  boolean receive(RepoName name, Principal pusher, InputStream in, OutputStream out, PushBudget budget)
+      throws IOException {
     try (Repository repo = repos.open(name)) {
-      receivePack(repo, name, pusher, in).receiveWithExceptionPropagation(in, out, null);
+      // Checks the budget as JGit reads, and marks the end of the upload for the memory gate.
+      InputStream body = new FilterInputStream(in) {
+        @Override
+        public int read() throws IOException {
+          byte[] one = new byte[1];
+          int n = read(one, 0, 1);
+          return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+          budget.checkpoint();
+          int n = super.read(b, off, len);
+          if (n < 0) {
+            budget.uploadEnded();
+          }
+          return n;
+        }
+      };
+      ReceivePack rp = receivePack(repo, name, pusher, body, budget);
+      UnpackErrorHandler report = rp.getUnpackErrorHandler();
+      rp.setUnpackErrorHandler(error -> {
+        if (error instanceof PushLimitException stop) {
+          rp.sendError(stop.getMessage());
+        }
+        report.handleUnpackException(error);
+      });
+      rp.receiveWithExceptionPropagation(body, out, null);
+      return false;
+    } catch (UnpackException e) {
+      if (!(e.getCause() instanceof PushLimitException stop) || stop.clientGone()) {
+        throw e;
+      }
+      LOG.log(System.Logger.Level.INFO, "push to " + name + " by " + pusher.tokenId() + " refused: "
+          + stop.getMessage());
+      return true;
+    } catch (PushLimitException e) {
+      // Stopped while JGit read the commands, before any report can be sent: a plain HTTP refusal.
+      throw new MalformedGitRequestException(e.getMessage());
+    } finally {
+      budget.finished();
     }
   }
 
@@ -79,13 +132,22 @@ final class PackTransport {
     return up;
   }
 
-  /** @param in the request body, or null when only advertising */
-  private ReceivePack receivePack(Repository repo, RepoName name, Principal pusher, InputStream in) {
-    ReceivePack rp = new ReceivePack(repo);
+  /**
+   * @param in     the request body, or null when only advertising
+   * @param budget what the push may cost, or null when only advertising
+   */
+  private ReceivePack receivePack(Repository repo, RepoName name, Principal pusher, InputStream in,
+                                  PushBudget budget) {
+    ReceivePack rp = budget == null ? new ReceivePack(repo) : new ReceivePack(repo) {
+      {
+        // The one JGit hook that sees the parsed pack before any ref is updated: a protected field for subclasses.
+        connectivityChecker = new DeltaDepthCheck(connectivityChecker, budget);
+      }
+    };
     rp.setBiDirectionalPipe(false);
     rp.setMaxPackSizeLimit(maxPushBytes);
     rp.setMaxObjectSizeLimit(maxObjectBytes);
-    rp.setCheckReceivedObjects(true);
+    rp.setObjectChecker(budget == null ? new ObjectChecker() : new BudgetedObjectChecker(budget));
     rp.setAllowPushOptions(false);
     List<PreReceiveHook> gates = new ArrayList<>();
     if (in != null) {

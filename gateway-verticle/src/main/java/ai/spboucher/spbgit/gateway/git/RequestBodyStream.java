@@ -53,6 +53,15 @@ final class RequestBodyStream extends InputStream {
     return stream;
   }
 
+  /** Makes the reader throw {@code cause} once it has read what already arrived, even while it waits. Any thread. */
+  void abort(RuntimeException cause) {
+    chunks.add(new Abort(cause));
+  }
+
+  /** Queued by {@link #abort}: thrown as it is, not as a failure of the request. */
+  private record Abort(RuntimeException cause) {
+  }
+
   private void onChunk(Buffer chunk) {
     chunks.add(chunk);
     if (queuedBytes.addAndGet(chunk.length()) > HIGH_WATER && paused.compareAndSet(false, true)) {
@@ -98,6 +107,8 @@ final class RequestBodyStream extends InputStream {
         throw new IOException("request body stalled for " + IDLE_TIMEOUT_SECONDS + " s");
       } else if (next == END) {
         ended = true;
+      } else if (next instanceof Abort abort) {
+        throw abort.cause();
       } else if (next instanceof Throwable t) {
         throw new IOException("request body failed: " + t.getMessage(), t);
       } else {

@@ -14,6 +14,7 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.zip.GZIPInputStream;
@@ -42,18 +43,19 @@ public final class SmartHttpRoutes {
   private final Authenticator authenticator;
   private final PackTransport transport;
   private final long maxPushBytes;
+  private final PushBudget.Limits pushLimits;
+  private final PushMemoryGate pushMemory;
 
-  /**
-   * @param maxPushBytes   the largest receive-pack request body (and pack) accepted, after decompression
-   * @param maxObjectBytes the largest single object accepted in a push
-   */
   public SmartHttpRoutes(Vertx vertx, WorkerExecutor gitPool, Authenticator authenticator, RepositoryStore repos,
-                         long maxPushBytes, long maxObjectBytes, JobPushListener jobPushes) {
+                         GitLimits limits, JobPushListener jobPushes) {
     this.vertx = vertx;
     this.gitPool = gitPool;
     this.authenticator = authenticator;
-    this.transport = new PackTransport(repos, maxPushBytes, maxObjectBytes, jobPushes);
-    this.maxPushBytes = maxPushBytes;
+    this.transport = new PackTransport(repos, limits.maxPushBytes(), limits.maxObjectBytes(), jobPushes);
+    this.maxPushBytes = limits.maxPushBytes();
+    this.pushLimits = new PushBudget.Limits(limits.maxPushInflatedBytes(), limits.maxDeltaDepth(),
+        limits.pushTimeLimit());
+    this.pushMemory = PushMemoryGate.forThisHeap(limits.maxObjectBytes());
   }
 
   public void mount(Router router) {
@@ -100,30 +102,48 @@ public final class SmartHttpRoutes {
     List<String> protocol = protocolParameters(request);
     ResponseBodyStream out = new ResponseBodyStream(ctx.response(), vertx.getOrCreateContext(),
         service.resultType(), service == GitService.RECEIVE_PACK ? RECEIVE_REPORT_HOLD : UPLOAD_ERROR_HOLD);
+    PushBudget budget = new PushBudget(pushLimits, pushMemory);
+    PushWatch watch = service == GitService.RECEIVE_PACK ? PushWatch.start(vertx, ctx, budget, body) : null;
     authorize(request, name, service)
-        .compose(pusher -> gitPool.executeBlocking(() -> {
-          WatchedInputStream in = new WatchedInputStream(gzip ? new GZIPInputStream(body, 65536) : body, limit);
-          if (service == GitService.UPLOAD_PACK) {
-            transport.upload(name, protocol, in, out);
-          } else {
-            transport.receive(name, pusher, in, out);
+        .compose(pusher -> {
+          if (watch != null) {
+            watch.stopWhenRevoked(() -> authenticator.isRevoked(pusher));
           }
-          in.requireWellFormed();
-          if (service == GitService.UPLOAD_PACK && out.bytesWritten() == 0) {
-            // Every well-formed fetch request gets an answer; JGit returning silently means it saw no request.
-            throw new MalformedGitRequestException("malformed upload-pack request");
-          }
-          out.close();
-          return null;
-        }, false))
+          return gitPool.executeBlocking(() -> serve(service, name, pusher, protocol, gzip, body, out, budget), false);
+        })
         .onFailure(err -> {
-          if (out.committed()) {
-            // Mid-stream failure: the status line is gone, so the only honest signal left is a cut connection.
+          if (out.committed() || ctx.response().closed()) {
+            // Mid-stream failure (or no client left): the status line is gone, so the only honest signal left
+            // is a cut connection.
             ctx.response().reset();
           } else {
             ctx.fail(err);
           }
         });
+  }
+
+  /** The JGit side of one request; blocks, on the git pool. */
+  private Void serve(GitService service, RepoName name, Principal pusher, List<String> protocol, boolean gzip,
+                     RequestBodyStream body, ResponseBodyStream out, PushBudget budget) throws IOException {
+    long limit = service == GitService.RECEIVE_PACK ? maxPushBytes : MAX_FETCH_REQUEST_BYTES;
+    // GZIPInputStream reads the gzip header as it is made: here, off the event loop.
+    WatchedInputStream in = new WatchedInputStream(gzip ? new GZIPInputStream(body, 65536) : body, limit);
+    boolean refused = false;
+    if (service == GitService.UPLOAD_PACK) {
+      transport.upload(name, protocol, in, out);
+    } else {
+      refused = transport.receive(name, pusher, in, out, budget);
+    }
+    if (!refused) {
+      // A stopped push has answered already, and left the rest of its body unread on purpose.
+      in.requireWellFormed();
+    }
+    if (service == GitService.UPLOAD_PACK && out.bytesWritten() == 0) {
+      // Every well-formed fetch request gets an answer; JGit returning silently means it saw no request.
+      throw new MalformedGitRequestException("malformed upload-pack request");
+    }
+    out.close();
+    return null;
   }
 
   /** Anonymous for fetch; for push, a verified PAT or a job token scoped to this repository. */

@@ -17,7 +17,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import java.net.URI;
@@ -76,9 +75,6 @@ public final class QueueBenchmark {
 
       Vertx vertx = Vertx.vertx();
       HttpClientOptions clientOptions = new HttpClientOptions().setKeepAlive(true).setConnectTimeout(10_000);
-      if ("2".equals(options.get("http"))) {
-        clientOptions.setProtocolVersion(HttpVersion.HTTP_2).setHttp2ClearTextUpgrade(false);
-      }
       HttpClient http = vertx.createHttpClient(clientOptions, new PoolOptions().setHttp1MaxSize(concurrency));
       if (warmup > 0) {
         // A gateway that has served requests before: its code compiled, its pools and connections made.
