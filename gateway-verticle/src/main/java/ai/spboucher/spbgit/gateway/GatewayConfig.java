@@ -40,9 +40,6 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
                             Duration diffTimeBudget, ConnectionLimits connections,
                             long maxPushInflatedBytes, int maxDeltaDepth, Duration pushTimeLimit) {
 
-  /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
-  public static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
-
   /** Environment variables and their JSON keys; docs/operations.md documents each (GatewayConfigTest checks). */
   static final Map<String, String> ENVIRONMENT = Map.ofEntries(
       Map.entry("SPB_DATA_DIR", "dataDir"),

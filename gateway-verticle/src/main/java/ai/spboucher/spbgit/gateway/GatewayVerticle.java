@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.git.GitLimits;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
@@ -15,6 +16,7 @@ import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
 import java.util.function.Supplier;
 import ai.spboucher.spbgit.gateway.jobs.DiffBudget;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
@@ -30,6 +32,7 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import java.time.Clock;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The gateway's HTTP server: the REST API and git smart HTTP on one port. Opens the data directory on a worker
@@ -41,11 +44,14 @@ public final class GatewayVerticle extends VerticleBase {
   private static final System.Logger LOG = System.getLogger(GatewayVerticle.class.getName());
   private static final long USAGE_FLUSH_MS = 30_000;
   private static final long REAP_MS = 5_000;
+  /** Replays of stored job events at once; each holds a thread while NATS and the viewer are slow. */
+  private static final int REPLAY_THREADS = 8;
 
   private final GatewayConfig config;
   private final Clock clock;
   private final PrometheusMeterRegistry registry;
   private WorkerExecutor gitPool;
+  private WorkerExecutor replayPool;
   private HttpServer server;
   private ConnectionGuard guard;
   private DataDir data;
@@ -71,6 +77,8 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> start() {
     // JGit can hold a thread for a whole clone: give it its own pool so API file I/O never queues behind it.
     gitPool = vertx.createSharedWorkerExecutor("spb-git", config.gitWorkers());
+    // A replay waits on NATS and on its viewer for as long as the log takes to send: not on the shared workers.
+    replayPool = vertx.createSharedWorkerExecutor("spb-replay", REPLAY_THREADS, 10, TimeUnit.MINUTES);
     return vertx.executeBlocking(() -> {
           DataDir dir = DataDir.open(config.dataDir(), clock);
           // Jobs no longer verify their fresh tokens one by one: a signing key that does not verify fails here.
@@ -94,7 +102,8 @@ public final class GatewayVerticle extends VerticleBase {
           publicUrl = config.publicUrl(s.actualPort());
           vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
           vertx.setPeriodic(REAP_MS, id -> {
-            jobs.reapOverdueJobs();
+            jobs.reapOverdueJobs().onFailure(e -> LOG.log(System.Logger.Level.WARNING,
+                "cannot end the overdue jobs yet (tried again shortly)", e));
             refreshQueueDepth();
           });
           LOG.log(System.Logger.Level.INFO, "listening on http://" + config.httpHost() + ":" + s.actualPort());
@@ -133,18 +142,21 @@ public final class GatewayVerticle extends VerticleBase {
     jobs.endInterruptedCreations().onFailure(e -> LOG.log(System.Logger.Level.ERROR,
         "cannot end the jobs a previous run left queued (the deadline check ends them later)", e));
     Sessions sessions = new Sessions(clock);
-    Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs();
+    Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs(replayPool);
     Router router = Router.router(vertx);
     new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
     new ApiRoutes(vertx, contract, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl,
         clock).mount(router);
     ProposalDiffs diffs = new ProposalDiffs(vertx, new Proposals(dir.repos()),
         DiffBudget.withTime(config.diffTimeBudget()), registry);
-    new JobRoutes(vertx, contract, jobs, diffs, dir.repos(), logs).mount(router);
+    new JobRoutes(vertx, contract, jobs, new JobViews(vertx, new Proposals(dir.repos())), diffs, dir.repos(), logs)
+        .mount(router);
     new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl, guard::toWebSocket).mount(router);
     ApiRoutes.mountFallback(router);
     new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
-    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), config, jobs::recordRefsWritten).mount(router);
+    GitLimits gitLimits = new GitLimits(config.maxPushBytes(), config.maxObjectBytes(), config.maxPushInflatedBytes(),
+        config.maxDeltaDepth(), config.pushTimeLimit());
+    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), gitLimits, jobs::recordRefsWritten).mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
     routes = router;
@@ -217,6 +229,9 @@ public final class GatewayVerticle extends VerticleBase {
     })).onComplete(ar -> {
       if (gitPool != null) {
         gitPool.close();
+      }
+      if (replayPool != null) {
+        replayPool.close();
       }
     });
   }

@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.gateway.git;
 
-import ai.spboucher.spbgit.gateway.http.BadRequestException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Collection;
@@ -29,11 +28,11 @@ final class EndOfRequestHook implements PreReceiveHook {
     try {
       next = body.read();
     } catch (IOException e) {
-      throw new BadRequestException("malformed request body: " + e.getMessage());
+      throw new MalformedGitRequestException("malformed request body: " + e.getMessage());
     }
     if (next >= 0) {
       // Thrown, not a per-command refusal: the request as a whole is malformed, so it gets a 400.
-      throw new BadRequestException("request body goes on after the push");
+      throw new MalformedGitRequestException("request body goes on after the push");
     }
   }
 }

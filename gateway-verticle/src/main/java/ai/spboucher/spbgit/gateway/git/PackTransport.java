@@ -1,7 +1,6 @@
 package ai.spboucher.spbgit.gateway.git;
 
 import ai.spboucher.spbgit.gateway.auth.Principal;
-import ai.spboucher.spbgit.gateway.http.BadRequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenPreReceiveHook;
@@ -118,7 +117,7 @@ final class PackTransport {
       return true;
     } catch (PushLimitException e) {
       // Stopped while JGit read the commands, before any report can be sent: a plain HTTP refusal.
-      throw new BadRequestException(e.getMessage());
+      throw new MalformedGitRequestException(e.getMessage());
     } finally {
       budget.finished();
     }

@@ -1,11 +1,9 @@
 package ai.spboucher.spbgit.gateway.git;
 
-import ai.spboucher.spbgit.gateway.GatewayConfig;
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
-import ai.spboucher.spbgit.gateway.http.BadRequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import io.vertx.core.Future;
@@ -37,6 +35,8 @@ public final class SmartHttpRoutes {
    * pkt-line; holding that much lets such a failure still answer 400 instead of a cut response.
    */
   private static final long UPLOAD_ERROR_HOLD = 128 << 10;
+  /** Fetch negotiation bodies are small; this bounds what an anonymous client can make the gateway buffer. */
+  static final long MAX_FETCH_REQUEST_BYTES = 64L << 20;
 
   private final Vertx vertx;
   private final WorkerExecutor gitPool;
@@ -47,15 +47,15 @@ public final class SmartHttpRoutes {
   private final PushMemoryGate pushMemory;
 
   public SmartHttpRoutes(Vertx vertx, WorkerExecutor gitPool, Authenticator authenticator, RepositoryStore repos,
-                         GatewayConfig config, JobPushListener jobPushes) {
+                         GitLimits limits, JobPushListener jobPushes) {
     this.vertx = vertx;
     this.gitPool = gitPool;
     this.authenticator = authenticator;
-    this.transport = new PackTransport(repos, config.maxPushBytes(), config.maxObjectBytes(), jobPushes);
-    this.maxPushBytes = config.maxPushBytes();
-    this.pushLimits = new PushBudget.Limits(config.maxPushInflatedBytes(), config.maxDeltaDepth(),
-        config.pushTimeLimit());
-    this.pushMemory = PushMemoryGate.forThisHeap(config.maxObjectBytes());
+    this.transport = new PackTransport(repos, limits.maxPushBytes(), limits.maxObjectBytes(), jobPushes);
+    this.maxPushBytes = limits.maxPushBytes();
+    this.pushLimits = new PushBudget.Limits(limits.maxPushInflatedBytes(), limits.maxDeltaDepth(),
+        limits.pushTimeLimit());
+    this.pushMemory = PushMemoryGate.forThisHeap(limits.maxObjectBytes());
   }
 
   public void mount(Router router) {
@@ -67,7 +67,7 @@ public final class SmartHttpRoutes {
   private void infoRefs(RoutingContext ctx) {
     RepoName name = RepoName.of(ctx.pathParam("repo"));
     GitService service = GitService.named(ctx.request().getParam("service"))
-        .orElseThrow(() -> new BadRequestException(
+        .orElseThrow(() -> new MalformedGitRequestException(
             "unsupported service: only smart HTTP with service=git-upload-pack or git-receive-pack is served"));
     List<String> protocol = protocolParameters(ctx.request());
     authorize(ctx.request(), name, service)
@@ -87,13 +87,13 @@ public final class SmartHttpRoutes {
     HttpServerRequest request = ctx.request();
     RepoName name = RepoName.of(ctx.pathParam("repo"));
     if (!service.requestType().equals(request.getHeader("Content-Type"))) {
-      ctx.fail(415, new BadRequestException("Content-Type must be " + service.requestType()));
+      ctx.fail(415, new MalformedGitRequestException("Content-Type must be " + service.requestType()));
       return;
     }
-    long limit = service == GitService.RECEIVE_PACK ? maxPushBytes : GatewayConfig.MAX_FETCH_REQUEST_BYTES;
+    long limit = service == GitService.RECEIVE_PACK ? maxPushBytes : MAX_FETCH_REQUEST_BYTES;
     String declaredLength = request.getHeader("Content-Length");
     if (declaredLength != null && declaredLength.matches("\\d{1,18}") && Long.parseLong(declaredLength) > limit) {
-      ctx.fail(413, new BadRequestException("request body exceeds the limit of " + limit + " bytes"));
+      ctx.fail(413, new BodyTooLargeException(limit));
       return;
     }
     // Attach before any asynchronous step, so no body chunk arrives without a reader.
@@ -125,7 +125,7 @@ public final class SmartHttpRoutes {
   /** The JGit side of one request; blocks, on the git pool. */
   private Void serve(GitService service, RepoName name, Principal pusher, List<String> protocol, boolean gzip,
                      RequestBodyStream body, ResponseBodyStream out, PushBudget budget) throws IOException {
-    long limit = service == GitService.RECEIVE_PACK ? maxPushBytes : GatewayConfig.MAX_FETCH_REQUEST_BYTES;
+    long limit = service == GitService.RECEIVE_PACK ? maxPushBytes : MAX_FETCH_REQUEST_BYTES;
     // GZIPInputStream reads the gzip header as it is made: here, off the event loop.
     WatchedInputStream in = new WatchedInputStream(gzip ? new GZIPInputStream(body, 65536) : body, limit);
     boolean refused = false;
@@ -140,7 +140,7 @@ public final class SmartHttpRoutes {
     }
     if (service == GitService.UPLOAD_PACK && out.bytesWritten() == 0) {
       // Every well-formed fetch request gets an answer; JGit returning silently means it saw no request.
-      throw new BadRequestException("malformed upload-pack request");
+      throw new MalformedGitRequestException("malformed upload-pack request");
     }
     out.close();
     return null;
@@ -176,6 +176,6 @@ public final class SmartHttpRoutes {
     if (encoding.equalsIgnoreCase("gzip") || encoding.equalsIgnoreCase("x-gzip")) {
       return true;
     }
-    throw new BadRequestException("unsupported Content-Encoding " + encoding);
+    throw new MalformedGitRequestException("unsupported Content-Encoding " + encoding);
   }
 }

@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.gateway.git;
 
-import ai.spboucher.spbgit.gateway.http.BadRequestException;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,7 +50,7 @@ final class WatchedInputStream extends FilterInputStream {
       throw failure;
     }
     if (count == 0) {
-      throw new BadRequestException("empty request body");
+      throw new MalformedGitRequestException("empty request body");
     }
   }
 }

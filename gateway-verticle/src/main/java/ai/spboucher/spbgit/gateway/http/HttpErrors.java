@@ -2,7 +2,13 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.git.BodyTooLargeException;
+import ai.spboucher.spbgit.gateway.git.MalformedGitRequestException;
 import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
+import ai.spboucher.spbgit.gateway.jobs.InvalidJobException;
+import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
+import ai.spboucher.spbgit.gateway.jobs.JobQueueUnavailableException;
+import ai.spboucher.spbgit.gateway.jobs.JobStateException;
 import ai.spboucher.spbgit.gateway.repos.InvalidRepoNameException;
 import ai.spboucher.spbgit.gateway.repos.RepoExistsException;
 import ai.spboucher.spbgit.gateway.repos.RepoNotFoundException;
@@ -14,6 +20,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.text.MessageFormat;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.zip.ZipException;
 import org.eclipse.jgit.errors.CorruptObjectException;
 import org.eclipse.jgit.errors.PackProtocolException;
@@ -70,49 +79,54 @@ public final class HttpErrors {
         .end(new JsonObject().put("error", message).encode());
   }
 
+  /**
+   * The status of each domain exception, and of the JGit and Vert.x ones the gateway lets through, in one table
+   * (the release is Java 17, so a switch on the type is not yet available). A type's entry applies to its
+   * subclasses; the first entry that matches wins. A 400 gives way to the 4xx the failing handler suggested.
+   */
+  private static final Map<Class<? extends Throwable>, Integer> STATUSES = statuses();
+
+  private static Map<Class<? extends Throwable>, Integer> statuses() {
+    Map<Class<? extends Throwable>, Integer> statuses = new LinkedHashMap<>();
+    statuses.put(UnauthenticatedException.class, 401);
+    statuses.put(ForbiddenException.class, 403);
+    statuses.put(RepoNotFoundException.class, 404);
+    statuses.put(JobNotFoundException.class, 404);
+    statuses.put(NotFoundException.class, 404);
+    statuses.put(RepoExistsException.class, 409);
+    statuses.put(JobStateException.class, 409);
+    statuses.put(JobQueueUnavailableException.class, 503);
+    statuses.put(UnavailableException.class, 503);
+    statuses.put(AuditStorageFullException.class, 507);
+    statuses.put(TooLargePackException.class, 413);
+    statuses.put(TooLargeObjectInPackException.class, 413);
+    statuses.put(BodyTooLargeException.class, 413);
+    statuses.put(BadRequestException.class, 400);
+    statuses.put(InvalidRepoNameException.class, 400);
+    statuses.put(InvalidJobException.class, 400);
+    statuses.put(MalformedGitRequestException.class, 400);
+    statuses.put(DecodeException.class, 400);
+    statuses.put(IllegalArgumentException.class, 400);
+    statuses.put(WebSocketHandshakeException.class, 400);
+    return Collections.unmodifiableMap(statuses);
+  }
+
   /** The status for a failure; {@code suggested} is what the failing handler asked for, or -1. */
   static int statusOf(Throwable t, int suggested) {
-    if (t instanceof UploadPackInternalServerErrorException && t.getCause() != null) {
+    if ((t instanceof UploadPackInternalServerErrorException || t instanceof UncheckedIOException)
+        && t.getCause() != null) {
+      // JGit's protocol v2 parser reads pkt-lines through an iterator, which wraps a malformed one unchecked.
       return statusOf(t.getCause(), suggested);
     }
-    if (t instanceof UncheckedIOException && t.getCause() != null) {
-      // JGit's protocol v2 parser reads pkt-lines through an iterator, which wraps a malformed one this way.
-      return statusOf(t.getCause(), suggested);
-    }
-    if (t instanceof UnauthenticatedException) {
-      return 401;
-    }
-    if (t instanceof ForbiddenException) {
-      return 403;
-    }
-    if (t instanceof RepoNotFoundException || t instanceof NotFoundException) {
-      return 404;
-    }
-    if (t instanceof RepoExistsException || t instanceof ConflictException) {
-      return 409;
-    }
-    if (t instanceof UnavailableException) {
-      return 503;
-    }
-    if (t instanceof AuditStorageFullException) {
-      return 507;
-    }
-    if (t instanceof TooLargePackException || t instanceof TooLargeObjectInPackException
-        || t instanceof ai.spboucher.spbgit.gateway.git.BodyTooLargeException) {
-      return 413;
-    }
+    int status = STATUSES.entrySet().stream().filter(e -> e.getKey().isInstance(t)).mapToInt(Map.Entry::getValue)
+        .findFirst().orElse(isMalformedGitRequest(t) ? 400 : -1);
     if (t instanceof UnpackException && t.getCause() != null && statusOf(t.getCause(), -1) == 413) {
-      return 413;
+      status = 413;
     }
-    if (suggested >= 400 && suggested < 500) {
+    if ((status == 400 || status == -1) && suggested >= 400 && suggested < 500) {
       return suggested;
     }
-    if (t instanceof BadRequestException || t instanceof InvalidRepoNameException || t instanceof DecodeException
-        || t instanceof IllegalArgumentException || t instanceof WebSocketHandshakeException
-        || isMalformedGitRequest(t)) {
-      return 400;
-    }
-    return suggested > 0 ? suggested : 500;
+    return status > 0 ? status : suggested > 0 ? suggested : 500;
   }
 
   /**

@@ -1,14 +1,19 @@
 package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.jobs.Job;
+import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.JobViews;
+import ai.spboucher.spbgit.gateway.jobs.NewJob;
 import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.WorkRef;
 import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepoNotFoundException;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.proto.Subjects;
+import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -26,16 +31,18 @@ public final class JobRoutes {
 
   private final Vertx vertx;
   private final JobService jobs;
+  private final JobViews views;
   private final ProposalDiffs diffs;
   private final RepositoryStore repos;
   private final Supplier<JobLogs> logs;
   private final ApiContract contract;
 
-  public JobRoutes(Vertx vertx, ApiContract contract, JobService jobs, ProposalDiffs diffs, RepositoryStore repos,
-                   Supplier<JobLogs> logs) {
+  public JobRoutes(Vertx vertx, ApiContract contract, JobService jobs, JobViews views, ProposalDiffs diffs,
+                   RepositoryStore repos, Supplier<JobLogs> logs) {
     this.vertx = vertx;
     this.contract = contract;
     this.jobs = jobs;
+    this.views = views;
     this.diffs = diffs;
     this.repos = repos;
     this.logs = logs;
@@ -62,7 +69,7 @@ public final class JobRoutes {
 
   private void listAll(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    jobs.toJson(jobs.list(null))
+    views.acrossRepos(jobs.list(null))
         .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
         .onFailure(ctx::fail);
   }
@@ -70,32 +77,41 @@ public final class JobRoutes {
   private void create(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
-    jobs.create(repo, Responses.jsonBody(ctx), owner)
+    jobs.create(repo, newJob(Responses.jsonBody(ctx)), owner)
         // A job this new has pushed nothing yet: no repository read for its proposal.
         .map(job -> job.toJson(WorkShas.NONE))
         .onSuccess(job -> Responses.json(ctx, 201, job))
         .onFailure(ctx::fail);
   }
 
+  /** The body's shape; what the gateway allows (models, base branch) is the job service's to check. */
+  private static NewJob newJob(JsonObject body) {
+    return new NewJob(Responses.requiredString(body, "task", NewJob.MAX_TASK_LENGTH),
+        Responses.optionalString(body, "exec", NewJob.MAX_COMMAND_LENGTH),
+        Responses.optionalString(body, "model", NewJob.MAX_NAME_LENGTH),
+        Responses.optionalString(body, "test_command", NewJob.MAX_COMMAND_LENGTH),
+        Responses.optionalString(body, "base", NewJob.MAX_NAME_LENGTH));
+  }
+
   private void list(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     vertx.executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
-        .compose(exists -> exists ? jobs.toJson(repo, jobs.list(repo.value()))
-            : io.vertx.core.Future.failedFuture(new NotFoundException("repository not found: " + repo)))
+        .compose(exists -> exists ? views.of(repo, jobs.list(repo.value()))
+            : Future.failedFuture(new RepoNotFoundException(repo)))
         .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
         .onFailure(ctx::fail);
   }
 
   private void show(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    jobs.toJson(jobOf(ctx)).onSuccess(job -> Responses.json(ctx, 200, job)).onFailure(ctx::fail);
+    views.of(jobOf(ctx)).onSuccess(job -> Responses.json(ctx, 200, job)).onFailure(ctx::fail);
   }
 
   private void cancel(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     jobs.cancel(jobOf(ctx).id())
-        .compose(jobs::toJson)
+        .compose(views::of)
         .onSuccess(job -> Responses.json(ctx, 202, job))
         .onFailure(ctx::fail);
   }
@@ -106,7 +122,8 @@ public final class JobRoutes {
    */
   private void diff(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    WorkRef which = WorkRef.of(ctx.request().getParam("ref"));
+    WorkRef which = WorkRef.named(ctx.request().getParam("ref"))
+        .orElseThrow(() -> new BadRequestException("'ref' must be 'proposal' or 'partial'"));
     Promise<Void> clientGone = Promise.promise();
     ctx.response().closeHandler(closed -> clientGone.tryComplete());
     diffs.diff(jobOf(ctx), which, clientGone.future())
@@ -183,7 +200,7 @@ public final class JobRoutes {
     String branch = Responses.requiredString(body, "branch");
     String sha = Responses.requiredString(body, "sha");
     jobs.approve(job, branch, sha, owner)
-        .compose(jobs::toJson)
+        .compose(views::of)
         .onSuccess(j -> Responses.json(ctx, 200, j))
         .onFailure(ctx::fail);
   }
@@ -191,7 +208,7 @@ public final class JobRoutes {
   private void reject(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
     jobs.reject(jobOf(ctx), owner)
-        .compose(jobs::toJson)
+        .compose(views::of)
         .onSuccess(j -> Responses.json(ctx, 200, j))
         .onFailure(ctx::fail);
   }
@@ -209,18 +226,21 @@ public final class JobRoutes {
     String job = ctx.request().getParam("job");
     if ("lines".equals(ctx.request().getParam("format"))) {
       // The stored lines themselves, so a verifier hashes the bytes the chain was built from.
-      StringBuilder body = new StringBuilder();
-      jobs.auditLines(repo, job).forEach(line -> body.append(line).append('\n'));
-      ctx.response().putHeader("Content-Type", "application/x-ndjson").end(body.toString());
+      jobs.auditLines(repo, job)
+          .map(lines -> lines.stream().map(line -> line + "\n").collect(java.util.stream.Collectors.joining()))
+          .onSuccess(body -> ctx.response().putHeader("Content-Type", "application/x-ndjson").end(body))
+          .onFailure(ctx::fail);
       return;
     }
-    Responses.json(ctx, 200, new JsonArray(jobs.auditEntries(repo, job)));
+    jobs.auditEntries(repo, job)
+        .onSuccess(entries -> Responses.json(ctx, 200, new JsonArray(entries)))
+        .onFailure(ctx::fail);
   }
 
   private Job jobOf(RoutingContext ctx) {
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     String id = ctx.pathParam("id");
     return jobs.get(id).filter(j -> j.repo().equals(repo.value()))
-        .orElseThrow(() -> new NotFoundException("no job " + id + " in repository " + repo));
+        .orElseThrow(() -> new JobNotFoundException("no job " + id + " in repository " + repo));
   }
 }

@@ -51,6 +51,15 @@ final class Responses {
     return s;
   }
 
+  /** Like {@link #optionalString}, refusing an empty or blank value as well. */
+  static String requiredString(JsonObject body, String field, int maxLength) {
+    String value = optionalString(body, field, maxLength);
+    if (value.isBlank()) {
+      throw new BadRequestException("'" + field + "' is required and must be a non-empty string");
+    }
+    return value;
+  }
+
   static String optionalString(JsonObject body, String field, int maxLength) {
     Object value = body.getValue(field);
     if (value == null) {

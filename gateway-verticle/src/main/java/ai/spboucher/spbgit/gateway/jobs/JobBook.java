@@ -15,7 +15,7 @@ import java.util.Optional;
  * after logging the change, and how it rebuilds all jobs from the log at start-up. Entries that would move a
  * job backwards (a late "started" after "finished", a duplicate) change nothing, so replaying is idempotent.
  *
- * <p>Not thread-safe: owned by the gateway's jobs verticle context.
+ * <p>Not thread-safe: owned by {@link JobService}, on the gateway verticle's context.
  */
 public final class JobBook {
 

@@ -2,11 +2,6 @@ package ai.spboucher.spbgit.gateway.jobs;
 
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
-import ai.spboucher.spbgit.gateway.http.BadRequestException;
-import ai.spboucher.spbgit.gateway.http.ConflictException;
-import ai.spboucher.spbgit.gateway.http.NotFoundException;
-import ai.spboucher.spbgit.gateway.http.UnavailableException;
-import ai.spboucher.spbgit.gateway.nats.JobBus;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
@@ -19,29 +14,29 @@ import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Predicate;
+import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /**
  * The job lifecycle on the gateway: create (audit, token, queue), follow (status events from runners), cancel,
  * and end (audit, revoke the token). Every change is appended to the audit log first and only then applied to
  * the {@link JobBook}, so the log stays the source of truth.
  *
- * <p>Threading: call every method on the gateway's context; audit appends run, in order, on a single-thread
- * worker pool; {@link #recordRefsWritten} may be called from any thread.
+ * <p>Threading: call every method on the gateway's context, where the book lives and the futures complete; the
+ * audit log is written and read through an {@link AuditWriter}, the repositories read and the job token signed on
+ * worker threads. {@link #recordRefsWritten} may be called from any thread.
  */
 public final class JobService {
 
@@ -50,41 +45,31 @@ public final class JobService {
   static final Duration QUEUE_ALLOWANCE = Duration.ofMinutes(10);
   /** Slack after the deadline before an unfinished job is declared lost. */
   static final Duration LOST_AFTER = Duration.ofMinutes(3);
-  private static final int MAX_TASK_LENGTH = 20_000;
-  private static final int MAX_COMMAND_LENGTH = 20_000;
 
   private final Vertx vertx;
   private final Context context;
-  private final AuditLog audit;
-  private final WorkerExecutor auditWriter;
+  private final AuditWriter audit;
   private final JobBook book;
   private final JobTokens tokens;
-  private final RepositoryStore repos;
   private final Function<RepoName, String> cloneUrl;
   private final Duration wallLimit;
   /** The models llm-mode jobs may use, the default first; empty when no model provider is configured. */
   private final List<String> models;
   private final Clock clock;
   private final Proposals proposals;
-  private volatile JobBus bus;
+  private JobQueue queue;
   private JobMetrics metrics;
   /** Job tokens between minting and publishing; never written to the audit log. */
   private final Map<String, String> pendingTokens = new HashMap<>();
-  /** Audit entries waiting for the writer, oldest first; on the context only. */
-  private final List<Unwritten> unwritten = new ArrayList<>();
-  /** Whether an append is under way; on the context only. */
-  private boolean writing;
 
   public JobService(Vertx vertx, AuditLog audit, JobTokens tokens, RepositoryStore repos,
                     Function<RepoName, String> cloneUrl, Duration wallLimit, List<String> models, Clock clock) {
     this.vertx = vertx;
     this.context = vertx.getOrCreateContext();
-    this.audit = audit;
-    // One thread: appends happen in the order they were asked for, which keeps the hash chain meaningful.
-    this.auditWriter = vertx.createSharedWorkerExecutor("spb-audit", 1);
+    // Read once, before the gateway serves anything: the log is in memory and no append can hold it yet.
     this.book = JobBook.replay(audit.entries());
+    this.audit = new AuditWriter(vertx, audit);
     this.tokens = tokens;
-    this.repos = repos;
     this.cloneUrl = cloneUrl;
     this.wallLimit = wallLimit;
     this.models = List.copyOf(models);
@@ -97,10 +82,10 @@ public final class JobService {
     this.metrics = jobMetrics;
   }
 
-  /** Attaches the job queue once connected; before that, creating and cancelling answer 503. */
-  public void attach(JobBus jobBus) {
-    this.bus = jobBus;
-    jobBus.consumeStatus(context, this::onEvent);
+  /** Attaches the job queue once connected; before that, creating and cancelling fail as unavailable. */
+  public void attach(JobQueue jobQueue) {
+    this.queue = jobQueue;
+    jobQueue.consumeStatus(context, this::onEvent);
   }
 
   public Optional<Job> get(String id) {
@@ -111,111 +96,102 @@ public final class JobService {
     return book.list(repo);
   }
 
-  public List<JsonObject> auditEntries(String repo, String job) {
+  /** The audit entries about {@code repo} (directly or through one of its jobs) and {@code job}; null for all. */
+  public Future<List<JsonObject>> auditEntries(String repo, String job) {
     return audit.entries(auditFilter(repo, job));
   }
 
   /** The same entries as {@link #auditEntries}, as the lines the log stores (for verifying their hashes). */
-  public List<String> auditLines(String repo, String job) {
+  public Future<List<String>> auditLines(String repo, String job) {
     return audit.lines(auditFilter(repo, job));
   }
 
-  /** Entries about {@code repo} (directly or through one of its jobs) and {@code job}; null matches every one. */
+  /** Runs on the audit thread: it reads which jobs are the repository's from a copy taken here, not the book. */
   private Predicate<JsonObject> auditFilter(String repo, String job) {
-    return e -> (repo == null || repo.equals(e.getString("repo"))
-        || (e.getString("job") != null && book.get(e.getString("job")).map(j -> j.repo().equals(repo))
-        .orElse(false))) && (job == null || job.equals(e.getString("job")));
+    Set<String> repoJobs = repo == null ? Set.of()
+        : book.list(repo).stream().map(Job::id).collect(Collectors.toUnmodifiableSet());
+    return e -> (repo == null || repo.equals(e.getString("repo")) || repoJobs.contains(e.getString("job")))
+        && (job == null || job.equals(e.getString("job")));
   }
 
   /**
-   * Validates, records, and queues a job: in exec mode when it has an {@code exec} command, otherwise in llm
-   * mode with the named (or default) model, refused at once when no model provider is configured.
+   * Records and queues a job: in exec mode when it has an {@code exec} command, otherwise in llm mode with the
+   * named (or default) model, refused at once when no model provider is configured.
    */
-  public Future<Job> create(RepoName repo, JsonObject body, Principal.Owner owner) {
-    String task = required(body, "task", MAX_TASK_LENGTH);
-    String exec = optional(body, "exec", MAX_COMMAND_LENGTH);
-    String model = optional(body, "model", 200);
-    if (exec.isBlank()) {
-      if (models.isEmpty()) {
-        throw new BadRequestException("no model provider is configured (SPB_MODEL), so jobs need an 'exec' "
-            + "shell command");
+  public Future<Job> create(RepoName repo, NewJob request, Principal.Owner owner) {
+    String model;
+    JobQueue connected;
+    try {
+      model = modelOf(request);
+      if (RefNames.problemWith("refs/heads/" + request.baseBranch()).isPresent()) {
+        throw new InvalidJobException("'base' must be a branch name");
       }
-      model = model.isBlank() ? models.get(0) : model;
-      if (!models.contains(model)) {
-        throw new BadRequestException("model '" + model + "' is not allowed; allowed: " + String.join(", ", models));
-      }
-    } else if (!model.isBlank()) {
-      throw new BadRequestException("'model' applies to llm jobs only; this job has an 'exec' command");
+      connected = connectedQueue("the job queue (NATS) is not reachable; try again shortly");
+    } catch (InvalidJobException | JobQueueUnavailableException e) {
+      return Future.failedFuture(e);
     }
-    String jobModel = model;
-    String test = optional(body, "test_command", MAX_COMMAND_LENGTH);
-    String base = optional(body, "base", 200);
-    String baseRef = base.isEmpty() ? "main" : base;
-    if (RefNames.problemWith("refs/heads/" + baseRef).isPresent()) {
-      throw new BadRequestException("'base' must be a branch name");
-    }
-    JobBus queue = bus;
-    if (queue == null || !queue.isConnected()) {
-      throw new UnavailableException("the job queue (NATS) is not reachable; try again shortly");
-    }
-    // Reading the branch (JGit) and signing the job token (ECDSA) are both too slow for the event loop.
-    return vertx.executeBlocking(() -> prepare(repo, baseRef), false)
+    // JGit blocks reading the branch; the token (about 0.6 ms of CPU, see JobTokens) is signed on that thread too.
+    return vertx.executeBlocking(() -> prepare(repo, request.baseBranch()), false)
         .compose(prepared -> {
           pendingTokens.put(prepared.id(), prepared.token().token());
-          JsonObject created = createdEntry(prepared, repo, task, exec, test, baseRef, owner)
-              .put("base_sha", prepared.baseSha()).put("mode", exec.isBlank() ? "llm" : "exec")
-              .put("model", jobModel.isBlank() ? null : jobModel);
-          return record(created).onFailure(e -> pendingTokens.remove(created.getString("job")));
+          return record(createdEntry(prepared, repo, request, model, owner))
+              .onFailure(e -> pendingTokens.remove(prepared.id()));
         })
-        .compose(job -> queue.publish(request(job), context)
+        .compose(job -> connected.publish(request(job), context)
             .compose(sequence -> record(entry(JobBook.DISPATCHED, job.id()).put("queue_seq", sequence)))
             .recover(err -> finish(job.id(), "runner_error", "", "", "could not queue the job: "
                 + err.getMessage()).compose(j -> Future.failedFuture(
-                new UnavailableException("could not queue the job: " + err.getMessage())))));
+                new JobQueueUnavailableException("could not queue the job: " + err.getMessage())))));
+  }
+
+  /** The model of an llm-mode job (the default when it names none), or null for an exec-mode job. */
+  private String modelOf(NewJob request) {
+    if (request.isExec()) {
+      if (!request.model().isBlank()) {
+        throw new InvalidJobException("'model' applies to llm jobs only; this job has an 'exec' command");
+      }
+      return null;
+    }
+    if (models.isEmpty()) {
+      throw new InvalidJobException("no model provider is configured (SPB_MODEL), so jobs need an 'exec' "
+          + "shell command");
+    }
+    String model = request.model().isBlank() ? models.get(0) : request.model();
+    if (!models.contains(model)) {
+      throw new InvalidJobException("model '" + model + "' is not allowed; allowed: " + String.join(", ", models));
+    }
+    return model;
+  }
+
+  private JobQueue connectedQueue(String refusal) {
+    JobQueue current = queue;
+    if (current == null || !current.isConnected()) {
+      throw new JobQueueUnavailableException(refusal);
+    }
+    return current;
   }
 
   /** Cancels a job that has not finished. */
   public Future<Job> cancel(String id) {
-    Job job = book.get(id).orElseThrow(() -> new NotFoundException("no job " + id));
+    Optional<Job> known = book.get(id);
+    if (known.isEmpty()) {
+      return Future.failedFuture(new JobNotFoundException("no job " + id));
+    }
+    Job job = known.get();
     if (job.isFinished()) {
-      return Future.failedFuture(new ConflictException("job " + id + " already finished: " + job.exitReason()));
+      return Future.failedFuture(new JobStateException("job " + id + " already finished: " + job.exitReason()));
     }
-    JobBus queue = bus;
-    if (queue == null || !queue.isConnected()) {
-      return Future.failedFuture(new UnavailableException("the job queue (NATS) is not reachable"));
+    JobQueue connected;
+    try {
+      connected = connectedQueue("the job queue (NATS) is not reachable");
+    } catch (JobQueueUnavailableException e) {
+      return Future.failedFuture(e);
     }
-    return vertx.executeBlocking(() -> queue.cancel(id, job.queueSequence()), false)
+    return vertx.executeBlocking(() -> connected.cancel(id, job.queueSequence()), false)
         .compose(removedFromQueue -> removedFromQueue
             ? finish(id, "cancelled", "", "", "cancelled before a runner took it")
             // A runner has it: the runner stops the container and reports the end.
             : Future.succeededFuture(book.get(id).get()));
-  }
-
-  /** The API form of jobs of one repository, with their current proposal and partial commits. */
-  public Future<List<JsonObject>> toJson(RepoName repo, List<Job> jobs) {
-    return vertx.executeBlocking(() -> proposals.workShas(repo, jobs), false)
-        .map(shas -> jobs.stream().map(j -> j.toJson(shas.getOrDefault(j.id(), WorkShas.NONE))).toList());
-  }
-
-  /** The API form of jobs across repositories (one repository read per repository). */
-  public Future<List<JsonObject>> toJson(List<Job> jobs) {
-    Map<String, List<Job>> byRepo = new java.util.LinkedHashMap<>();
-    jobs.forEach(j -> byRepo.computeIfAbsent(j.repo(), r -> new ArrayList<>()).add(j));
-    return vertx.executeBlocking(() -> {
-      Map<String, WorkShas> shas = new HashMap<>();
-      for (var entry : byRepo.entrySet()) {
-        try {
-          shas.putAll(proposals.workShas(RepoName.of(entry.getKey()), entry.getValue()));
-        } catch (ai.spboucher.spbgit.gateway.repos.RepoNotFoundException e) {
-          // The repository was deleted; its jobs stay in the audit log without proposals.
-        }
-      }
-      return jobs.stream().map(j -> j.toJson(shas.getOrDefault(j.id(), WorkShas.NONE))).toList();
-    }, false);
-  }
-
-  public Future<JsonObject> toJson(Job job) {
-    return toJson(RepoName.of(job.repo()), List.of(job)).map(list -> list.get(0));
   }
 
   /**
@@ -224,18 +200,18 @@ public final class JobService {
    */
   public Future<Job> approve(Job job, String branch, String sha, Principal.Owner owner) {
     if (!job.isFinished()) {
-      return Future.failedFuture(new ConflictException("job " + job.id() + " is still " + job.status()
+      return Future.failedFuture(new JobStateException("job " + job.id() + " is still " + job.status()
           + "; approve it once it has finished"));
     }
     if (RefNames.problemWith("refs/heads/" + branch).isPresent()) {
-      return Future.failedFuture(new BadRequestException("'branch' must be a valid branch name"));
+      return Future.failedFuture(new InvalidJobException("'branch' must be a valid branch name"));
     }
     JsonObject decided = job.decision();
     if (decided != null && "rejected".equals(decided.getString("decision"))) {
-      return Future.failedFuture(new ConflictException("job " + job.id() + " was rejected"));
+      return Future.failedFuture(new JobStateException("job " + job.id() + " was rejected"));
     }
     if (decided != null && (!branch.equals(decided.getString("branch")) || !sha.equals(decided.getString("sha")))) {
-      return Future.failedFuture(new ConflictException("job " + job.id() + " was already approved as "
+      return Future.failedFuture(new JobStateException("job " + job.id() + " was already approved as "
           + decided.getString("sha") + " on " + decided.getString("branch")));
     }
     return vertx.executeBlocking(() -> proposals.approve(RepoName.of(job.repo()), job, branch, sha), false)
@@ -248,7 +224,7 @@ public final class JobService {
     JsonObject decided = job.decision();
     if (decided != null) {
       return "rejected".equals(decided.getString("decision")) ? Future.succeededFuture(job)
-          : Future.failedFuture(new ConflictException("job " + job.id() + " was already approved"));
+          : Future.failedFuture(new JobStateException("job " + job.id() + " was already approved"));
     }
     return record(entry(JobBook.REJECTED, job.id()).put("repo", job.repo()).put("approver", owner.tokenId()));
   }
@@ -285,14 +261,14 @@ public final class JobService {
     return Future.all(ended).mapEmpty();
   }
 
-  /** Declares jobs lost that no runner finished by their deadline. */
-  public void reapOverdueJobs() {
+  /** Declares jobs lost that no runner finished by their deadline; the future completes once they are ended. */
+  public Future<Void> reapOverdueJobs() {
     Instant now = clock.instant();
-    for (Job job : book.unfinished()) {
-      if (job.deadline() != null && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now)) {
-        finish(job.id(), "runner_lost", "", "", "no runner reported an end by the deadline");
-      }
-    }
+    List<Future<Job>> ended = book.unfinished().stream()
+        .filter(job -> job.deadline() != null && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now))
+        .map(job -> finish(job.id(), "runner_lost", "", "", "no runner reported an end by the deadline"))
+        .toList();
+    return Future.all(ended).mapEmpty();
   }
 
   private Future<?> onEvent(JobEvent event) {
@@ -359,26 +335,17 @@ public final class JobService {
     if (tokens.isRevoked(job.tokenId())) {
       return Future.succeededFuture(job);
     }
-    return auditWriter.executeBlocking(() -> {
+    return audit.runAfter(() -> {
       tokens.revoke(job.tokenId(), Instant.parse(job.tokenExpires()));
       return job;
-    }, true);
+    });
   }
 
-  /**
-   * Appends {@code entry} to the audit log, then applies it to the book. Entries recorded while the writer is busy
-   * are appended together, in order, with one fsync: a burst of job creations shares the disk flushes instead
-   * of queueing one flush per entry.
-   */
+  /** Appends {@code entry} to the audit log, then applies it to the book. */
   private Future<Job> record(JsonObject entry) {
-    Promise<JsonObject> appended = Promise.promise();
-    unwritten.add(new Unwritten(entry, appended));
-    if (!writing) {
-      writeUnwritten();
-    }
-    return appended.future()
+    return audit.append(entry)
         .map(stored -> {
-          Job job = book.apply(stored).orElseThrow(() -> new NotFoundException("no job " + entry.getString("job")));
+          Job job = book.apply(stored).orElseThrow(() -> new JobNotFoundException("no job " + entry.getString("job")));
           if (metrics != null && JobBook.STARTED.equals(entry.getString("event"))) {
             metrics.started(job);
           } else if (metrics != null && JobBook.FINISHED.equals(entry.getString("event"))) {
@@ -402,36 +369,13 @@ public final class JobService {
     return new Prepared(id, deadline, token, baseSha);
   }
 
-  private record Unwritten(JsonObject entry, Promise<JsonObject> appended) {
-  }
-
-  /** On the context: appends every waiting entry at once; entries recorded meanwhile wait for the next round. */
-  private void writeUnwritten() {
-    List<Unwritten> batch = new ArrayList<>(unwritten);
-    unwritten.clear();
-    writing = true;
-    auditWriter.executeBlocking(() -> audit.appendAll(batch.stream().map(Unwritten::entry).toList()), true)
-        .onComplete(ar -> {
-          writing = false;
-          for (int i = 0; i < batch.size(); i++) {
-            if (ar.succeeded()) {
-              batch.get(i).appended().complete(ar.result().get(i));
-            } else {
-              batch.get(i).appended().fail(ar.cause());
-            }
-          }
-          if (!unwritten.isEmpty()) {
-            writeUnwritten();
-          }
-        });
-  }
-
-  private JsonObject createdEntry(Prepared job, RepoName repo, String task, String exec, String test, String base,
-                                  Principal.Owner owner) {
+  private static JsonObject createdEntry(Prepared job, RepoName repo, NewJob request, String model,
+                                         Principal.Owner owner) {
     return entry(JobBook.CREATED, job.id()).put("repo", repo.value()).put("requester", owner.tokenId())
-        .put("task", task).put("exec", exec).put("test_command", test).put("base", base)
-        .put("token_id", job.token().tokenId()).put("token_expires", job.token().expiresAt().toString())
-        .put("deadline", job.deadline().toString());
+        .put("task", request.task()).put("exec", request.exec()).put("test_command", request.testCommand())
+        .put("base", request.baseBranch()).put("token_id", job.token().tokenId())
+        .put("token_expires", job.token().expiresAt().toString()).put("deadline", job.deadline().toString())
+        .put("base_sha", job.baseSha()).put("mode", model == null ? "exec" : "llm").put("model", model);
   }
 
   private JobRequest request(Job job) {
@@ -452,34 +396,12 @@ public final class JobService {
   private String requireBranch(RepoName repo, String base) throws java.io.IOException {
     String sha = proposals.branchSha(repo, base);
     if (sha == null) {
-      throw new ConflictException("repository " + repo + " has no branch '" + base + "' to start from");
+      throw new JobStateException("repository " + repo + " has no branch '" + base + "' to start from");
     }
     return sha;
   }
 
   private static JsonObject entry(String event, String jobId) {
     return new JsonObject().put("event", event).put("job", jobId);
-  }
-
-  private static String required(JsonObject body, String field, int max) {
-    String value = optional(body, field, max);
-    if (value.isBlank()) {
-      throw new BadRequestException("'" + field + "' is required and must be a non-empty string");
-    }
-    return value;
-  }
-
-  private static String optional(JsonObject body, String field, int max) {
-    Object value = body.getValue(field);
-    if (value == null) {
-      return "";
-    }
-    if (!(value instanceof String s)) {
-      throw new BadRequestException("'" + field + "' must be a string");
-    }
-    if (s.length() > max) {
-      throw new BadRequestException("'" + field + "' is longer than " + max + " characters");
-    }
-    return s;
   }
 }

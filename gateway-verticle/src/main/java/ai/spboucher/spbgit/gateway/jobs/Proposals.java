@@ -1,7 +1,5 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import ai.spboucher.spbgit.gateway.http.ConflictException;
-import ai.spboucher.spbgit.gateway.http.NotFoundException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import io.vertx.core.json.JsonArray;
@@ -85,11 +83,11 @@ public final class Proposals {
       Ref proposal = repository.exactRef(job.proposalRef());
       if (proposal == null) {
         String partial = WorkRef.PARTIAL.refOf(job);
-        throw new ConflictException("job " + job.id() + " has no proposal to approve" + (repository.exactRef(partial)
+        throw new JobStateException("job " + job.id() + " has no proposal to approve" + (repository.exactRef(partial)
             == null ? "" : "; its partial work (" + partial + ") is for review only and cannot be approved"));
       }
       if (!proposal.getObjectId().name().equals(sha)) {
-        throw new ConflictException("the proposal is now " + proposal.getObjectId().name() + ", not the " + sha
+        throw new JobStateException("the proposal is now " + proposal.getObjectId().name() + ", not the " + sha
             + " that was reviewed; reload and review it again");
       }
       String refName = "refs/heads/" + branch;
@@ -99,7 +97,7 @@ public final class Proposals {
         return Approval.ALREADY_AT_PROPOSAL;
       }
       if (current != null && !walk.isMergedInto(commitAt(walk, current), target)) {
-        throw new ConflictException("approving would not be a fast-forward: " + branch + " is at "
+        throw new JobStateException("approving would not be a fast-forward: " + branch + " is at "
             + current.getObjectId().name() + ", which the proposal does not contain");
       }
       RefUpdate update = repository.updateRef(refName);
@@ -111,7 +109,7 @@ public final class Proposals {
         case NEW -> Approval.CREATED;
         case FAST_FORWARD -> Approval.FAST_FORWARDED;
         case NO_CHANGE -> Approval.ALREADY_AT_PROPOSAL;
-        default -> throw new ConflictException("could not update " + branch + ": " + result
+        default -> throw new JobStateException("could not update " + branch + ": " + result
             + " (it changed meanwhile; reload and try again)");
       };
     }
@@ -143,7 +141,7 @@ public final class Proposals {
     try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
       Ref work = repository.exactRef(which.refOf(job));
       if (work == null) {
-        throw new NotFoundException(missingWork(repository, job, which));
+        throw new JobNotFoundException(missingWork(repository, job, which));
       }
       RevCommit head = commitAt(walk, work);
       RevCommit base = baseOf(repository, walk, job, head);
@@ -232,7 +230,7 @@ public final class Proposals {
     if (object instanceof RevCommit commit) {
       return commit;
     }
-    throw new ConflictException(ref.getName() + " points at a " + Constants.typeString(object.getType()) + " ("
+    throw new JobStateException(ref.getName() + " points at a " + Constants.typeString(object.getType()) + " ("
         + object.name() + "), not a commit; only commits can be reviewed and approved");
   }
 

@@ -1,7 +1,7 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import ai.spboucher.spbgit.gateway.http.BadRequestException;
 import java.util.Locale;
+import java.util.Optional;
 
 /** The two refs through which a job hands its work back for review, both under {@code refs/agents/<id>/}. */
 public enum WorkRef {
@@ -29,16 +29,16 @@ public enum WorkRef {
     return job.refPrefix() + label();
   }
 
-  /** The work ref named by {@code label}; the proposal when it is null. */
-  public static WorkRef of(String label) {
+  /** The work ref named by {@code label}, the proposal when it is null; empty for any other name. */
+  public static Optional<WorkRef> named(String label) {
     if (label == null) {
-      return PROPOSAL;
+      return Optional.of(PROPOSAL);
     }
     for (WorkRef ref : values()) {
       if (ref.label().equals(label)) {
-        return ref;
+        return Optional.of(ref);
       }
     }
-    throw new BadRequestException("'ref' must be 'proposal' or 'partial'");
+    return Optional.empty();
   }
 }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.nats;
 
+import ai.spboucher.spbgit.gateway.jobs.JobQueue;
 import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
@@ -40,7 +41,7 @@ import java.util.function.Function;
  * event to the handler on the given Vert.x context, acknowledging it only when the handler's future succeeds.
  * The observer runs on a NATS dispatcher thread.
  */
-public final class JobBus implements AutoCloseable {
+public final class JobBus implements JobQueue, AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(JobBus.class.getName());
 
@@ -81,9 +82,9 @@ public final class JobBus implements AutoCloseable {
     return new JobBus(Nats.connectReconnectOnConnect(options), logRetention, replicas);
   }
 
-  /** Reading jobs' logs back from the events stream. */
-  public JobLogs logs() {
-    return new JobLogs(connection);
+  /** Reading jobs' logs back from the events stream, on {@code replayPool}. */
+  public JobLogs logs(io.vertx.core.WorkerExecutor replayPool) {
+    return new JobLogs(connection, replayPool);
   }
 
   /** Job requests no runner has taken yet. Blocking. */
@@ -92,11 +93,13 @@ public final class JobBus implements AutoCloseable {
         .getNumPending();
   }
 
+  @Override
   public boolean isConnected() {
     return connection.getStatus() == Connection.Status.CONNECTED;
   }
 
   /** Publishes a job request; the future carries the stream sequence it was stored at. */
+  @Override
   public Future<Long> publish(JobRequest request, Context context) {
     CompletableFuture<PublishAck> ack = jetStream.publishAsync(Subjects.JOB_REQUESTS,
         request.toByteArray(), PublishOptions.builder().messageId(request.getJobId()).build());
@@ -104,6 +107,7 @@ public final class JobBus implements AutoCloseable {
   }
 
   /** Tells every runner to stop the job, and removes it from the queue if no runner took it yet. Blocking. */
+  @Override
   public boolean cancel(String jobId, long queueSequence) {
     connection.publish(Subjects.cancel(jobId), CancelJob.newBuilder().setJobId(jobId).setReason("owner")
         .build().toByteArray());
@@ -127,6 +131,7 @@ public final class JobBus implements AutoCloseable {
   }
 
   /** Starts consuming status events; {@code handler} runs on {@code context}. */
+  @Override
   public void consumeStatus(Context context, Function<JobEvent, Future<?>> handler) {
     consumer = new Thread(() -> consumeLoop(context, handler), "spb-status-events");
     consumer.setDaemon(true);

@@ -16,6 +16,7 @@ import io.nats.client.api.DeliverPolicy;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.WorkerExecutor;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -28,9 +29,10 @@ import java.util.function.Consumer;
  * Reads jobs' events back from JetStream, which keeps them for the configured retention, so any gateway
  * instance can replay a finished job's log or follow a running one.
  *
- * <p>Threading: {@link #replay} reads on a worker thread and hands chunks to the context in batches, waiting
- * for each batch to be written (backpressure). {@link #follow} delivers on a NATS dispatcher thread: the
- * listener must not block and is responsible for hopping to its own context.
+ * <p>Threading: {@link #replay} reads on a thread of the replay pool it was given, which it holds for the whole
+ * replay (more replays at once than the pool has threads wait for one), and hands chunks to the context in
+ * batches, waiting for each batch to be written (backpressure). {@link #follow} delivers on a NATS dispatcher
+ * thread: the listener must not block and is responsible for hopping to its own context.
  */
 public final class JobLogs {
 
@@ -38,9 +40,12 @@ public final class JobLogs {
   private static final int CONSUMER_ATTEMPTS = 8;
 
   private final Connection connection;
+  private final WorkerExecutor replayPool;
 
-  public JobLogs(Connection connection) {
+  /** @param replayPool where replays read: each holds one of its threads while it waits for NATS and the viewer */
+  public JobLogs(Connection connection, WorkerExecutor replayPool) {
     this.connection = connection;
+    this.replayPool = replayPool;
   }
 
   /**
@@ -54,7 +59,7 @@ public final class JobLogs {
   /** Like {@link #replay}, for any one subject of a job (its model calls, its egress attempts). */
   public Future<Void> replaySubject(String subject, Context context, Consumer<JobEvent> onEvent) {
     Promise<Void> done = Promise.promise();
-    Thread reader = new Thread(() -> {
+    replayPool.executeBlocking(() -> {
       try {
         JetStreamSubscription sub = createConsumer(() -> connection.jetStream().subscribe(subject,
             PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(ConsumerConfiguration
@@ -86,9 +91,8 @@ public final class JobLogs {
       } catch (Exception e) {
         context.runOnContext(v -> done.fail(e));
       }
-    }, "spb-replay " + subject);
-    reader.setDaemon(true);
-    reader.start();
+      return null;
+    }, false);
     return done.future();
   }
 

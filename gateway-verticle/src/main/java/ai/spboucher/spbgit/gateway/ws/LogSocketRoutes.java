@@ -4,9 +4,9 @@ import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.gateway.http.BadRequestException;
-import ai.spboucher.spbgit.gateway.http.NotFoundException;
 import ai.spboucher.spbgit.gateway.http.UnavailableException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
+import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
@@ -62,7 +62,7 @@ public final class LogSocketRoutes {
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     String id = ctx.pathParam("id");
     Job job = jobs.get(id).filter(j -> j.repo().equals(repo.value()))
-        .orElseThrow(() -> new NotFoundException("no job " + id + " in repository " + repo));
+        .orElseThrow(() -> new JobNotFoundException("no job " + id + " in repository " + repo));
     long after = parseAfter(ctx.request().getParam("after"));
     if (refusedAsNoHandshake(ctx)) {
       return;

@@ -1,0 +1,420 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.hooks.RevocationList;
+import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.Mode;
+import ai.spboucher.spbgit.proto.StatusChange;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.eclipse.jgit.lib.CommitBuilder;
+import org.eclipse.jgit.lib.Constants;
+import org.eclipse.jgit.lib.ObjectId;
+import org.eclipse.jgit.lib.ObjectInserter;
+import org.eclipse.jgit.lib.PersonIdent;
+import org.eclipse.jgit.lib.RefUpdate;
+import org.eclipse.jgit.lib.Repository;
+import org.eclipse.jgit.lib.TreeFormatter;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The job lifecycle against a fake queue, with the real parts under it: an audit log in a temporary directory, a
+ * JGit bare repository on disk, job tokens signed with a real key and revoked in a real revocation list.
+ */
+@ExtendWith(VertxExtension.class)
+class JobServiceTest {
+
+  private static final RepoName REPO = RepoName.of("demo");
+  private static final Principal.Owner OWNER = new Principal.Owner("pat-1");
+  private static final NewJob EXEC_JOB = new NewJob("say hello", "echo hello > hello.txt", "", "", "");
+
+  @TempDir
+  Path tmp;
+  private final MovableClock clock = new MovableClock(Instant.parse("2026-12-01T10:00:00Z"));
+  private final FakeQueue queue = new FakeQueue();
+  private Vertx vertx;
+  private Context context;
+  private AuditLog audit;
+  private JobTokens tokens;
+  private RepositoryStore repos;
+  private JobService jobs;
+
+  @BeforeEach
+  void openTheDataDirectory(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    repos = new RepositoryStore(tmp.resolve("repos"));
+    repos.create(REPO, "");
+    commitOnMain();
+    audit = AuditLog.open(tmp.resolve("agent-jobs.jsonl"), clock);
+    tokens = new JobTokens(SigningKey.loadOrCreate(tmp.resolve("keys")),
+        RevocationList.load(tmp.resolve("revoked-job-tokens.json"), clock), clock);
+    context = vertx.getOrCreateContext();
+    jobs = startService(List.of());
+    on(() -> {
+      jobs.attach(queue);
+      return Future.succeededFuture();
+    });
+  }
+
+  @AfterEach
+  void closeTheLog() throws Exception {
+    audit.close();
+  }
+
+  @Test
+  void createsAJobThatRunnersStartAndFinishThenRevokesItsToken() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    assertEquals(Job.DISPATCHED, created.status());
+    assertEquals(1, created.queueSequence());
+    JobRequest request = queue.published.get(0);
+    assertEquals(created.id(), request.getJobId());
+    assertEquals(Mode.MODE_EXEC, request.getMode());
+    assertEquals("main", request.getBaseRef());
+    assertEquals("https://git.example.org/demo.git", request.getCloneUrl());
+    assertEquals(created.id(), tokens.verify(request.getJobToken()).jobId());
+    assertFalse(Files.readString(audit.file()).contains(request.getJobToken()), "the token stays out of the log");
+    assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED), events(created.id()));
+
+    assertTrue(queue.deliver(started(created.id())).succeeded());
+    assertEquals(Job.STARTED, job(created.id()).status());
+    assertEquals("runner-1", job(created.id()).runnerId());
+    assertFalse(tokens.isRevoked(created.tokenId()));
+
+    assertTrue(queue.deliver(finished(created.id(), "ok")).succeeded());
+    Job done = job(created.id());
+    assertEquals("ok", done.exitReason());
+    assertEquals("container-1", done.containerId());
+    assertTrue(tokens.isRevoked(created.tokenId()));
+    assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED, JobBook.STARTED, JobBook.FINISHED),
+        events(created.id()));
+  }
+
+  @Test
+  void refusesNewJobsAndCancelsWhileTheQueueIsDown() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    long entries = audit.size();
+    queue.connected = false;
+    assertInstanceOf(JobQueueUnavailableException.class, failure(() -> jobs.create(REPO, EXEC_JOB, OWNER)));
+    assertInstanceOf(JobQueueUnavailableException.class, failure(() -> jobs.cancel(created.id())));
+    assertEquals(entries, audit.size(), "nothing recorded");
+    assertEquals(1, queue.published.size());
+  }
+
+  @Test
+  void endsAJobWhoseRequestCouldNotBeQueuedAsARunnerError() throws Exception {
+    queue.publishFailure = new IllegalStateException("timed out");
+    Throwable refused = failure(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    assertInstanceOf(JobQueueUnavailableException.class, refused);
+    assertEquals("could not queue the job: timed out", refused.getMessage());
+    Job job = on(() -> Future.succeededFuture(jobs.list(REPO.value()).get(0)));
+    assertEquals("runner_error", job.exitReason());
+    assertEquals("could not queue the job: timed out", job.detail());
+    assertTrue(tokens.isRevoked(job.tokenId()));
+  }
+
+  @Test
+  void cancelsAJobNoRunnerTookAtOnce() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    queue.removesCancelled = true;
+    Job cancelled = on(() -> jobs.cancel(created.id()));
+    assertEquals(List.of(created.id() + "@1"), queue.cancelled);
+    assertEquals("cancelled", cancelled.exitReason());
+    assertEquals("cancelled before a runner took it", cancelled.detail());
+    assertTrue(tokens.isRevoked(created.tokenId()));
+    assertInstanceOf(JobStateException.class, failure(() -> jobs.cancel(created.id())));
+    assertInstanceOf(JobNotFoundException.class, failure(() -> jobs.cancel("no-such-job")));
+  }
+
+  @Test
+  void leavesTheEndOfACancelledRunningJobToItsRunner() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    queue.deliver(started(created.id()));
+    Job afterCancel = on(() -> jobs.cancel(created.id()));
+    assertEquals(Job.STARTED, afterCancel.status());
+    assertFalse(tokens.isRevoked(created.tokenId()));
+    queue.deliver(finished(created.id(), "cancelled"));
+    assertEquals("cancelled", job(created.id()).exitReason());
+    assertTrue(tokens.isRevoked(created.tokenId()));
+  }
+
+  @Test
+  void ignoresEventsAfterTheFirstEndAndRedeliveredStarts() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    queue.deliver(started(created.id()));
+    assertTrue(queue.deliver(started(created.id())).succeeded(), "a redelivered start is acknowledged");
+    queue.deliver(finished(created.id(), "timeout"));
+    long entries = audit.size();
+    assertTrue(queue.deliver(finished(created.id(), "ok")).succeeded(), "a late end is acknowledged");
+    assertTrue(queue.deliver(started(created.id())).succeeded());
+    assertTrue(queue.deliver(finished("unknown-job", "ok")).succeeded());
+    assertEquals(entries, audit.size(), "nothing recorded");
+    assertEquals("timeout", job(created.id()).exitReason());
+  }
+
+  @Test
+  void declaresJobsLostThatNoRunnerFinishedByTheirDeadline() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    Instant deadline = Instant.parse(created.deadline());
+    clock.set(deadline.plus(JobService.LOST_AFTER).minusSeconds(1));
+    on(jobs::reapOverdueJobs);
+    assertFalse(job(created.id()).isFinished(), "not before the slack after the deadline");
+    clock.set(deadline.plus(JobService.LOST_AFTER).plusSeconds(1));
+    on(jobs::reapOverdueJobs);
+    assertEquals("runner_lost", job(created.id()).exitReason());
+    assertTrue(tokens.isRevoked(created.tokenId()));
+  }
+
+  @Test
+  void endsTheJobsAPreviousRunLeftUnqueued() throws Exception {
+    queue.publishHangs = true;
+    on(() -> {
+      jobs.create(REPO, EXEC_JOB, OWNER);
+      return Future.succeededFuture();
+    });
+    Job stuck = waitFor(() -> jobs.list(REPO.value()).stream().findFirst().orElse(null));
+    assertEquals(Job.QUEUED, stuck.status());
+
+    JobService restarted = startService(List.of());
+    on(restarted::endInterruptedCreations);
+    Job ended = on(() -> Future.succeededFuture(restarted.get(stuck.id()).orElseThrow()));
+    assertEquals("runner_error", ended.exitReason());
+    assertEquals("the gateway stopped before the job was queued", ended.detail());
+    assertTrue(tokens.isRevoked(stuck.tokenId()));
+  }
+
+  @Test
+  void refusesWhatTheGatewayDoesNotAllowBeforeRecordingAnything() throws Exception {
+    assertEquals("no model provider is configured (SPB_MODEL), so jobs need an 'exec' shell command",
+        failure(() -> jobs.create(REPO, new NewJob("think", "", "", "", ""), OWNER)).getMessage());
+    JobService withModels = startService(List.of("model-a", "model-b"));
+    on(() -> {
+      withModels.attach(queue);
+      return Future.succeededFuture();
+    });
+    Throwable unlisted = failure(() -> withModels.create(REPO, new NewJob("think", "", "model-c", "", ""), OWNER));
+    assertInstanceOf(InvalidJobException.class, unlisted);
+    assertEquals("model 'model-c' is not allowed; allowed: model-a, model-b", unlisted.getMessage());
+    assertInstanceOf(InvalidJobException.class,
+        failure(() -> withModels.create(REPO, new NewJob("think", "true", "model-a", "", ""), OWNER)));
+    assertInstanceOf(InvalidJobException.class,
+        failure(() -> withModels.create(REPO, new NewJob("think", "true", "", "", "a..b"), OWNER)));
+    assertInstanceOf(JobStateException.class,
+        failure(() -> withModels.create(REPO, new NewJob("think", "true", "", "", "develop"), OWNER)));
+    assertEquals(0, audit.size());
+
+    Job llm = on(() -> withModels.create(REPO, new NewJob("think", "", "", "", ""), OWNER));
+    assertEquals("model-a", llm.model());
+    assertEquals(Mode.MODE_LLM, queue.published.get(0).getMode());
+  }
+
+  @Test
+  void readsTheAuditOfARepositoryIncludingItsJobsEntriesWithoutARepository() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    List<JsonObject> entries = on(() -> jobs.auditEntries(REPO.value(), null));
+    assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED),
+        entries.stream().map(e -> e.getString("event")).toList());
+    assertNull(entries.get(1).getString("repo"));
+    List<String> lines = on(() -> jobs.auditLines(null, created.id()));
+    assertEquals(Files.readString(audit.file(), StandardCharsets.UTF_8), String.join("\n", lines) + "\n");
+    assertEquals(List.of(), on(() -> jobs.auditEntries("other", null)));
+  }
+
+  private JobService startService(List<String> models) throws Exception {
+    return on(() -> Future.succeededFuture(new JobService(vertx, audit, tokens, repos,
+        name -> "https://git.example.org/" + name.value() + ".git", Duration.ofMinutes(30), models, clock)));
+  }
+
+  private Job job(String id) throws Exception {
+    return on(() -> Future.succeededFuture(jobs.get(id).orElseThrow()));
+  }
+
+  private List<String> events(String jobId) {
+    return audit.entries(e -> jobId.equals(e.getString("job"))).stream().map(e -> e.getString("event")).toList();
+  }
+
+  /** Runs {@code action} on the service's context and waits for its future. */
+  private <T> T on(Callable<Future<T>> action) throws Exception {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    context.runOnContext(v -> {
+      try {
+        action.call().onComplete(ar -> {
+          if (ar.succeeded()) {
+            result.complete(ar.result());
+          } else {
+            result.completeExceptionally(ar.cause());
+          }
+        });
+      } catch (Exception e) {
+        result.completeExceptionally(e);
+      }
+    });
+    try {
+      return result.get(20, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e;
+    }
+  }
+
+  private Throwable failure(Callable<Future<?>> action) throws Exception {
+    try {
+      on(action::call);
+    } catch (RuntimeException e) {
+      return e;
+    }
+    throw new AssertionError("expected a failure");
+  }
+
+  private <T> T waitFor(Callable<T> read) throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (System.nanoTime() < end) {
+      T value = on(() -> Future.succeededFuture(read.call()));
+      if (value != null) {
+        return value;
+      }
+      Thread.sleep(20);
+    }
+    throw new AssertionError("timed out");
+  }
+
+  private static JobEvent started(String jobId) {
+    return JobEvent.newBuilder().setJobId(jobId).setStatus(StatusChange.newBuilder().setStatus(JobStatus.STARTED)
+        .setRunnerId("runner-1").setContainerId("container-1")).build();
+  }
+
+  private static JobEvent finished(String jobId, String reason) {
+    return JobEvent.newBuilder().setJobId(jobId).setStatus(StatusChange.newBuilder().setStatus(JobStatus.FINISHED)
+        .setExitReason(reason).setRunnerId("runner-1")).build();
+  }
+
+  private void commitOnMain() throws Exception {
+    try (Repository repository = repos.open(REPO); ObjectInserter inserter = repository.newObjectInserter()) {
+      TreeFormatter tree = new TreeFormatter();
+      tree.append("README.md", org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
+          inserter.insert(Constants.OBJ_BLOB, "hello\n".getBytes(StandardCharsets.UTF_8)));
+      CommitBuilder commit = new CommitBuilder();
+      commit.setTreeId(inserter.insert(tree));
+      PersonIdent who = new PersonIdent("Test", "test@example.org");
+      commit.setAuthor(who);
+      commit.setCommitter(who);
+      commit.setMessage("first\n");
+      ObjectId id = inserter.insert(commit);
+      inserter.flush();
+      RefUpdate update = repository.updateRef("refs/heads/main");
+      update.setNewObjectId(id);
+      assertEquals(RefUpdate.Result.NEW, update.update());
+    }
+  }
+
+  /** The queue as JobService sees it: what was published and cancelled, and events handed over by the test. */
+  private final class FakeQueue implements JobQueue {
+
+    volatile boolean connected = true;
+    volatile RuntimeException publishFailure;
+    volatile boolean publishHangs;
+    volatile boolean removesCancelled;
+    final List<JobRequest> published = new ArrayList<>();
+    final List<String> cancelled = new ArrayList<>();
+    private Function<JobEvent, Future<?>> handler;
+    private Context handlerContext;
+
+    @Override
+    public boolean isConnected() {
+      return connected;
+    }
+
+    @Override
+    public synchronized Future<Long> publish(JobRequest request, Context context) {
+      if (publishHangs) {
+        return Promise.<Long>promise().future();
+      }
+      if (publishFailure != null) {
+        return Future.failedFuture(publishFailure);
+      }
+      published.add(request);
+      return Future.succeededFuture((long) published.size());
+    }
+
+    @Override
+    public synchronized boolean cancel(String jobId, long queueSequence) {
+      cancelled.add(jobId + "@" + queueSequence);
+      return removesCancelled;
+    }
+
+    @Override
+    public void consumeStatus(Context context, Function<JobEvent, Future<?>> handler) {
+      this.handlerContext = context;
+      this.handler = handler;
+    }
+
+    /** Hands {@code event} to the service as the NATS consumer would and waits until it is handled. */
+    Future<?> deliver(JobEvent event) throws Exception {
+      CompletableFuture<Future<?>> handled = new CompletableFuture<>();
+      handlerContext.runOnContext(v -> handler.apply(event).onComplete(ar -> handled.complete(
+          ar.succeeded() ? Future.succeededFuture() : Future.failedFuture(ar.cause()))));
+      return handled.get(20, TimeUnit.SECONDS);
+    }
+  }
+
+  /** A clock the test moves. */
+  private static final class MovableClock extends Clock {
+
+    private volatile Instant now;
+
+    MovableClock(Instant start) {
+      this.now = start;
+    }
+
+    void set(Instant instant) {
+      now = instant;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+
+    @Override
+    public ZoneOffset getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+  }
+}
