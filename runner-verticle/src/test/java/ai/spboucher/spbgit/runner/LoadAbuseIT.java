@@ -116,13 +116,15 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
         + "; dd if=/dev/zero of=/work/fill bs=1M count=64"),
     /**
      * A ref flood from inside the sandbox, through the runner's git relay: three pushes of 2,500 refs with
-     * 190-character names and one of 1,000 (as many as a command line holds) with 800-character names. The gate
+     * 190-character names and one of 1,000 (as many as a command line holds) with 830-character names. The gate
      * admits the first 32 and refuses the rest, so the job's own proposal is then a 33rd ref, refused too: the job
      * ends with the entrypoint's push failure.
      */
     REF_FLOOD(LIMIT_LINES, "exit_code:93", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
-        + "; for n in 180 180 180 790; do count=$([ $n -gt 200 ] && echo 1000 || echo 2500); pad=$(printf \"%0${n}d\" 0); "
-        + "git push -q origin $(seq -f \"HEAD:refs/agents/$SPB_JOB_ID/f$n-%g-$pad\" 1 $count) > /dev/null 2>&1; "
+        + "; for n in 150 150 150 790; do count=$([ $n -gt 200 ] && echo 1000 || echo 2500); pad=$(printf \"%0${n}d\" 0); "
+        + "git push -q origin $(seq -f \"HEAD:refs/agents/$SPB_JOB_ID/f$n-%g-$pad\" 1 $count) > /tmp/push 2>&1;"
+        + " echo \"flood push of $count: exit $?, $(grep -c 'rejected\\|error' /tmp/push) refusals, "
+        + "$(grep -m1 -o 'over the limit[^)]*\\|at most 200' /tmp/push)\"; "
         + "done; echo \"$SPB_JOB_ID\" > load.txt"),
     /**
      * Four delta bombs at once from inside the sandbox, through the runner's git relay: each a 13 KB receive-pack
@@ -134,6 +136,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
         + " && url=$(git remote get-url origin) && for i in 1 2 3 4; do curl -s -o /tmp/answer-$i --data-binary"
         + " @/tmp/bomb -H 'Content-Type: application/x-git-receive-pack-request' \"$url/git-receive-pack\" & done;"
         + " wait; echo \"" + BOMBS_REFUSED + "$(grep -l -a SPB_MAX_PUSH_INFLATED_BYTES /tmp/answer-* | wc -l)\";"
+        + " echo \"bomb answer: $url $(head -c 400 /tmp/answer-1 | tr -c '[:print:]' '.')\";"
         + " echo \"$SPB_JOB_ID\" > load.txt");
 
     final int lines;
@@ -541,18 +544,19 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     for (var entry : kinds.entrySet()) {
       JsonObject job = jobs.get(entry.getKey());
       Kind kind = entry.getValue();
-      assertEquals(kind.exitReason, job.getString("exit_reason"), job.encodePrettily());
+      String log = gateway.api("GET", "/api/v1/repos/" + REPO + "/agent-jobs/" + entry.getKey() + "/log", null)
+          .body();
+      assertEquals(kind.exitReason, job.getString("exit_reason"), () -> job.encodePrettily() + "\nits log ends:\n"
+          + log.substring(Math.max(0, log.length() - 3000)));
       if (kind == Kind.PROPOSAL || kind == Kind.DELTA_BOMB) {
         assertNotNull(job.getString("proposal_sha"), "a proposal: " + job.encodePrettily());
       } else {
         assertNull(job.getString("proposal_sha"), "no proposal: " + job.encodePrettily());
       }
-      String log = gateway.api("GET", "/api/v1/repos/" + REPO + "/agent-jobs/" + entry.getKey() + "/log", null)
-          .body();
       FaultChecks.assertEachLineOnce(log, PREFIX, kind.lines, "the gateway's log of job " + entry.getKey());
       if (kind == Kind.DELTA_BOMB) {
         assertTrue(log.contains(BOMBS_REFUSED + "4"), "the gateway refused all four bombs naming the limit:\n"
-            + log.lines().filter(l -> l.contains(BOMBS_REFUSED)).toList());
+            + log.lines().filter(l -> l.contains(BOMBS_REFUSED) || l.contains("bomb")).toList());
       }
     }
   }
