@@ -159,8 +159,8 @@ class AgentRefAbuseIT {
     HttpResponse<String> created = gateway.api("POST", "/api/v1/repos/" + REPO + "/agent-jobs", gateway.ownerToken,
         new JsonObject().put("task", "abuse the refs").put("exec", "true").encode());
     assertEquals(201, created.statusCode(), created.body());
-    JetStreamSubscription queue = runner.jetStream().subscribe(Subjects.JOB_REQUESTS,
-        PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER));
+    JetStreamSubscription queue = runner.jetStream().subscribe(Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
+        PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE)));
     List<Message> taken = queue.fetch(1, Duration.ofSeconds(10));
     assertEquals(1, taken.size(), "the job was queued");
     taken.get(0).ack();

@@ -117,8 +117,8 @@ class PartialWorkIT {
 
   /** Takes the next job request from the runners' queue, as a runner does. */
   private static JobRequest takeRequest(Connection runner) throws Exception {
-    JetStreamSubscription queue = runner.jetStream().subscribe(Subjects.JOB_REQUESTS,
-        PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER));
+    JetStreamSubscription queue = runner.jetStream().subscribe(Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
+        PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE)));
     List<Message> taken = queue.fetch(1, Duration.ofSeconds(10));
     assertEquals(1, taken.size(), "the job was queued");
     taken.get(0).ack();

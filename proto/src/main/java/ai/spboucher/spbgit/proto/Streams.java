@@ -38,7 +38,7 @@ public final class Streams {
       throws IOException, JetStreamApiException {
     upsert(jsm, StreamConfiguration.builder()
         .name(Subjects.JOBS_STREAM)
-        .subjects(Subjects.JOB_REQUESTS)
+        .subjects(Subjects.ALL_JOB_REQUESTS)
         .retentionPolicy(RetentionPolicy.WorkQueue)
         .storageType(StorageType.File)
         .duplicateWindow(DUPLICATE_WINDOW)
@@ -53,18 +53,29 @@ public final class Streams {
         .duplicateWindow(EVENT_DUPLICATE_WINDOW)
         .replicas(replicas)
         .build(), update);
-    upsertConsumer(jsm, Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
-        .durable(Subjects.RUNNERS_CONSUMER)
-        .ackPolicy(AckPolicy.Explicit)
-        .ackWait(JOB_ACK_WAIT)
-        .filterSubject(Subjects.JOB_REQUESTS)
-        .build(), update);
+    // The default image's consumer exists from the start, whoever connects first; runners add their images'.
+    ensureRunnersConsumer(jsm, Subjects.DEFAULT_IMAGE, update);
     upsertConsumer(jsm, Subjects.EVENTS_STREAM, ConsumerConfiguration.builder()
         .durable(Subjects.GATEWAY_EVENTS_CONSUMER)
         .ackPolicy(AckPolicy.Explicit)
         .ackWait(Duration.ofSeconds(30))
         .deliverPolicy(DeliverPolicy.All)
         .filterSubject(Subjects.ALL_STATUS_EVENTS)
+        .build(), update);
+  }
+
+  /**
+   * Creates {@code image}'s durable pull consumer ({@link Subjects#runnersConsumer}) if missing: a runner calls it
+   * for each image it offers. Requests published before it existed are delivered too (the stream keeps them).
+   */
+  public static void ensureRunnersConsumer(JetStreamManagement jsm, String image, boolean update)
+      throws IOException, JetStreamApiException {
+    upsertConsumer(jsm, Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
+        .durable(Subjects.runnersConsumer(image))
+        .ackPolicy(AckPolicy.Explicit)
+        .ackWait(JOB_ACK_WAIT)
+        .deliverPolicy(DeliverPolicy.All)
+        .filterSubject(Subjects.jobRequests(image))
         .build(), update);
   }
 

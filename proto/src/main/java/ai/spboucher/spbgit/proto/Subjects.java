@@ -8,10 +8,17 @@ public final class Subjects {
 
   /** Work-queue stream of {@link JobRequest}s: each message is delivered to exactly one runner. */
   public static final String JOBS_STREAM = "SPB_JOBS";
-  /** Subject the gateway publishes job requests on, with {@code Nats-Msg-Id} set to the job id. */
-  public static final String JOB_REQUESTS = "spb.jobs.request";
-  /** Durable pull consumer shared by all runners. */
-  public static final String RUNNERS_CONSUMER = "spb-runners";
+  /**
+   * Wildcard covering every image's job requests ({@link #jobRequests}): the work-queue stream's subjects.
+   */
+  public static final String ALL_JOB_REQUESTS = "spb.jobs.request.*";
+  /** The image of a job whose request names none ({@code Environment.image} empty). */
+  public static final String DEFAULT_IMAGE = "base";
+  /**
+   * What an image name of the runners' catalogue may be: one subject token and part of a consumer name, so no
+   * dot, wildcard or space.
+   */
+  public static final java.util.regex.Pattern IMAGE_NAME = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
 
   /** Stream of {@link JobEvent}s (status changes, log chunks, model calls, egress attempts), kept for replay. */
   public static final String EVENTS_STREAM = "SPB_EVENTS";
@@ -58,6 +65,35 @@ public final class Subjects {
    */
   public static String egressEvents(String jobId) {
     return "spb.events." + jobId + ".egress";
+  }
+
+  /**
+   * The subject the gateway publishes a job request for {@code image} on, with {@code Nats-Msg-Id} set to the
+   * job id; an empty name is {@link #DEFAULT_IMAGE}. Only runners offering the image pull from its consumer.
+   */
+  public static String jobRequests(String image) {
+    return "spb.jobs.request." + imageName(image);
+  }
+
+  /** The subject of {@code request}'s image. */
+  public static String jobRequests(JobRequest request) {
+    return jobRequests(request.getEnvironment().getImage());
+  }
+
+  /**
+   * The durable pull consumer of {@code image}'s requests, shared by every runner offering it. A job whose image
+   * no runner offers stays in the stream, with no one pulling, until one does.
+   */
+  public static String runnersConsumer(String image) {
+    return "spb-runners-" + imageName(image);
+  }
+
+  private static String imageName(String image) {
+    String name = image == null || image.isEmpty() ? DEFAULT_IMAGE : image;
+    if (!IMAGE_NAME.matcher(name).matches()) {
+      throw new IllegalArgumentException("image name must match " + IMAGE_NAME.pattern() + ", got " + name);
+    }
+    return name;
   }
 
   public static String cancel(String jobId) {

@@ -20,6 +20,12 @@ public final class ExitReason {
   /** An llm job whose agent exited {@link #AGENT_STEP_LIMIT}. */
   public static final String STEP_LIMIT = "step_limit";
 
+  /**
+   * The environment's setup script exited non-zero (the detail names its code): the agent phase never ran and
+   * nothing was pushed.
+   */
+  public static final String SETUP_FAILED = "setup_failed";
+
   /** The llm agent's exit code for "stopped on the runner's breach notice, partial work pushed". */
   public static final int AGENT_STOPPED_ON_BREACH = 75;
   /** The llm agent's exit code for "the provider kept failing". */

@@ -63,10 +63,17 @@ final class JobDispatcher {
   private Thread fetchLoop;
   private Dispatcher cancels;
 
+  /** The images this runner offers, by catalogue name: it pulls from their consumers only. */
+  private final Map<String, ImageCatalogue.Offered> images;
+  private final JobCache cache;
+
   /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
-  JobDispatcher(RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
+  JobDispatcher(RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock,
+                Map<String, ImageCatalogue.Offered> images)
       throws java.io.IOException, java.security.GeneralSecurityException {
     this.config = config;
+    this.images = Map.copyOf(images);
+    this.cache = new JobCache(config.workRoot().resolve("cache"), config.cacheBytes());
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;
@@ -121,14 +128,20 @@ final class JobDispatcher {
     fetchLoop.start();
   }
 
+  /**
+   * Pulls from the consumer of each offered image in turn, one request per fetch and only with a slot free. With
+   * several images each pull waits {@code FETCH_WAIT / images}, so a request of any image waits at most about
+   * {@code FETCH_WAIT} for its turn.
+   */
   private void fetchJobs() {
-    JetStreamSubscription subscription = null;
+    List<JetStreamSubscription> subscriptions = null;
+    Duration wait = FETCH_WAIT.dividedBy(images.size());
+    int next = 0;
     while (!stopping) {
       try {
-        if (subscription == null) {
+        if (subscriptions == null) {
           nats.ensureStreams();
-          subscription = nats.jetStream().subscribe(Subjects.JOB_REQUESTS,
-              PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER));
+          subscriptions = subscribe();
         }
         freeSlots.acquire();
         if (!engineReady()) {
@@ -139,8 +152,9 @@ final class JobDispatcher {
         List<Message> batch;
         try {
           // One request per fetch: a fetch for several returns only once it has them all or its wait is over,
-          // which would hold a request that arrives alone for up to FETCH_WAIT although a slot is free.
-          batch = subscription.fetch(1, FETCH_WAIT);
+          // which would hold a request that arrives alone for up to its wait although a slot is free.
+          batch = subscriptions.get(next).fetch(1, wait);
+          next = (next + 1) % subscriptions.size();
         } catch (RuntimeException e) {
           freeSlots.release();
           throw e;
@@ -154,10 +168,21 @@ final class JobDispatcher {
         return;
       } catch (Exception e) {
         LOG.log(System.Logger.Level.WARNING, "cannot fetch jobs (retrying): " + e.getMessage());
-        subscription = null;
+        subscriptions = null;
         sleep(1000);
       }
     }
+  }
+
+  /** Binds to the durable consumer of every offered image, creating those that are missing. Blocking. */
+  private List<JetStreamSubscription> subscribe() throws IOException, JetStreamApiException {
+    List<JetStreamSubscription> subscriptions = new java.util.ArrayList<>();
+    for (String image : images.keySet()) {
+      ai.spboucher.spbgit.proto.Streams.ensureRunnersConsumer(nats.management(), image, false);
+      subscriptions.add(nats.jetStream().subscribe(Subjects.jobRequests(image),
+          PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.runnersConsumer(image))));
+    }
+    return subscriptions;
   }
 
   /**
@@ -220,7 +245,7 @@ final class JobDispatcher {
     }
     EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
     JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock,
-        storedAt(message));
+        storedAt(message), images, cache);
     running.put(request.getJobId(), execution);
     LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
     jobs.execute(() -> {

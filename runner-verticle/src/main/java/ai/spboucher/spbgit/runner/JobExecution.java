@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.agent.prompt.TaskSanitizer;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
+import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.ContainerWatch;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
@@ -46,6 +47,8 @@ final class JobExecution {
 
   private static final System.Logger LOG = System.getLogger(JobExecution.class.getName());
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
+  /** The most of one cache key file the runner reads: a lockfile, not a data set. */
+  private static final long KEY_FILE_LIMIT = 16 << 20;
 
   private final RunnerConfig config;
   private final DockerSandbox docker;
@@ -57,6 +60,9 @@ final class JobExecution {
   private final Clock clock;
   /** When JetStream stored the request, by the NATS server's clock; null when unknown. */
   private final Instant queuedAt;
+  /** The images this runner offers, by catalogue name. */
+  private final Map<String, ImageCatalogue.Offered> images;
+  private final JobCache cache;
   private volatile String containerId;
   private volatile String cancelReason;
   /** Set before the runner itself kills the container (its wall clock ran out, or a grace period ended). */
@@ -67,12 +73,17 @@ final class JobExecution {
   /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
   JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
                JobRequest request, EventPublisher events, Clock clock) {
-    this(config, docker, provider, gatewayTls, request, events, clock, null);
+    this(config, docker, provider, gatewayTls, request, events, clock, null,
+        Map.of(Subjects.DEFAULT_IMAGE, new ImageCatalogue.Offered(Subjects.DEFAULT_IMAGE, config.agentImage(), "")),
+        new JobCache(config.workRoot().resolve("cache"), 0));
   }
 
   /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
   JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
-               JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+               JobRequest request, EventPublisher events, Clock clock, Instant queuedAt,
+               Map<String, ImageCatalogue.Offered> images, JobCache cache) {
+    this.images = images;
+    this.cache = cache;
     this.queuedAt = queuedAt;
     this.config = config;
     this.docker = docker;
@@ -105,18 +116,107 @@ final class JobExecution {
     }
   }
 
+  /**
+   * Runs the job through its phases: {@link #admit}, {@link #prepare}, {@link #setup} (for an environment with a
+   * setup script: the clone, then the cache or the setup container), {@link #runAgent} and {@link #report}.
+   */
   void run() {
+    Admission admission = admit();
+    if (admission == null) {
+      return;
+    }
+    Workspace ws = new Workspace(admission, config.workRoot().resolve(jobId()));
+    String reason = ExitReason.RUNNER_ERROR;
+    String detail = "";
+    try {
+      prepare(ws);
+      Ending setupEnding = setup(ws);
+      if (setupEnding != null) {
+        reason = setupEnding.reason();
+        detail = setupEnding.detail();
+      } else {
+        reason = runAgent(ws);
+      }
+      ws.pump.runnerLine("job ended: " + reason);
+    } catch (StoppedFromOutside e) {
+      LOG.log(System.Logger.Level.WARNING, "job " + jobId() + ": " + e.getMessage());
+      reason = ExitReason.RUNNER_ERROR;
+      detail = e.getMessage();
+      ws.pump.runnerLine("runner error: " + detail);
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.ERROR, "job " + jobId() + " failed in the runner", e);
+      reason = ExitReason.RUNNER_ERROR;
+      detail = containerId != null && lostTheEngine(e)
+          ? "lost the Docker engine while the job was running (it stopped or restarted): " + e.getMessage()
+          : String.valueOf(e.getMessage());
+      ws.pump.runnerLine("runner error: " + detail);
+    } finally {
+      report(ws, reason, detail);
+    }
+  }
+
+  /** What {@link #admit} established: the job may run, with this model, task text, image and time. */
+  private record Admission(String model, TaskSanitizer.Sanitized task, ImageCatalogue.Offered image, Duration wall,
+                           Instant end) {
+  }
+
+  /** How a phase before the agent's ended the job. */
+  private record Ending(String reason, String detail) {
+  }
+
+  /** The job's resources on this runner, made by {@link #prepare} and released by {@link #report}. */
+  private final class Workspace {
+    final Admission admission;
+    final Path jobDir;
+    final WorkVolume work;
+    final LogPump pump = new LogPump(events::log, jobId(), config.logCapBytes());
+    final BackgroundEvents background = new BackgroundEvents(events, jobId());
+    Path egressDir;
+    boolean mounted;
+    EgressProxy proxy;
+    /** The setup phase's own proxy, admitting only {@code setup_egress}; null without a setup phase. */
+    EgressProxy setupProxy;
+    GitRelay git;
+    LlmSession session;
+    RefusalNotes refusals;
+    /** The phase the agent-side proxy and git relay serve now: clone, then agent. */
+    volatile String phase = EventMessages.PHASE_AGENT;
+    ai.spboucher.spbgit.proto.CacheOutcome cache = ai.spboucher.spbgit.proto.CacheOutcome.CACHE_NONE;
+    boolean started;
+
+    Workspace(Admission admission, Path jobDir) {
+      this.admission = admission;
+      this.jobDir = jobDir;
+      this.work = new WorkVolume(jobDir.resolve("work"), diskLimit(), config.sandboxUid());
+    }
+
+    Duration remaining() {
+      return Duration.between(clock.instant(), admission.end());
+    }
+  }
+
+  /**
+   * Admit: refuses a job this runner cannot run (no such model, an invisible task, an image it does not offer) or
+   * that is past its deadline, publishing FINISHED; null then.
+   */
+  private Admission admit() {
     String model;
     TaskSanitizer.Sanitized task = TaskSanitizer.visible(request.getTask());
+    ImageCatalogue.Offered image;
     try {
       model = llm() ? jobModel() : null;
       if (llm() && task.text().isEmpty()) {
         throw new IllegalArgumentException("the task has no visible text once its hidden characters and HTML "
             + "comments are removed");
       }
+      String name = environment().getImage().isEmpty() ? Subjects.DEFAULT_IMAGE : environment().getImage();
+      image = images.get(name);
+      if (image == null) {
+        throw new IllegalArgumentException("this runner does not offer image '" + name + "'");
+      }
     } catch (IllegalArgumentException e) {
       events.status(JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
-      return;
+      return null;
     }
     // Stored by the same server that stamped the request: the wait in the queue is measured on one clock.
     Instant takenAt = events.runnerLineStoredAt("job " + jobId() + " taken by runner " + config.runnerId());
@@ -125,96 +225,262 @@ final class JobExecution {
     Duration wall = wallLimit(deadline);
     if (wall.isNegative() || wall.isZero()) {
       events.status(JobStatus.FINISHED, ExitReason.TIMEOUT, config.runnerId(), "", "deadline passed before start");
-      return;
+      return null;
     }
-    Path jobDir = config.workRoot().resolve(jobId());
-    WorkVolume work = new WorkVolume(jobDir.resolve("work"), diskLimit(), config.sandboxUid());
-    EgressProxy proxy = null;
-    GitRelay git = null;
-    LlmSession session = null;
-    LogPump pump = new LogPump(events::log, jobId(), config.logCapBytes());
-    BackgroundEvents background = new BackgroundEvents(events, jobId());
-    String reason = ExitReason.RUNNER_ERROR;
-    String detail = "";
-    try {
-      Path egressDir = Files.createDirectories(jobDir.resolve("egress"));
-      Files.setPosixFilePermissions(egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
-      boolean mounted = work.mount();
-      RefusalNotes refusals = new RefusalNotes(pump);
-      proxy = EgressProxy.start(egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
-          new EgressRecorder(published(background, refusals, EventMessages.VIA_PROXY)));
-      git = GitRelay.start(egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
-          request.getJobToken(), gatewayTls, published(background, refusals, EventMessages.VIA_GIT_RELAY));
-      if (model != null) {
-        session = LlmSession.open(provider, model, jobDir, egressDir, config.sandboxUid(), background);
-      }
-      if (task.hiddenCharacters() + task.htmlComments() > 0) {
-        pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "
-            + task.htmlComments() + " HTML comments before the job saw it");
-      }
-      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(), config.sandboxUid(),
-          environment(git, session, task.text()),
-          Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
-          (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
-          (long) limit(request.getLimits().getPids(), config.pidsLimit()), work.dir(), egressDir, mounted,
-          diskLimit(), session == null ? null : session.noticeDir());
-      containerId = docker.create(spec);
-      if (cancelReason != null) {
-        // Cancelled while the container was being prepared: it never starts.
-        reason = cancelReason;
-        pump.runnerLine("job ended before it started: " + reason);
-        return;
-      }
-      Closeable logs = null;
-      ContainerWatch watch = null;
-      try {
-        pump.runnerLine("job " + jobId() + " starting in container " + containerId.substring(0, 12)
-            + " on runner " + config.runnerId() + " (wall clock limit " + wall.toSeconds() + " s, egress "
-            + proxy.policy().entries() + (session == null ? "" : ", " + session.describe()) + ")");
-        logs = docker.attach(containerId, pump::offer, pump::dockerStreamEnded);
-        watch = docker.watch(containerId);
-        docker.start(containerId);
-        events.status(JobStatus.STARTED, "", config.runnerId(), containerId, "");
-        reason = awaitOutcome(wall, work, pump, session, watch);
-      } finally {
-        pump.awaitDockerStreamEnd(STOP_GRACE.toMillis());
-        if (logs != null) {
-          logs.close();
+    return new Admission(model, task, image, wall, clock.instant().plus(wall));
+  }
+
+  /** Prepare: the work volume, the egress proxies, the git relay and, for llm jobs, the model session. */
+  private void prepare(Workspace ws) throws IOException {
+    ws.egressDir = Files.createDirectories(ws.jobDir.resolve("egress"));
+    Files.setPosixFilePermissions(ws.egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    ws.mounted = ws.work.mount();
+    ws.refusals = new RefusalNotes(ws.pump);
+    ws.proxy = EgressProxy.start(ws.egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
+        new EgressRecorder(published(ws.background, ws.refusals, EventMessages.VIA_PROXY, () -> ws.phase)));
+    ws.git = GitRelay.start(ws.egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
+        request.getJobToken(), gatewayTls,
+        published(ws.background, ws.refusals, EventMessages.VIA_GIT_RELAY, () -> ws.phase));
+    if (ws.admission.model() != null) {
+      ws.session = LlmSession.open(provider, ws.admission.model(), ws.jobDir, ws.egressDir, config.sandboxUid(),
+          ws.background);
+    }
+    TaskSanitizer.Sanitized task = ws.admission.task();
+    if (task.hiddenCharacters() + task.htmlComments() > 0) {
+      ws.pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "
+          + task.htmlComments() + " HTML comments before the job saw it");
+    }
+  }
+
+  private ai.spboucher.spbgit.proto.Environment environment() {
+    return request.getEnvironment();
+  }
+
+  /**
+   * Setup: for an environment with a setup script, clones the base ref in a container of its own, then restores
+   * the repository's cache when its key hits, or else runs the script in a fresh container on the same volume
+   * (the setup proxy's socket only: no git relay, no model endpoint) and keeps the cache paths if it succeeds.
+   * Returns how the job ended when it did (the clone or setup failed, the wall clock ran out, a cancel), null
+   * when the agent phase is to run. A job without a setup script clones in its agent container, as before.
+   */
+  private Ending setup(Workspace ws) throws Exception {
+    if (environment().getSetup().isEmpty()) {
+      return null;
+    }
+    if (!ws.mounted) {
+      throw new IllegalStateException("a setup phase needs the runner's own work volume, shared by the job's "
+          + "containers: run the runner as root (docs/sandbox.md)");
+    }
+    ws.phase = EventMessages.PHASE_CLONE;
+    PhaseExit clone = runPhase(ws, "clone", "-clone", phaseSpec(ws, "clone", ws.egressDir,
+        agentEnvironment(ws, "clone")));
+    if (clone.ending() != null) {
+      return clone.ending();
+    }
+    if (clone.exitCode() != 0) {
+      return new Ending(ExitReason.decide(new ExitReason.Observation(false, false, false, ws.work.isFull(),
+          clone.exitCode())), "the clone phase exited " + clone.exitCode());
+    }
+    List<String> cachePaths = environment().getCacheList();
+    String key = cachePaths.isEmpty() || !cache.enabled() ? null : JobCache.key(request.getRepo(),
+        ws.admission.image().digest(), environment().getSetup(), cachePaths, keyFiles(ws.work.dir()));
+    if (key != null && cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
+      ws.cache = ai.spboucher.spbgit.proto.CacheOutcome.CACHE_HIT;
+      ws.pump.runnerLine("cache hit " + key + ": restored " + cachePaths + ", setup phase skipped");
+      return null;
+    }
+    if (key != null) {
+      ws.cache = ai.spboucher.spbgit.proto.CacheOutcome.CACHE_MISS;
+      ws.pump.runnerLine("cache miss " + key + ": running the setup phase");
+    }
+    Path setupDir = Files.createDirectories(ws.jobDir.resolve("setup"));
+    Files.setPosixFilePermissions(setupDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    ws.setupProxy = EgressProxy.start(setupDir.resolve("egress.sock"),
+        EgressPolicy.of(environment().getSetupEgressList()), new EgressRecorder(published(ws.background,
+            ws.refusals, EventMessages.VIA_PROXY, () -> EventMessages.PHASE_SETUP)));
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("SPB_JOB_ID", jobId());
+    env.put("SPB_PHASE", "setup");
+    env.put("SPB_SETUP", environment().getSetup());
+    env.put("npm_config_proxy", SandboxSpec.PROXY_URL);
+    PhaseExit setup = runPhase(ws, "setup", "-setup", phaseSpec(ws, "setup", setupDir, env));
+    closeQuietly(ws.setupProxy);
+    ws.setupProxy = null;
+    Files.deleteIfExists(setupDir.resolve("egress.sock"));
+    Files.deleteIfExists(setupDir);
+    if (setup.ending() != null) {
+      return setup.ending();
+    }
+    if (setup.exitCode() != 0) {
+      String reason = ExitReason.decide(new ExitReason.Observation(false, false, setup.oomKilled(),
+          ws.work.isFull(), setup.exitCode()));
+      String detail = "the setup script exited " + setup.exitCode();
+      return new Ending(reason.startsWith("exit_code:") ? ExitReason.SETUP_FAILED : reason, detail);
+    }
+    if (key != null) {
+      long size = cache.keep(request.getRepo(), key, cachePaths, ws.work.dir());
+      ws.pump.runnerLine(size < 0 ? "cache " + key + " not kept (larger than SPB_CACHE_SIZE)"
+          : "cache " + key + " kept (" + size + " bytes)");
+    }
+    return null;
+  }
+
+  /** The cache key files as the clone has them (null for a missing one), never through a link out of it. */
+  private Map<String, byte[]> keyFiles(Path workDir) throws IOException {
+    Path repo = workDir.resolve("repo").toRealPath();
+    Map<String, byte[]> files = new java.util.TreeMap<>();
+    for (String name : environment().getCacheKeyFilesList()) {
+      Path file = repo.resolve(name).normalize();
+      byte[] contents = null;
+      if (file.startsWith(repo) && Files.isRegularFile(file)) {
+        Path real = file.toRealPath();
+        if (real.startsWith(repo) && Files.size(real) <= KEY_FILE_LIMIT) {
+          contents = Files.readAllBytes(real);
         }
-        closeQuietly(watch);
       }
-      pump.runnerLine("job ended: " + reason);
-    } catch (StoppedFromOutside e) {
-      LOG.log(System.Logger.Level.WARNING, "job " + jobId() + ": " + e.getMessage());
-      reason = ExitReason.RUNNER_ERROR;
-      detail = e.getMessage();
-      pump.runnerLine("runner error: " + detail);
-    } catch (Exception e) {
-      LOG.log(System.Logger.Level.ERROR, "job " + jobId() + " failed in the runner", e);
-      reason = ExitReason.RUNNER_ERROR;
-      detail = containerId != null && lostTheEngine(e)
-          ? "lost the Docker engine while the job was running (it stopped or restarted): " + e.getMessage()
-          : String.valueOf(e.getMessage());
-      pump.runnerLine("runner error: " + detail);
-    } finally {
-      // Closed before FINISHED, so every model call and egress attempt is metered and published by then.
-      closeQuietly(session);
-      closeQuietly(git);
-      closeQuietly(proxy);
-      if (session != null && ExitReason.PROVIDER_ERROR.equals(reason)) {
-        // Read once the session is closed: by then the call the agent gave up on is recorded.
-        detail = session.providerErrorDetail();
-        pump.runnerLine(detail);
-      }
-      flush(background, pump);
-      if (session != null) {
-        pump.runnerLine(session.describeSpend());
-      }
-      closeQuietly(pump);
-      events.status(JobStatus.FINISHED, reason, config.runnerId(), containerId == null ? "" : containerId, detail,
-          session == null ? null : session.spend());
-      cleanUp(work, jobDir, session);
+      files.put(name, contents);
     }
+    return files;
+  }
+
+  /** How a phase's container ended: its exit code, or how the runner ended the job meanwhile. */
+  private record PhaseExit(long exitCode, boolean oomKilled, Ending ending) {
+  }
+
+  private SandboxSpec phaseSpec(Workspace ws, String phase, Path socketDir, Map<String, String> env) {
+    return new SandboxSpec(ws.admission.image().image(), jobId(), config.runnerId(), config.sandboxUid(), env,
+        Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
+        (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
+        (long) limit(request.getLimits().getPids(), config.pidsLimit()), ws.work.dir(), socketDir, ws.mounted,
+        diskLimit(), null);
+  }
+
+  /**
+   * Runs one container of a phase before the agent's to its end within the job's remaining wall clock, then
+   * kills and removes it, so nothing it started outlives it. Its output goes into the job's log.
+   */
+  private PhaseExit runPhase(Workspace ws, String phase, String nameSuffix, SandboxSpec spec) throws Exception {
+    String id = docker.create(spec, nameSuffix);
+    containerId = id;
+    java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+    Closeable logs = null;
+    try {
+      if (cancelReason != null) {
+        return new PhaseExit(-1, false, new Ending(cancelReason, ""));
+      }
+      Duration wall = ws.remaining();
+      ws.pump.runnerLine(phase + " phase starting in container " + id.substring(0, 12) + " (image "
+          + ws.admission.image().name() + ", " + Math.max(0, wall.toSeconds()) + " s left, egress "
+          + ("setup".equals(phase) ? ws.setupProxy.policy().entries() : "none") + ")");
+      logs = docker.attach(id, ws.pump::offer, ended::countDown);
+      docker.start(id);
+      if ("setup".equals(phase)) {
+        publishStarted(ws, id);
+      }
+      Long exit = wall.isNegative() ? null : docker.awaitExit(id, wall);
+      if (exit == null) {
+        String reason = cancelReason != null ? cancelReason : ExitReason.TIMEOUT;
+        if (cancelReason == null) {
+          ws.pump.runnerLine("wall clock limit reached in the " + phase + " phase: stopping the container");
+        }
+        return new PhaseExit(-1, false, new Ending(reason, ExitReason.TIMEOUT.equals(reason)
+            ? "wall clock limit reached in the " + phase + " phase" : ""));
+      }
+      InspectContainerResponse state = docker.inspect(id);
+      ended.await(STOP_GRACE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      ws.pump.runnerLine(phase + " phase ended with exit code " + exit);
+      if (cancelReason != null) {
+        return new PhaseExit(exit, false, new Ending(cancelReason, ""));
+      }
+      return new PhaseExit(exit, Boolean.TRUE.equals(state.getState().getOOMKilled()), null);
+    } finally {
+      killedByRunner = true;
+      docker.kill(id);
+      closeQuietly(logs);
+      try {
+        docker.remove(id);
+        containerId = null;
+      } catch (RuntimeException e) {
+        unremovedContainer = id;
+        throw e;
+      } finally {
+        killedByRunner = false;
+      }
+    }
+  }
+
+  private void publishStarted(Workspace ws, String id) {
+    if (!ws.started) {
+      ws.started = true;
+      events.started(config.runnerId(), id, ws.admission.image().digest(), ws.cache);
+    }
+  }
+
+  /**
+   * Run: the agent (or exec command) and the tests in a fresh container, with the job's allow-list, the git relay
+   * and, for llm jobs, the model endpoint; on the clone and what setup left when there was a setup phase.
+   */
+  private String runAgent(Workspace ws) throws Exception {
+    ws.phase = EventMessages.PHASE_AGENT;
+    boolean phased = !environment().getSetup().isEmpty();
+    SandboxSpec spec = new SandboxSpec(ws.admission.image().image(), jobId(), config.runnerId(),
+        config.sandboxUid(), agentEnvironment(ws, phased ? "agent" : null),
+        Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
+        (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
+        (long) limit(request.getLimits().getPids(), config.pidsLimit()), ws.work.dir(), ws.egressDir, ws.mounted,
+        diskLimit(), ws.session == null ? null : ws.session.noticeDir());
+    containerId = docker.create(spec);
+    if (cancelReason != null) {
+      // Cancelled while the container was being prepared: it never starts.
+      ws.pump.runnerLine("job ended before it started: " + cancelReason);
+      return cancelReason;
+    }
+    Duration wall = ws.remaining();
+    if (wall.isNegative() || wall.isZero()) {
+      ws.pump.runnerLine("wall clock limit reached before the agent phase");
+      return ExitReason.TIMEOUT;
+    }
+    Closeable logs = null;
+    ContainerWatch watch = null;
+    try {
+      ws.pump.runnerLine((phased ? "agent phase starting" : "job " + jobId() + " starting") + " in container "
+          + containerId.substring(0, 12) + " on runner " + config.runnerId() + " (image "
+          + ws.admission.image().name() + ", wall clock limit " + wall.toSeconds() + " s, egress "
+          + ws.proxy.policy().entries() + (ws.session == null ? "" : ", " + ws.session.describe()) + ")");
+      logs = docker.attach(containerId, ws.pump::offer, ws.pump::dockerStreamEnded);
+      watch = docker.watch(containerId);
+      docker.start(containerId);
+      publishStarted(ws, containerId);
+      return awaitOutcome(wall, ws.work, ws.pump, ws.session, watch);
+    } finally {
+      ws.pump.awaitDockerStreamEnd(STOP_GRACE.toMillis());
+      if (logs != null) {
+        logs.close();
+      }
+      closeQuietly(watch);
+    }
+  }
+
+  /** Report: closes the job's sockets, publishes what they recorded, then FINISHED, and cleans up. */
+  private void report(Workspace ws, String reason, String detail) {
+    // Closed before FINISHED, so every model call and egress attempt is metered and published by then.
+    closeQuietly(ws.session);
+    closeQuietly(ws.git);
+    closeQuietly(ws.proxy);
+    closeQuietly(ws.setupProxy);
+    if (ws.session != null && ExitReason.PROVIDER_ERROR.equals(reason)) {
+      // Read once the session is closed: by then the call the agent gave up on is recorded.
+      detail = ws.session.providerErrorDetail();
+      ws.pump.runnerLine(detail);
+    }
+    flush(ws.background, ws.pump);
+    if (ws.session != null) {
+      ws.pump.runnerLine(ws.session.describeSpend());
+    }
+    closeQuietly(ws.pump);
+    events.status(JobStatus.FINISHED, reason, config.runnerId(), containerId == null ? "" : containerId, detail,
+        ws.session == null ? null : ws.session.spend());
+    cleanUp(ws.work, ws.jobDir, ws.session);
   }
 
   /**
@@ -235,10 +501,11 @@ final class JobExecution {
     return unremovedContainer;
   }
 
-  /** Publishes each attempt as an egress event and logs the refused ones. */
-  private static Consumer<EgressRecord> published(BackgroundEvents background, RefusalNotes refusals, String via) {
+  /** Publishes each attempt as an egress event of the phase at the time, and logs the refused ones. */
+  private static Consumer<EgressRecord> published(BackgroundEvents background, RefusalNotes refusals, String via,
+                                                  java.util.function.Supplier<String> phase) {
     return record -> {
-      background.egress(EventMessages.egress(record, via));
+      background.egress(EventMessages.egress(record, via, phase.get()));
       refusals.note(record);
     };
   }
@@ -326,9 +593,16 @@ final class JobExecution {
    * ({@link TaskSanitizer#visible}): the entrypoint writes it into the commit message, where hidden characters or
    * an HTML comment would carry instructions no reviewer sees.
    */
-  private Map<String, String> environment(GitRelay git, LlmSession session, String visibleTask) {
+  private Map<String, String> agentEnvironment(Workspace ws, String phase) {
+    GitRelay git = ws.git;
+    LlmSession session = ws.session;
+    String visibleTask = ws.admission.task().text();
     Map<String, String> env = new LinkedHashMap<>();
     env.put("SPB_JOB_ID", jobId());
+    if (phase != null) {
+      env.put("SPB_PHASE", phase);
+    }
+    env.put("npm_config_proxy", SandboxSpec.PROXY_URL);
     env.put("SPB_REPO", request.getRepo());
     env.put("SPB_CLONE_URL", SandboxSpec.GIT_URL + git.repoPath());
     env.put("SPB_BASE_REF", request.getBaseRef());
@@ -348,6 +622,7 @@ final class JobExecution {
    */
   private List<String> allowList() {
     List<String> entries = new ArrayList<>(request.getEgressAllowList());
+    entries.addAll(environment().getEgressList());
     entries.addAll(config.egressAllow());
     return entries;
   }

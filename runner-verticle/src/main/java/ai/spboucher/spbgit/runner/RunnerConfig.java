@@ -28,12 +28,16 @@ import javax.net.ssl.SSLSocketFactory;
  * @param sandboxUid the uid and gid job containers run as ({@code SPB_SANDBOX_UID}); the agent image must be
  *     built with the same one. Without a user namespace it is that uid on the host too, so it must be no login
  *     account's: {@link SandboxUidCheck} refuses one at start-up
+ * @param images the images this runner may offer by name ({@code SPB_IMAGES}, {@link ImageCatalogue})
+ * @param cacheBytes the most the runner keeps of setup caches, all repositories together ({@code SPB_CACHE_SIZE});
+ *     0 keeps none
  */
 public record RunnerConfig(String natsUrl, String runnerId, int slots, String agentImage, double cpus,
                            long memoryBytes, long diskBytes, Duration wallLimit, long pidsLimit,
                            List<String> egressAllow, String dockerHost, Path workRoot, long logCapBytes,
                            ModelConfig model, Duration breachGrace, String healthAddress,
-                           Path gatewayCa, Duration dockerCallTimeout, int sandboxUid) {
+                           Path gatewayCa, Duration dockerCallTimeout, int sandboxUid, ImageCatalogue images,
+                           long cacheBytes) {
 
   /**
    * Above the login range (to 60000), Debian's reserved 60000-65535, the /etc/subuid ranges useradd hands out
@@ -75,6 +79,9 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
     if (breachGrace.isNegative()) {
       throw new IllegalArgumentException("SPB_BREACH_GRACE cannot be negative");
     }
+    if (cacheBytes < 0) {
+      throw new IllegalArgumentException("SPB_CACHE_SIZE cannot be negative");
+    }
     egressAllow = List.copyOf(egressAllow);
     // Fail at start-up, not in every job, on a malformed entry.
     ai.spboucher.spbgit.runner.egress.EgressPolicy.of(egressAllow);
@@ -104,7 +111,9 @@ public record RunnerConfig(String natsUrl, String runnerId, int slots, String ag
           env.getOrDefault("SPB_GATEWAY_CA", "").isBlank() ? null : Path.of(env.get("SPB_GATEWAY_CA")),
           ConfigUnits.parseDuration(env.getOrDefault("SPB_DOCKER_CALL_TIMEOUT",
               DockerSandbox.DEFAULT_CALL_TIMEOUT.toSeconds() + "s")),
-          Integer.parseInt(env.getOrDefault("SPB_SANDBOX_UID", Integer.toString(DEFAULT_SANDBOX_UID)).strip()));
+          Integer.parseInt(env.getOrDefault("SPB_SANDBOX_UID", Integer.toString(DEFAULT_SANDBOX_UID)).strip()),
+          ImageCatalogue.parse(env.get("SPB_IMAGES"), env.getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest")),
+          ConfigUnits.parseBytes(env.getOrDefault("SPB_CACHE_SIZE", "2g")));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in runner configuration: " + e.getMessage(), e);
     }

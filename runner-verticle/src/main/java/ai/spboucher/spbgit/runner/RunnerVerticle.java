@@ -23,6 +23,8 @@ public final class RunnerVerticle extends VerticleBase {
   private DockerSandbox docker;
   private NatsLink nats;
   private JobDispatcher dispatcher;
+  /** The images this runner offers, by catalogue name; resolved once at start. */
+  private java.util.Map<String, ImageCatalogue.Offered> offered;
 
   public RunnerVerticle(RunnerConfig config, Clock clock) {
     this.config = config;
@@ -38,10 +40,16 @@ public final class RunnerVerticle extends VerticleBase {
       });
       Files.createDirectories(config.workRoot());
       docker = new DockerSandbox(config.dockerHost(), config.slots(), config.dockerCallTimeout());
-      docker.check(config.agentImage(), uid);
+      if (!docker.answers()) {
+        throw new IllegalStateException("the Docker engine at " + config.dockerHost() + " does not answer");
+      }
+      offered = config.images().offer(image -> docker.imageId(image, uid));
+      if (offered.isEmpty()) {
+        throw new IllegalStateException("none of the catalogue's images exists on this engine: " + config.images());
+      }
       nats = NatsLink.connect(config.natsUrl(), "spb-runner-" + config.runnerId());
       nats.ensureStreams();
-      dispatcher = new JobDispatcher(config, docker, nats, clock);
+      dispatcher = new JobDispatcher(config, docker, nats, clock, offered);
       dispatcher.reclaimLeftovers();
       dispatcher.start();
       return null;
@@ -52,7 +60,8 @@ public final class RunnerVerticle extends VerticleBase {
 
   private void logReady() {
     LOG.log(System.Logger.Level.INFO, "runner " + config.runnerId() + " ready with " + config.slots()
-        + " slot(s), image " + config.agentImage() + (config.model() == null ? ", no model provider (llm jobs "
+        + " slot(s), offering images " + offered.values().stream().map(o -> o.name() + "=" + o.image() + " ("
+        + o.digest().substring(0, Math.min(19, o.digest().length())) + ")").toList() + (config.model() == null ? ", no model provider (llm jobs "
         + "are refused)" : ", model provider " + config.model().provider().id() + " at " + config.model().baseUrl()
         + " (models " + config.model().allowedModels() + ", " + config.model().tokenBudget()
         + " tokens per job)"));

@@ -352,7 +352,7 @@ public final class JobTestBed implements AutoCloseable {
    */
   public void publish(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
     try (Connection connection = connect()) {
-      connection.jetStream().publish(Subjects.JOB_REQUESTS, request.toByteArray(),
+      connection.jetStream().publish(Subjects.jobRequests(request), request.toByteArray(),
           io.nats.client.PublishOptions.builder().messageId(request.getJobId()).build());
     }
   }
@@ -478,7 +478,7 @@ public final class JobTestBed implements AutoCloseable {
   /** The state of the runners' shared durable consumer on the queue. */
   public ConsumerInfo runnersConsumer() throws Exception {
     try (Connection connection = connect()) {
-      return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER);
+      return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE));
     }
   }
 

@@ -71,7 +71,7 @@ class JobTokenRevocationIT {
           sent.completeExceptionally(e);
         }
       });
-      requests.subscribe(Subjects.JOB_REQUESTS);
+      requests.subscribe(Subjects.ALL_JOB_REQUESTS);
       nats.flush(Duration.ofSeconds(5));
       id = bed.submit("demo", EXEC, null).getString("id");
       sent.get(30, TimeUnit.SECONDS);

@@ -157,8 +157,8 @@ class QueueIT {
         .build().toByteArray();
     try (Connection connection = Nats.connect(bed.nats.url())) {
       PublishOptions options = PublishOptions.builder().messageId(id).build();
-      PublishAck first = connection.jetStream().publish(Subjects.JOB_REQUESTS, request, options);
-      PublishAck second = connection.jetStream().publish(Subjects.JOB_REQUESTS, request, options);
+      PublishAck first = connection.jetStream().publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
+      PublishAck second = connection.jetStream().publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
       assertFalse(first.isDuplicate());
       assertTrue(second.isDuplicate(), "JetStream recognises the second publish by its Nats-Msg-Id");
       assertEquals(first.getSeqno(), second.getSeqno());

@@ -87,10 +87,12 @@ public final class JobBus implements JobQueue, AutoCloseable {
     return new JobLogs(connection, replayPool);
   }
 
-  /** Job requests no runner has taken yet. Blocking. */
+  /**
+   * Job requests no runner has taken yet, of every image (the work queue deletes a request once taken), including
+   * those waiting for an image no runner offers. Blocking.
+   */
   public long queueDepth() throws IOException, io.nats.client.JetStreamApiException {
-    return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER)
-        .getNumPending();
+    return connection.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount();
   }
 
   @Override
@@ -101,7 +103,7 @@ public final class JobBus implements JobQueue, AutoCloseable {
   /** Publishes a job request; the future carries the stream sequence it was stored at. */
   @Override
   public Future<Long> publish(JobRequest request, Context context) {
-    CompletableFuture<PublishAck> ack = jetStream.publishAsync(Subjects.JOB_REQUESTS,
+    CompletableFuture<PublishAck> ack = jetStream.publishAsync(Subjects.jobRequests(request),
         request.toByteArray(), PublishOptions.builder().messageId(request.getJobId()).build());
     return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context).map(PublishAck::getSeqno);
   }

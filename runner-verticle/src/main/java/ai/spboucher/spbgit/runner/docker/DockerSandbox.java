@@ -143,11 +143,22 @@ public final class DockerSandbox implements Closeable {
    */
   public void check(String image, int uid) {
     ping();
+    if (imageId(image, uid) == null) {
+      throw new IllegalStateException("agent image " + image + " is missing: build it with docker/agent/build.sh");
+    }
+  }
+
+  /**
+   * The image's id ({@code sha256:...}, the digest of its configuration: what it runs, whatever tag names it), or
+   * null when the engine does not have it; fails when it was built for another uid than {@code uid} (see
+   * {@link #check}).
+   */
+  public String imageId(String image, int uid) {
     InspectImageResponse inspected;
     try {
       inspected = bounded("an image inspection", () -> docker.inspectImageCmd(image).exec());
     } catch (NotFoundException e) {
-      throw new IllegalStateException("agent image " + image + " is missing: build it with docker/agent/build.sh");
+      return null;
     }
     java.util.Map<String, String> labels = inspected.getConfig() == null ? null : inspected.getConfig().getLabels();
     String built = labels == null ? null : labels.get(UID_LABEL);
@@ -158,6 +169,7 @@ public final class DockerSandbox implements Closeable {
       throw new IllegalStateException("agent image " + image + " was built for uid " + built + " but "
           + "SPB_SANDBOX_UID is " + uid + ": rebuild it with SPB_SANDBOX_UID=" + uid + " docker/agent/build.sh");
     }
+    return inspected.getId();
   }
 
   /** Whether the engine answers a ping now. */
@@ -172,8 +184,16 @@ public final class DockerSandbox implements Closeable {
 
   /** Creates (not starts) the job's container; returns its id. */
   public String create(SandboxSpec spec) {
+    return create(spec, "");
+  }
+
+  /**
+   * Creates (not starts) a container of one of the job's phases, named {@code spb-job-<job><suffix>} (the phases
+   * run one after another, each in a container of its own); returns its id.
+   */
+  public String create(SandboxSpec spec, String nameSuffix) {
     return bounded("the creation of a container", () -> docker.createContainerCmd(spec.image())
-        .withName("spb-job-" + spec.jobId())
+        .withName("spb-job-" + spec.jobId() + nameSuffix)
         .withLabels(spec.labels())
         .withEnv(spec.environment())
         .withUser(spec.user())

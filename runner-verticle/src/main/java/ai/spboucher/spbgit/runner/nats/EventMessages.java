@@ -20,12 +20,22 @@ public final class EventMessages {
   }
 
   /** @param via {@link #VIA_PROXY} or {@link #VIA_GIT_RELAY} */
+  /** The job's phases, as {@code EgressAttempt.phase} names them. */
+  public static final String PHASE_CLONE = "clone";
+  public static final String PHASE_SETUP = "setup";
+  public static final String PHASE_AGENT = "agent";
+
+  /** An attempt of the agent phase (the only one with a model endpoint). */
   public static EgressAttempt egress(EgressRecord record, String via) {
+    return egress(record, via, PHASE_AGENT);
+  }
+
+  public static EgressAttempt egress(EgressRecord record, String via, String phase) {
     return EgressAttempt.newBuilder()
         .setMethod(record.method()).setHost(record.host()).setPort(record.port()).setAllowed(record.allowed())
         .setBytesUp(record.bytesUp()).setBytesDown(record.bytesDown()).setDurationMs(record.duration().toMillis())
         .setFailure(record.failure() == null ? "" : record.failure())
-        .setStartedEpochMs(record.startedAt().toEpochMilli()).setVia(via)
+        .setStartedEpochMs(record.startedAt().toEpochMilli()).setVia(via).setPhase(phase)
         .build();
   }
 
@@ -46,7 +56,7 @@ public final class EventMessages {
         .setPort(providerPort).setAllowed(record.forwarded()).setBytesUp(record.bytesUp())
         .setBytesDown(record.bytesDown()).setDurationMs(record.duration().toMillis())
         .setFailure(failure == null ? "" : failure).setStartedEpochMs(record.startedAt().toEpochMilli())
-        .setVia(VIA_MODEL_ENDPOINT)
+        .setVia(VIA_MODEL_ENDPOINT).setPhase(PHASE_AGENT)
         .build();
   }
 }

@@ -84,6 +84,16 @@ public final class EventPublisher {
     status(status, exitReason, runnerId, containerId, detail, null);
   }
 
+  /**
+   * STARTED, with the image the job runs in by digest (its id on this runner's engine) and whether its setup ran
+   * or its cache was restored.
+   */
+  public void started(String runnerId, String containerId, String imageDigest,
+                      ai.spboucher.spbgit.proto.CacheOutcome cache) {
+    publishStatus(StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId(nullToEmpty(runnerId))
+        .setContainerId(nullToEmpty(containerId)).setImageDigest(nullToEmpty(imageDigest)).setCache(cache).build());
+  }
+
   /** A status change; {@code spend} (null for exec jobs) goes into the FINISHED event of an llm job. */
   public void status(JobStatus status, String exitReason, String runnerId, String containerId, String detail,
                      Spend spend) {
@@ -94,7 +104,10 @@ public final class EventPublisher {
       builder.setProvider(spend.provider()).setModel(spend.model()).setInputTokens(spend.inputTokens())
           .setOutputTokens(spend.outputTokens());
     }
-    StatusChange change = builder.build();
+    publishStatus(builder.build());
+  }
+
+  private void publishStatus(StatusChange change) {
     synchronized (statusLock) {
       JobEvent event = base(++statusSequence).setStatus(change).build();
       publish(Subjects.statusEvents(jobId), "status", event);

@@ -74,7 +74,7 @@ public final class PublishLatencyBenchmark {
             // Already passed: the runner takes the job and ends it at once, without a container.
             .setDeadlineEpochMs(now - 1000).setCreatedEpochMs(now).build().toByteArray();
         long sent = WallClock.micros();
-        jetStream.publish(Subjects.JOB_REQUESTS, request, PublishOptions.builder().messageId(id).build());
+        jetStream.publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, PublishOptions.builder().messageId(id).build());
         long ack = WallClock.micros();
         Long taken = awaitTaken(id);
         if (i >= 0) {

@@ -272,7 +272,7 @@ public final class QueueBenchmark {
     try (Connection connection = Nats.connect(bed.nats.url())) {
       long left = connection.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount();
       ConsumerInfo consumer = connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM,
-          Subjects.RUNNERS_CONSUMER);
+          Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE));
       if (left != 0 || consumer.getNumAckPending() != 0 || consumer.getRedelivered() != 0) {
         problems.add("queue: " + left + " requests left, " + consumer.getNumAckPending() + " awaiting ack, "
             + consumer.getRedelivered() + " redelivered");

@@ -1,0 +1,310 @@
+package ai.spboucher.spbgit.runner;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+
+/**
+ * What setup phases leave for the next jobs of a repository: the environment's {@code cache} paths of a job's
+ * {@code /work}, as one tar per repository and key under {@code <SPB_RUNNER_WORK_DIR>/cache/<repo>/<key>.tar}. The
+ * key ({@link #key}) covers the repository, the image digest, the setup script and the contents of the cache key
+ * files, so one repository's cache never reaches another's and a changed lockfile or image misses. Bounded by
+ * {@code SPB_CACHE_SIZE} in all: the least recently used tars go first.
+ *
+ * <p>Restoring never follows a link: every entry must lie under one of the cache paths, every directory on its
+ * way must be a real directory, and an existing link in the way is refused. The work volume holds the clone of
+ * a repository nobody vetted, which may carry a link out of it; the runner writes as root on the host.
+ *
+ * <p>Threading: every method blocks (file I/O) and may be called from any job thread; the tars of one
+ * directory are changed under this object's lock.
+ */
+final class JobCache {
+
+  private static final System.Logger LOG = System.getLogger(JobCache.class.getName());
+  private static final LinkOption[] NO_FOLLOW = {LinkOption.NOFOLLOW_LINKS};
+
+  private final Path root;
+  private final long limitBytes;
+
+  JobCache(Path root, long limitBytes) {
+    this.root = root;
+    this.limitBytes = limitBytes;
+  }
+
+  boolean enabled() {
+    return limitBytes > 0;
+  }
+
+  /**
+   * The cache key: SHA-256 over the repository, the image digest, the setup script, the cache paths and each key
+   * file's path and contents (null for a missing file), each length-prefixed so no two inputs run together.
+   */
+  static String key(String repo, String imageDigest, String setup, List<String> cachePaths,
+                    Map<String, byte[]> keyFiles) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      update(sha, repo.getBytes(StandardCharsets.UTF_8));
+      update(sha, imageDigest.getBytes(StandardCharsets.UTF_8));
+      update(sha, setup.getBytes(StandardCharsets.UTF_8));
+      for (String path : cachePaths) {
+        update(sha, path.getBytes(StandardCharsets.UTF_8));
+      }
+      for (Map.Entry<String, byte[]> file : keyFiles.entrySet()) {
+        update(sha, file.getKey().getBytes(StandardCharsets.UTF_8));
+        update(sha, file.getValue() == null ? new byte[] {-1} : file.getValue());
+      }
+      return HexFormat.of().formatHex(sha.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void update(MessageDigest sha, byte[] bytes) {
+    sha.update(java.nio.ByteBuffer.allocate(8).putLong(bytes.length).array());
+    sha.update(bytes);
+  }
+
+  /** The repository's directory: its name made a single path component, plus a hash so two never share one. */
+  private Path repoDir(String repo) {
+    String safe = repo.replaceAll("[^A-Za-z0-9._-]", "_");
+    String hash = key(repo, "", "", List.of(), Map.of()).substring(0, 12);
+    return root.resolve(safe + "-" + hash);
+  }
+
+  private Path tar(String repo, String key) {
+    return repoDir(repo).resolve(key + ".tar");
+  }
+
+  /** Whether a cache is kept for the repository and key. */
+  synchronized boolean has(String repo, String key) {
+    return enabled() && Files.isRegularFile(tar(repo, key), NO_FOLLOW);
+  }
+
+  /**
+   * Restores the repository's cache for {@code key} into {@code workDir} (the job's {@code /work} on the host),
+   * owned by {@code uid}; false when there is none. Marks the tar used (LRU).
+   *
+   * @param cachePaths absolute paths under {@code /work}; entries elsewhere are refused
+   * @throws IOException also when an entry leaves the cache paths or meets a link on its way
+   */
+  boolean restore(String repo, String key, List<String> cachePaths, Path workDir, int uid) throws IOException {
+    Path tar;
+    synchronized (this) {
+      tar = tar(repo, key);
+      if (!enabled() || !Files.isRegularFile(tar, NO_FOLLOW)) {
+        return false;
+      }
+      Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
+    }
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(tar));
+         TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
+      for (TarArchiveEntry entry = entries.getNextEntry(); entry != null; entry = entries.getNextEntry()) {
+        String name = "/" + entry.getName().replaceAll("/+$", "");
+        if (!underCachePaths(name, cachePaths)) {
+          throw new IOException("cache entry " + entry.getName() + " is outside the cache paths " + cachePaths);
+        }
+        Path target = workDir.resolve(name.substring("/work/".length()));
+        Path parent = realDirectories(workDir, target.getParent(), uid);
+        Path path = parent.resolve(target.getFileName());
+        if (entry.isDirectory()) {
+          realDirectories(workDir, path, uid);
+        } else if (entry.isSymbolicLink()) {
+          replaceable(path);
+          Files.createSymbolicLink(path, Path.of(entry.getLinkName()));
+        } else if (entry.isFile()) {
+          replaceable(path);
+          try (OutputStream out = Files.newOutputStream(path, StandardOpenOption.CREATE_NEW,
+              StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+            entries.transferTo(out);
+          }
+          Files.setPosixFilePermissions(path, permissions(entry.getMode()));
+        } else {
+          continue;  // Devices, fifos and hard links are never written by archive().
+        }
+        Files.setAttribute(path, "unix:uid", uid, NO_FOLLOW);
+        Files.setAttribute(path, "unix:gid", uid, NO_FOLLOW);
+      }
+    }
+    return true;
+  }
+
+  /** Whether {@code name} (normalised, absolute) is one of the cache paths or under one. */
+  static boolean underCachePaths(String name, List<String> cachePaths) {
+    if (name.contains("/../") || name.endsWith("/..") || name.contains("/./") || name.contains("//")
+        || !name.startsWith("/work/")) {
+      return false;
+    }
+    for (String path : cachePaths) {
+      String p = path.replaceAll("/+$", "");
+      if (name.equals(p) || name.startsWith(p + "/")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Makes every directory from {@code workDir} to {@code dir}, refusing a link or a file on the way. */
+  private static Path realDirectories(Path workDir, Path dir, int uid) throws IOException {
+    Path at = workDir;
+    for (Path part : workDir.relativize(dir)) {
+      at = at.resolve(part);
+      if (Files.isSymbolicLink(at)) {
+        throw new IOException("cache restore refused: " + at + " is a link");
+      }
+      if (!Files.exists(at, NO_FOLLOW)) {
+        Files.createDirectory(at);
+        Files.setAttribute(at, "unix:uid", uid, NO_FOLLOW);
+        Files.setAttribute(at, "unix:gid", uid, NO_FOLLOW);
+      } else if (!Files.isDirectory(at, NO_FOLLOW)) {
+        throw new IOException("cache restore refused: " + at + " is not a directory");
+      }
+    }
+    return at;
+  }
+
+  /** Removes a file or link the entry replaces; a directory in its place is an error. */
+  private static void replaceable(Path path) throws IOException {
+    if (Files.isDirectory(path, NO_FOLLOW)) {
+      throw new FileAlreadyExistsException(path.toString(), null, "a directory is in the way");
+    }
+    Files.deleteIfExists(path);
+  }
+
+  /**
+   * Keeps the cache paths of {@code workDir} for {@code key}, then evicts the least recently used tars until all
+   * fit in {@code SPB_CACHE_SIZE}; a cache larger than that alone is not kept. Links are stored as links, never
+   * followed. Returns the tar's size, or -1 when it was not kept.
+   */
+  long keep(String repo, String key, List<String> cachePaths, Path workDir) throws IOException {
+    if (!enabled()) {
+      return -1;
+    }
+    Path dir = repoDir(repo);
+    Files.createDirectories(dir);
+    Path tmp = Files.createTempFile(dir, key, ".tmp");
+    try {
+      try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp));
+           TarArchiveOutputStream tar = new TarArchiveOutputStream(out)) {
+        tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+        tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+        for (String cachePath : cachePaths) {
+          Path top = workDir.resolve(cachePath.substring("/work/".length()));
+          if (!Files.exists(top, NO_FOLLOW)) {
+            continue;
+          }
+          try (Stream<Path> walk = Files.walk(top)) {
+            for (Path path : (Iterable<Path>) walk::iterator) {
+              archive(tar, workDir, path);
+            }
+          }
+        }
+      }
+      long size = Files.size(tmp);
+      if (size > limitBytes) {
+        LOG.log(System.Logger.Level.INFO, "cache of " + repo + " (" + size + " bytes) exceeds SPB_CACHE_SIZE: "
+            + "not kept");
+        return -1;
+      }
+      synchronized (this) {
+        Files.move(tmp, tar(repo, key), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        evict();
+      }
+      return size;
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  private static void archive(TarArchiveOutputStream tar, Path workDir, Path path) throws IOException {
+    String name = "work/" + workDir.relativize(path);
+    TarArchiveEntry entry;
+    if (Files.isSymbolicLink(path)) {
+      entry = new TarArchiveEntry(name, TarArchiveEntry.LF_SYMLINK);
+      entry.setLinkName(Files.readSymbolicLink(path).toString());
+    } else if (Files.isDirectory(path, NO_FOLLOW)) {
+      entry = new TarArchiveEntry(name + "/");
+    } else if (Files.isRegularFile(path, NO_FOLLOW)) {
+      entry = new TarArchiveEntry(name);
+      entry.setSize(Files.size(path));
+      entry.setMode(mode(Files.getPosixFilePermissions(path, NO_FOLLOW)));
+    } else {
+      return;  // Sockets, fifos, devices: nothing a dependency cache needs.
+    }
+    tar.putArchiveEntry(entry);
+    if (entry.isFile()) {
+      Files.copy(path, tar);
+    }
+    tar.closeArchiveEntry();
+  }
+
+  /** Deletes the least recently used tars, of any repository, until the rest fit. Under the lock. */
+  private void evict() throws IOException {
+    List<Path> tars = new ArrayList<>();
+    try (DirectoryStream<Path> repos = Files.newDirectoryStream(root)) {
+      for (Path repo : repos) {
+        try (DirectoryStream<Path> kept = Files.newDirectoryStream(repo, "*.tar")) {
+          kept.forEach(tars::add);
+        }
+      }
+    }
+    tars.sort((a, b) -> lastUse(b).compareTo(lastUse(a)));
+    long total = 0;
+    for (Path tar : tars) {
+      total += Files.size(tar);
+      if (total > limitBytes) {
+        LOG.log(System.Logger.Level.INFO, "evicting cache " + root.relativize(tar) + " (least recently used)");
+        Files.deleteIfExists(tar);
+      }
+    }
+  }
+
+  private static FileTime lastUse(Path tar) {
+    try {
+      return Files.getLastModifiedTime(tar);
+    } catch (IOException e) {
+      return FileTime.fromMillis(0);
+    }
+  }
+
+  private static int mode(Set<PosixFilePermission> permissions) {
+    int mode = 0;
+    for (PosixFilePermission p : permissions) {
+      mode |= 1 << (8 - p.ordinal());
+    }
+    return mode;
+  }
+
+  private static Set<PosixFilePermission> permissions(int mode) {
+    Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
+    for (PosixFilePermission p : PosixFilePermission.values()) {
+      if ((mode & (1 << (8 - p.ordinal()))) != 0) {
+        set.add(p);
+      }
+    }
+    return set;
+  }
+}
