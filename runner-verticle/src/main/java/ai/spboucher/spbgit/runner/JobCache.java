@@ -135,7 +135,8 @@ final class JobCache {
         } else if (entry.isSymbolicLink()) {
           replaceable(path);
           Files.createSymbolicLink(path, Path.of(entry.getLinkName()));
-        } else if (entry.isFile()) {
+        } else if (entry.getLinkFlag() == org.apache.commons.compress.archivers.tar.TarConstants.LF_NORMAL
+            || entry.getLinkFlag() == org.apache.commons.compress.archivers.tar.TarConstants.LF_OLDNORM) {
           replaceable(path);
           try (OutputStream out = Files.newOutputStream(path, StandardOpenOption.CREATE_NEW,
               StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
@@ -242,6 +243,7 @@ final class JobCache {
   private static void archive(TarArchiveOutputStream tar, Path workDir, Path path) throws IOException {
     String name = "work/" + workDir.relativize(path);
     TarArchiveEntry entry;
+    boolean regular = false;
     if (Files.isSymbolicLink(path)) {
       entry = new TarArchiveEntry(name, TarArchiveEntry.LF_SYMLINK);
       entry.setLinkName(Files.readSymbolicLink(path).toString());
@@ -249,13 +251,15 @@ final class JobCache {
       entry = new TarArchiveEntry(name + "/");
     } else if (Files.isRegularFile(path, NO_FOLLOW)) {
       entry = new TarArchiveEntry(name);
+      regular = true;
       entry.setSize(Files.size(path));
       entry.setMode(mode(Files.getPosixFilePermissions(path, NO_FOLLOW)));
     } else {
       return;  // Sockets, fifos, devices: nothing a dependency cache needs.
     }
     tar.putArchiveEntry(entry);
-    if (entry.isFile()) {
+    // Not entry.isFile(): it is true for links too.
+    if (regular) {
       Files.copy(path, tar);
     }
     tar.closeArchiveEntry();

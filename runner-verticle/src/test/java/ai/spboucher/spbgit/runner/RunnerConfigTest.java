@@ -24,6 +24,8 @@ class RunnerConfigTest {
     assertEquals(Duration.ofMinutes(30), config.wallLimit());
     assertEquals(List.of(), config.egressAllow());
     assertEquals(2_000_000_000, config.sandboxUid());
+    assertEquals(2L << 30, config.cacheBytes());
+    assertEquals(ImageCatalogue.parse("", "spbgit/agent:latest"), config.images());
   }
 
   @Test
