@@ -189,9 +189,9 @@ function renderEnvironment() {
     ['Agent egress', hosts(env.egress)],
     ['Cached paths', hosts(env.cache)],
     ['Cache key files', hosts(env.cache_key_files)],
-    ['Setup script', env.setup ? el('details', { id: 'setup-script' }, el('summary', { text: `${env.setup.split('\n').length} lines` }),
+    ['Setup script', env.setup ? el('details', { id: 'setup-script' }, el('summary', { text: `${env.setup.trimEnd().split('\n').length} lines` }),
       el('pre', { class: 'mono', text: env.setup })) : 'none'],
-    ['Environment', el('code', { text: `${env.hash ?? ''}${env.blob ? ` (blob ${shortSha(env.blob)})` : ' (no .spbgit/agent.yml)'}` })],
+    ['Hash', el('code', { text: `${env.hash ?? ''}${env.blob ? ` (blob ${shortSha(env.blob)})` : ' (no .spbgit/agent.yml)'}` })],
   ];
   $('environment').replaceChildren(...rows.flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
 }
