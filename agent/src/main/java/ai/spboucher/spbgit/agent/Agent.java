@@ -9,7 +9,7 @@ import ai.spboucher.spbgit.agent.model.OpenAiChat;
 import ai.spboucher.spbgit.agent.model.ProviderException;
 import ai.spboucher.spbgit.agent.model.StopRequestedException;
 import ai.spboucher.spbgit.agent.prompt.Prompts;
-import ai.spboucher.spbgit.agent.prompt.TaskSanitizer;
+import ai.spboucher.spbgit.common.TaskSanitizer;
 import ai.spboucher.spbgit.agent.tools.ToolBox;
 import ai.spboucher.spbgit.agent.tools.ToolResult;
 import ai.spboucher.spbgit.agent.tools.Workspace;

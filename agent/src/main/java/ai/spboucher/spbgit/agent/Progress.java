@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.agent;
 
-import ai.spboucher.spbgit.agent.prompt.TaskSanitizer;
+import ai.spboucher.spbgit.common.TaskSanitizer;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,7 +1,7 @@
 package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.gateway.http.ConnectionLimits;
-import ai.spboucher.spbgit.proto.ConfigUnits;
+import ai.spboucher.spbgit.common.ConfigUnits;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import ai.spboucher.spbgit.hooks.RefScope;
-import ai.spboucher.spbgit.hooks.RevocationList;
+import ai.spboucher.spbgit.common.RevocationList;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
@@ -156,6 +156,6 @@ public final class Main {
   }
 
   private static void configureLogging() {
-    ai.spboucher.spbgit.proto.LogFormat.install(System.getenv("SPB_LOG_FORMAT"));
+    ai.spboucher.spbgit.common.LogFormat.install(System.getenv("SPB_LOG_FORMAT"));
   }
 }

@@ -85,7 +85,7 @@ class AgentRefAbuseIT {
     assertEquals(List.of(), longNames.failures());
     assertEquals(List.of(), longNames.admitted());
     assertEquals(2 * 2_500, longNames.refused().size());
-    assertTrue(longNames.refused().stream().allMatch(l -> l.endsWith("job refs may have at most 200")),
+    assertTrue(longNames.refused().stream().allMatch(l -> l.contains("job refs may have at most 200; job tokens may only push refs/agents/")),
         longNames.refused().get(0));
     assertEquals(32, git.refs(gateway.repoDir(REPO)).lines().filter(l -> l.startsWith(prefix)).count());
 

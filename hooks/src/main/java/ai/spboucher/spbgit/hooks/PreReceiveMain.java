@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.hooks;
 
+import ai.spboucher.spbgit.common.RevocationList;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;

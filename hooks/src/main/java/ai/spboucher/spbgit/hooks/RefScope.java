@@ -64,8 +64,9 @@ public final class RefScope {
       return Optional.of("outside the job's scope; job tokens may only push " + glob());
     }
     if (refName.length() > MAX_REF_LENGTH) {
+      // Ends naming the scope like every other refusal, so a client always learns what it may push.
       return Optional.of("ref name is " + refName.length() + " characters long; job refs may have at most "
-          + MAX_REF_LENGTH);
+          + MAX_REF_LENGTH + "; job tokens may only push " + glob());
     }
     return Optional.empty();
   }

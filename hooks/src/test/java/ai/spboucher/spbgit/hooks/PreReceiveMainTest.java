@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.hooks;
 
+import ai.spboucher.spbgit.common.RevocationList;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -138,7 +138,8 @@ class PushGateTest {
     List<PushGate.Verdict> verdicts = evaluate("demo", List.of(longest, longest + "y"), false);
 
     assertTrue(verdicts.get(0).admitted());
-    assertEquals(Optional.of("ref name is 201 characters long; job refs may have at most 200"),
+    assertEquals(Optional.of("ref name is 201 characters long; job refs may have at most 200; job tokens may only "
+        + "push refs/agents/abc/*"),
         verdicts.get(1).refusal());
   }
 

@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
-import ai.spboucher.spbgit.agent.prompt.TaskSanitizer;
+import ai.spboucher.spbgit.common.TaskSanitizer;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;

@@ -13,7 +13,7 @@ public final class Main {
   }
 
   public static void main(String[] args) {
-    ai.spboucher.spbgit.proto.LogFormat.install(System.getenv("SPB_LOG_FORMAT"));
+    ai.spboucher.spbgit.common.LogFormat.install(System.getenv("SPB_LOG_FORMAT"));
     RunnerConfig config;
     try {
       config = RunnerConfig.fromEnvironment(System.getenv());

@@ -1,7 +1,7 @@
 package ai.spboucher.spbgit.runner;
 
-import ai.spboucher.spbgit.proto.ConfigUnits;
-import ai.spboucher.spbgit.proto.PemTrust;
+import ai.spboucher.spbgit.common.ConfigUnits;
+import ai.spboucher.spbgit.common.PemTrust;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.model.ModelConfig;
 import java.io.IOException;

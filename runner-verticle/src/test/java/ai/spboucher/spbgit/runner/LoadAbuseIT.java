@@ -133,7 +133,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
      */
     DELTA_BOMB(LIMIT_LINES, "ok", FaultChecks.numberedLines(PREFIX, LIMIT_LINES, LIMIT_LINES, "0")
         + "; git fetch -q origin go && git show \"FETCH_HEAD:bombs/$SPB_JOB_ID\" > /tmp/bomb"
-        + " && url=$(git remote get-url origin) && for i in 1 2 3 4; do curl -s -o /tmp/answer-$i --data-binary"
+        + " && url=$(git remote get-url origin) && for i in 1 2 3 4; do curl -s --noproxy '*' -o /tmp/answer-$i --data-binary"
         + " @/tmp/bomb -H 'Content-Type: application/x-git-receive-pack-request' \"$url/git-receive-pack\" & done;"
         + " wait; echo \"" + BOMBS_REFUSED + "$(grep -l -a SPB_MAX_PUSH_INFLATED_BYTES /tmp/answer-* | wc -l)\";"
         + " echo \"bomb answer: $url $(head -c 400 /tmp/answer-1 | tr -c '[:print:]' '.')\";"

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.agent.prompt;
 
+import ai.spboucher.spbgit.common.TaskSanitizer;
+
 /**
  * The agent's only instructions (the system prompt) and the first user message, which carries the
  * owner's task as delimited data. Nothing from the repository is ever put in either: file contents

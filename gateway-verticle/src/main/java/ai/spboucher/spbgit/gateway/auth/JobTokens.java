@@ -4,7 +4,7 @@ import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
 import ai.spboucher.spbgit.hooks.JobTokenClaims;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
-import ai.spboucher.spbgit.hooks.RevocationList;
+import ai.spboucher.spbgit.common.RevocationList;
 import java.io.IOException;
 import java.security.PublicKey;
 import java.time.Clock;

@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.gateway.auth;
 
-import ai.spboucher.spbgit.hooks.DurableFiles;
+import ai.spboucher.spbgit.common.DurableFiles;
 import ai.spboucher.spbgit.hooks.PublicKeys;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

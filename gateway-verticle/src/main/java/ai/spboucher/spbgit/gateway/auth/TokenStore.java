@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.gateway.auth;
 
-import ai.spboucher.spbgit.hooks.DurableFiles;
+import ai.spboucher.spbgit.common.DurableFiles;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;

@@ -12,7 +12,7 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import ai.spboucher.spbgit.proto.NatsClientOptions;
+import ai.spboucher.spbgit.common.NatsClientOptions;
 import java.util.HashMap;
 import java.util.Map;
 import io.nats.client.PublishOptions;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
-import ai.spboucher.spbgit.hooks.RevocationList;
+import ai.spboucher.spbgit.common.RevocationList;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;

@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
-import ai.spboucher.spbgit.proto.ConfigUnits;
+import ai.spboucher.spbgit.common.ConfigUnits;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;

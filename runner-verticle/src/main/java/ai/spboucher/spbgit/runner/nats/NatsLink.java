@@ -7,7 +7,7 @@ import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import ai.spboucher.spbgit.proto.NatsClientOptions;
+import ai.spboucher.spbgit.common.NatsClientOptions;
 import java.security.GeneralSecurityException;
 import java.util.HashMap;
 import java.util.Map;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.proto.PemTrust;
+import ai.spboucher.spbgit.common.PemTrust;
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.agent.prompt;
+package ai.spboucher.spbgit.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -95,15 +95,5 @@ class TaskSanitizerTest {
     assertEquals(cleanedByTheRunner, TaskSanitizer.visible(cleanedByTheRunner).text());
     assertEquals(0, TaskSanitizer.sanitize(cleanedByTheRunner).hiddenCharacters());
     assertEquals(0, TaskSanitizer.sanitize(cleanedByTheRunner).htmlComments());
-  }
-
-  @Test
-  void theFirstMessageDelimitsTheTaskAsData() {
-    String message = Prompts.task("Add a greeting", "mvn -q test");
-
-    assertTrue(message.contains("<task>\nAdd a greeting\n</task>"));
-    assertTrue(message.contains("data written by the owner"));
-    assertTrue(message.contains("<test_command>\nmvn -q test\n</test_command>"));
-    assertFalse(Prompts.task("x", "").contains("test_command"));
   }
 }

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.hooks;
+package ai.spboucher.spbgit.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -47,7 +48,7 @@ class RevocationListTest {
 
     assertTrue(list.isRevoked("jti-1"));
     assertFalse(list.isRevoked("jti-2"));
-    JsonNode entries = TestTokens.JSON.readTree(file.toFile()).get("revoked");
+    JsonNode entries = new ObjectMapper().readTree(file.toFile()).get("revoked");
     assertEquals(1, entries.size());
     assertEquals("jti-1", entries.get(0).get("jti").textValue());
     assertEquals(NOW.plus(Duration.ofHours(1)).getEpochSecond(), entries.get(0).get("exp").longValue());

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.proto;
+package ai.spboucher.spbgit.common;
 
 import java.io.IOException;
 import java.io.InputStream;

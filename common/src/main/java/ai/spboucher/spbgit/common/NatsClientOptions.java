@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.proto;
+package ai.spboucher.spbgit.common;
 
 import io.nats.client.Nats;
 import io.nats.client.Options;

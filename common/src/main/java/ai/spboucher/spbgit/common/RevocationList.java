@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.hooks;
+package ai.spboucher.spbgit.common;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.proto;
+package ai.spboucher.spbgit.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.agent.prompt;
+package ai.spboucher.spbgit.common;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
