@@ -58,7 +58,8 @@ class EnvironmentReportTest {
   @Test
   void summarisesAJobsEnvironmentInOneLine() throws Exception {
     assertEquals("python (sha256:ab), cache hit, hash 0123456789ab", EnvironmentReport.summary(json(
-        "{'environment': {'image': 'python', 'hash': '0123456789abcdef'}, 'image_digest': 'sha256:ab', 'cache': 'hit'}")));
+        "{'environment': {'image': 'python', 'hash': '0123456789abcdef'}, 'image_digest': 'sha256:ab',"
+            + " 'cache': 'hit'}")));
     assertEquals("base, cache -", EnvironmentReport.summary(json("{'environment': null}")));
   }
 }
