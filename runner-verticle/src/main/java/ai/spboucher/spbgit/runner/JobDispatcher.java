@@ -46,6 +46,8 @@ final class JobDispatcher {
   private static final Duration FETCH_WAIT = Duration.ofSeconds(1);
 
   private final RunnerConfig config;
+  /** Serves the jobs' sockets. */
+  private final io.vertx.core.Vertx vertx;
   private final DockerSandbox docker;
   private final NatsLink nats;
   private final Clock clock;
@@ -64,9 +66,10 @@ final class JobDispatcher {
   private Dispatcher cancels;
 
   /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
-  JobDispatcher(RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
+  JobDispatcher(io.vertx.core.Vertx vertx, RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
       throws java.io.IOException, java.security.GeneralSecurityException {
     this.config = config;
+    this.vertx = vertx;
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;
@@ -219,7 +222,7 @@ final class JobDispatcher {
       return;
     }
     EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock,
+    JobExecution execution = new JobExecution(vertx, config, docker, provider, gatewayTls, request, events, clock,
         storedAt(message));
     running.put(request.getJobId(), execution);
     LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());

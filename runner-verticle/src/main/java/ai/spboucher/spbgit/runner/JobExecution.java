@@ -18,6 +18,7 @@ import ai.spboucher.spbgit.runner.nats.BackgroundEvents;
 import ai.spboucher.spbgit.runner.nats.EventMessages;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import io.vertx.core.Vertx;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
@@ -47,6 +48,8 @@ final class JobExecution {
   private static final System.Logger LOG = System.getLogger(JobExecution.class.getName());
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
 
+  /** Serves the job's sockets. */
+  private final Vertx vertx;
   private final RunnerConfig config;
   private final DockerSandbox docker;
   /** The runner's model provider; null when it has none. */
@@ -65,14 +68,15 @@ final class JobExecution {
   private volatile String unremovedContainer;
 
   /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
-  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
-               JobRequest request, EventPublisher events, Clock clock) {
-    this(config, docker, provider, gatewayTls, request, events, clock, null);
+  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
+               SSLSocketFactory gatewayTls, JobRequest request, EventPublisher events, Clock clock) {
+    this(vertx, config, docker, provider, gatewayTls, request, events, clock, null);
   }
 
   /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
-  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
-               JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
+               SSLSocketFactory gatewayTls, JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+    this.vertx = vertx;
     this.queuedAt = queuedAt;
     this.config = config;
     this.docker = docker;
@@ -146,7 +150,7 @@ final class JobExecution {
       git = GitRelay.start(egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
           request.getJobToken(), gatewayTls, published(background, refusals, EventMessages.VIA_GIT_RELAY));
       if (model != null) {
-        session = LlmSession.open(provider, model, jobDir, egressDir, background);
+        session = LlmSession.open(vertx, provider, model, jobDir, egressDir, background);
       }
       if (task.hiddenCharacters() + task.htmlComments() > 0) {
         pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "

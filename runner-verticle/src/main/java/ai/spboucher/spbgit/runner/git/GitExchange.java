@@ -2,7 +2,7 @@ package ai.spboucher.spbgit.runner.git;
 
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
 import ai.spboucher.spbgit.runner.model.HttpHead;
-import ai.spboucher.spbgit.runner.model.Refusal;
+import ai.spboucher.spbgit.runner.sockets.Refusal;
 import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
 import ai.spboucher.spbgit.runner.sockets.PlainAnswer;
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.runner.model;
 
+import ai.spboucher.spbgit.runner.sockets.Refusal;
+
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Locale;
