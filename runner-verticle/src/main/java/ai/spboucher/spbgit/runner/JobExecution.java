@@ -146,7 +146,7 @@ final class JobExecution {
       Files.setPosixFilePermissions(egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
       boolean mounted = work.mount();
       RefusalNotes refusals = new RefusalNotes(pump);
-      proxy = EgressProxy.start(egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
+      proxy = EgressProxy.start(vertx, egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
           new EgressRecorder(published(background, refusals, EventMessages.VIA_PROXY)));
       git = GitRelay.start(vertx, egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
           request.getJobToken(), gatewayTrust, published(background, refusals, EventMessages.VIA_GIT_RELAY));

@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.runner.git;
 
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
+import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.netty.channel.ConnectTimeoutException;
 import io.vertx.core.buffer.Buffer;
@@ -61,7 +62,7 @@ final class GitExchange {
       return;
     }
     allowed = true;
-    request.response().closeHandler(v -> finish());
+    JobSocket.whenClosed(request.connection(), this::finish);
     relay.gateway().request(upstreamRequest(target))
         .onSuccess(this::send)
         .onFailure(this::unreachable);
@@ -92,7 +93,7 @@ final class GitExchange {
       upstream.setChunked(true);
     }
     upstream.response().onSuccess(this::answer).onFailure(e -> cut("the gateway's answer failed: " + e));
-    request.response().closeHandler(v -> {
+    JobSocket.whenClosed(request.connection(), () -> {
       upstream.reset();
       finish();
     });

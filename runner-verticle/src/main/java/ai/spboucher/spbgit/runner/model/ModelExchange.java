@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
+import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
@@ -43,7 +44,7 @@ final class ModelExchange {
 
   private void start() {
     // A call in flight is answered (into the closed connection) and recorded with what the provider said.
-    request.response().closeHandler(v -> {
+    JobSocket.whenClosed(request.connection(), () -> {
       if (!forwarding) {
         settle(ModelEndpoint.Outcome.refused(Refusal.badRequest("connection ended before the request was complete")));
       }

@@ -1,10 +1,15 @@
 package ai.spboucher.spbgit.runner.sockets;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.socket.DuplexChannelConfig;
 import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
@@ -25,12 +30,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The server side of one of a job's sockets (the model endpoint, and in time the egress proxy and the git relay):
- * Vert.x's HTTP/1.1 server on a unix domain socket in the job's egress directory, mode 0666 so the container's
- * unprivileged user can connect. Vert.x (Netty's codec) parses every request head; this class adds what the
+ * The server side of one of a job's sockets (the egress proxy, the model endpoint, the git relay): Vert.x's
+ * HTTP/1.1 server on a unix domain socket in the job's egress directory, mode 0666 so the container's
+ * unprivileged user can connect. Vert.x serves unix sockets on NIO (JDK 16+) and on epoll; the runner prefers
+ * epoll, because Netty's NIO unix sockets cannot half-close, so a job that shuts its output after a request
+ * would lose the answer there. Vert.x (Netty's codec) parses every request head; this class adds what the
  * sockets share: at most {@code maxConnections} open connections (the next one is answered the busy refusal at
- * once, without waiting for a request, and closed), a head larger than {@code maxHeadBytes} or one that does not
- * parse refused, and a request head not complete within {@code headTimeout} answered 408 and closed.
+ * once, without waiting for a request, and closed), a head larger than {@code maxHeadBytes} (431) or one that
+ * does not parse strictly ({@link StrictRequestDecoder}, 400) refused, a request head not complete within
+ * {@code headTimeout} answered 408 and closed, and one request per connection (a pipelined one is never
+ * served).
  *
  * <p>Threading: {@link #bind} and {@link #close()} block the calling thread (never call them on an event loop);
  * the request handler runs on the server's event loop and must not block. {@link #close()} is idempotent: it
@@ -98,15 +107,14 @@ public final class JobSocket implements AutoCloseable {
         .setDecompressionSupported(false);
     HttpServer server = vertx.createHttpServer(options);
     JobSocket socket = new JobSocket(vertx, socketPath, server);
-    server.connectionHandler(connection -> {
-          // Internal API: Vert.x has no option for this decoder; the connection has decoded nothing yet.
-          ((ConnectionBase) connection).channel().pipeline().replace("httpDecoder", "httpDecoder",
-              new StrictRequestDecoder(options));
-          socket.admit(connection, limits, answers, busy);
-        })
+    server.connectionHandler(connection -> socket.admit(connection, options, limits, answers, busy))
         .requestHandler(request -> {
-          socket.headArrived(request.connection());
-          requests.handle(request);
+          if (socket.headArrived(request.connection())) {
+            requests.handle(request);
+          } else {
+            // One request per connection: a pipelined one is never served.
+            request.connection().close();
+          }
         })
         .invalidRequestHandler(request -> {
           socket.headArrived(request.connection());
@@ -168,6 +176,34 @@ public final class JobSocket implements AutoCloseable {
         .writeAndFlush(Unpooled.wrappedBuffer(answer)).addListener(ChannelFutureListener.CLOSE);
   }
 
+  /**
+   * Runs {@code action} on the connection's event loop once its channel is closed. Unlike Vert.x's close handlers
+   * this neither fires when the job only half-closes nor goes quiet once the connection became a tunnel.
+   */
+  public static void whenClosed(HttpConnection connection, Runnable action) {
+    // Internal API: the Netty channel under the connection.
+    ((ConnectionBase) connection).channel().closeFuture().addListener(closed -> action.run());
+  }
+
+  /**
+   * The bytes the job sent right behind its {@code CONNECT} head, to be sent through the tunnel first; call it once
+   * the request became a tunnel ({@code toNetSocket}).
+   */
+  public static Buffer tunnelData(StrictRequestDecoder decoder) {
+    ByteBuf data = decoder.takeTunnelData();
+    try {
+      return Buffer.buffer(ByteBufUtil.getBytes(data));
+    } finally {
+      data.release();
+    }
+  }
+
+  /** The connection's decoder; take it before the request becomes a tunnel, which removes it. */
+  public static StrictRequestDecoder decoderOf(HttpConnection connection) {
+    // Internal API: the Netty pipeline under the connection.
+    return ((ConnectionBase) connection).channel().pipeline().get(StrictRequestDecoder.class);
+  }
+
   /** The complete bytes of a refusal, with {@code Connection: close}. */
   public static byte[] answer(Answers answers, Refusal refusal) {
     byte[] body = answers.body(refusal);
@@ -180,11 +216,17 @@ public final class JobSocket implements AutoCloseable {
     return all;
   }
 
-  private void admit(HttpConnection connection, Limits limits, Answers answers, Refusal busy) {
+  private void admit(HttpConnection connection, HttpServerOptions options, Limits limits, Answers answers,
+                     Refusal busy) {
     if (closed || open.size() >= limits.maxConnections()) {
       answerRaw(connection, answer(answers, busy));
       return;
     }
+    // Internal API: Vert.x has options for neither; the connection has read nothing yet.
+    Channel channel = ((ConnectionBase) connection).channel();
+    channel.pipeline().replace("httpDecoder", "httpDecoder", new StrictRequestDecoder(options));
+    // A job that half-closes after its request still gets the answer (see StrictRequestDecoder).
+    ((DuplexChannelConfig) channel.config()).setAllowHalfClosure(true);
     long timer = vertx.setTimer(limits.headTimeout().toMillis(), id -> {
       if (open.replace(connection, id, -1L)) {
         answerRaw(connection, answer(answers, new Refusal(408, "request_timeout",
@@ -192,7 +234,8 @@ public final class JobSocket implements AutoCloseable {
       }
     });
     open.put(connection, timer);
-    connection.closeHandler(v -> {
+    // The channel's, not the connection's: a connection turned into a tunnel no longer reports its close.
+    channel.closeFuture().addListener(closedChannel -> {
       Long pending = open.remove(connection);
       if (pending != null && pending >= 0) {
         vertx.cancelTimer(pending);
@@ -200,11 +243,14 @@ public final class JobSocket implements AutoCloseable {
     });
   }
 
-  private void headArrived(HttpConnection connection) {
+  /** Stops the connection's head timer; false when a request had come on it already. */
+  private boolean headArrived(HttpConnection connection) {
     Long timer = open.replace(connection, -1L);
     if (timer != null && timer >= 0) {
       vertx.cancelTimer(timer);
+      return true;
     }
+    return false;
   }
 
   private static Refusal invalidHead(HttpServerRequest request, Limits limits) {

@@ -30,6 +30,7 @@ import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.net.PemTrustOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -53,7 +54,7 @@ class GitRelayTest {
   GitRelay relay;
   final List<EgressRecord> records = new CopyOnWriteArrayList<>();
 
-  static final Vertx VERTX = Vertx.vertx();
+  static final Vertx VERTX = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
 
   @AfterAll
   static void closeVertx() throws Exception {

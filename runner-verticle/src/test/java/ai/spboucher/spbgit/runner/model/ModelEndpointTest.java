@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ class ModelEndpointTest {
   ModelEndpoint endpoint;
   final List<ModelCallRecord> records = new CopyOnWriteArrayList<>();
 
-  static final Vertx VERTX = Vertx.vertx();
+  static final Vertx VERTX = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
 
   @AfterAll
   static void closeVertx() throws Exception {
