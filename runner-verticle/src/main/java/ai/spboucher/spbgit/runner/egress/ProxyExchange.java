@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.egress;
 
+import ai.spboucher.spbgit.runner.sockets.HttpRelay;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import ai.spboucher.spbgit.runner.sockets.StrictRequestDecoder;
@@ -7,18 +8,13 @@ import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.vertx.core.Future;
-import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClientRequest;
-import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
-import io.vertx.core.streams.ReadStream;
-import io.vertx.core.streams.WriteStream;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -41,9 +37,7 @@ final class ProxyExchange {
 
   /** Request headers about the job's connection to the proxy, or replaced: never sent to the target. */
   private static final Set<String> NOT_FORWARDED = Set.of("host", "proxy-connection", "proxy-authorization",
-      "connection", "keep-alive", "transfer-encoding");
-  /** Response headers about the target's connection; the proxy's own framing replaces them. */
-  private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "transfer-encoding");
+      "connection", "keep-alive", "transfer-encoding", "expect");
 
   private final EgressProxy proxy;
   private final HttpServerRequest request;
@@ -60,6 +54,8 @@ final class ProxyExchange {
   private boolean recorded;
   private NetSocket jobSocket;
   private NetSocket targetSocket;
+  /** The relay of a plain-HTTP request; null for a tunnel. */
+  private HttpRelay plain;
 
   private ProxyExchange(EgressProxy proxy, HttpServerRequest request) {
     this.proxy = proxy;
@@ -173,7 +169,7 @@ final class ProxyExchange {
     SocketAddress address = SocketAddress.inetSocketAddress(target.port(), addresses.get(next).getHostAddress());
     Future<?> connected = request.method().name().equals("CONNECT")
         ? proxy.tcp().connect(address).onSuccess(this::tunnel)
-        : proxy.http(request.version()).request(upstreamRequest(address)).onSuccess(this::send);
+        : proxy.http(request.version()).request(upstreamRequest(address)).onSuccess(up -> plain.relay(up));
     connected.onFailure(e -> connect(addresses, next + 1, deadline, e));
   }
 
@@ -236,57 +232,10 @@ final class ProxyExchange {
         options.addHeader(name, value);
       }
     });
-    MultiMap rendered = MultiMap.caseInsensitiveMultiMap().addAll(options.getHeaders()).add("Connection", "close");
-    bytesUp = headBytes(request.method().name() + " " + path + " " + version(), rendered);
+    String version = request.version() == HttpVersion.HTTP_1_0 ? "HTTP/1.0" : "HTTP/1.1";
+    plain = new HttpRelay(request, this::finish);
+    plain.countHead(request.method().name() + " " + path + " " + version, options.getHeaders());
     return options;
-  }
-
-  private void send(HttpClientRequest upstream) {
-    if (request.getHeader("content-length") == null && request.getHeader("transfer-encoding") != null) {
-      upstream.setChunked(true);
-    }
-    upstream.response().onSuccess(this::answer).onFailure(e -> cut("the target's answer failed: " + e));
-    JobSocket.whenClosed(request.connection(), () -> {
-      upstream.reset();
-      finish();
-    });
-    stream(request, upstream, true);
-    request.resume();
-  }
-
-  private void answer(HttpClientResponse upstream) {
-    HttpServerResponse response = request.response();
-    response.setStatusCode(upstream.statusCode()).setStatusMessage(upstream.statusMessage());
-    upstream.headers().forEach((name, value) -> {
-      if (!HOP_BY_HOP.contains(name.toLowerCase(Locale.ROOT))) {
-        response.headers().add(name, value);
-      }
-    });
-    if (upstream.getHeader("content-length") == null) {
-      response.setChunked(true);
-    }
-    response.putHeader("Connection", "close");
-    bytesDown += headBytes(version() + " " + upstream.statusCode() + " " + upstream.statusMessage(),
-        upstream.headers());
-    upstream.exceptionHandler(e -> cut("the target's answer broke off: " + e.getMessage()));
-    stream(upstream, response, false);
-  }
-
-  private void stream(ReadStream<Buffer> from, WriteStream<Buffer> to, boolean up) {
-    from.handler(chunk -> {
-      count(chunk, up);
-      to.write(chunk);
-      if (to.writeQueueFull()) {
-        from.pause();
-        to.drainHandler(v -> from.resume());
-      }
-    });
-    from.endHandler(v -> to.end().onComplete(done -> {
-      if (!up) {
-        request.connection().close();
-        finish();
-      }
-    }));
   }
 
   private void count(Buffer chunk, boolean up) {
@@ -304,17 +253,7 @@ final class ProxyExchange {
   }
 
   private void answer(Refusal refusal) {
-    request.response().setStatusCode(refusal.status())
-        .putHeader("Content-Type", EgressProxy.ANSWERS.contentType())
-        .putHeader("Connection", "close")
-        .end(Buffer.buffer(EgressProxy.ANSWERS.body(refusal)))
-        .onComplete(done -> request.connection().close());
-  }
-
-  private void cut(String why) {
-    failure = failure == null ? why : failure;
-    request.connection().close();
-    finish();
+    HttpRelay.refuse(request, EgressProxy.ANSWERS, refusal);
   }
 
   private void closeAll() {
@@ -334,12 +273,10 @@ final class ProxyExchange {
       return;
     }
     recorded = true;
+    long up = plain == null ? bytesUp : plain.bytesUp();
+    long down = plain == null ? bytesDown : plain.bytesDown();
     proxy.recorder().record(new EgressRecord(startedAt, request.method().name(), target.host(), target.port(),
-        allowed, bytesUp, bytesDown, Duration.ofNanos(System.nanoTime() - startNanos), failure));
-  }
-
-  private String version() {
-    return request.version() == io.vertx.core.http.HttpVersion.HTTP_1_0 ? "HTTP/1.0" : "HTTP/1.1";
+        allowed, up, down, Duration.ofNanos(System.nanoTime() - startNanos), failure));
   }
 
   /** Internal API: the half-close that Vert.x's {@link NetSocket} does not offer. */
@@ -349,15 +286,6 @@ final class ProxyExchange {
 
   private static void allowHalfClosure(NetSocket socket) {
     ((io.netty.channel.socket.DuplexChannelConfig) channelOf(socket).config()).setAllowHalfClosure(true);
-  }
-
-  /** The size of a head as rendered on the wire: its first line, its header lines and the blank line. */
-  private static long headBytes(String firstLine, MultiMap headers) {
-    long length = firstLine.length() + 4;
-    for (var header : headers) {
-      length += header.getKey().length() + 2 + header.getValue().length() + 2;
-    }
-    return length;
   }
 
   private static boolean isLocal(InetAddress address) {

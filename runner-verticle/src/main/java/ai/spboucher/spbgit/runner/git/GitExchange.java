@@ -1,41 +1,29 @@
 package ai.spboucher.spbgit.runner.git;
 
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
-import ai.spboucher.spbgit.runner.sockets.JobSocket;
+import ai.spboucher.spbgit.runner.sockets.HttpRelay;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.netty.channel.ConnectTimeoutException;
-import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClientRequest;
-import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.RequestOptions;
-import io.vertx.core.streams.ReadStream;
-import io.vertx.core.streams.WriteStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
-import java.util.Set;
 
 /**
  * One request to a {@link GitRelay}: checked against its {@link GitRoute}, then sent to the gateway with the job
- * token, its body and the gateway's answer streamed through (with back-pressure), then recorded.
+ * token, its body and the gateway's answer streamed through ({@link HttpRelay}), then recorded.
  *
  * <p>Threading: every method runs on the event loop of the job's connection; the gateway request is made from
  * it, so its callbacks run there too.
  */
 final class GitExchange {
 
-  /** Response headers about the gateway's connection, not the answer; the relay's own framing replaces them. */
-  private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "transfer-encoding",
-      "proxy-connection", "upgrade", "te", "trailer");
-
   private final GitRelay relay;
   private final HttpServerRequest request;
+  private final HttpRelay stream;
   private final Instant startedAt = Instant.now();
   private final long startNanos = System.nanoTime();
-  private long bytesUp;
-  private long bytesDown;
   private boolean allowed;
   private String failure;
   private boolean recorded;
@@ -43,6 +31,7 @@ final class GitExchange {
   private GitExchange(GitRelay relay, HttpServerRequest request) {
     this.relay = relay;
     this.request = request;
+    this.stream = new HttpRelay(request, this::finish);
   }
 
   /** Serves {@code request}; called on its event loop with the head just parsed. */
@@ -62,9 +51,8 @@ final class GitExchange {
       return;
     }
     allowed = true;
-    JobSocket.whenClosed(request.connection(), this::finish);
     relay.gateway().request(upstreamRequest(target))
-        .onSuccess(this::send)
+        .onSuccess(stream::relay)
         .onFailure(this::unreachable);
   }
 
@@ -84,65 +72,8 @@ final class GitExchange {
     if (length != null) {
       options.putHeader("Content-Length", length);
     }
-    bytesUp += headBytes(method() + " " + target + " HTTP/1.1", options.getHeaders());
+    stream.countHead(request.method().name() + " " + target + " HTTP/1.1", options.getHeaders());
     return options;
-  }
-
-  private void send(HttpClientRequest upstream) {
-    if (request.getHeader("content-length") == null && request.getHeader("transfer-encoding") != null) {
-      upstream.setChunked(true);
-    }
-    upstream.response().onSuccess(this::answer).onFailure(e -> cut("the gateway's answer failed: " + e));
-    JobSocket.whenClosed(request.connection(), () -> {
-      upstream.reset();
-      finish();
-    });
-    if ("100-continue".equalsIgnoreCase(request.getHeader("expect"))) {
-      // Answered here: the relay streams the body anyway, the gateway need not be asked.
-      request.response().writeContinue();
-    }
-    stream(request, upstream, true);
-    request.resume();
-  }
-
-  private void answer(HttpClientResponse upstream) {
-    HttpServerResponse response = request.response();
-    response.setStatusCode(upstream.statusCode()).setStatusMessage(upstream.statusMessage());
-    upstream.headers().forEach((name, value) -> {
-      if (!HOP_BY_HOP.contains(name.toLowerCase(Locale.ROOT))) {
-        response.headers().add(name, value);
-      }
-    });
-    if (upstream.getHeader("content-length") == null) {
-      response.setChunked(true);
-    }
-    response.putHeader("Connection", "close");
-    bytesDown += headBytes("HTTP/1.1 " + upstream.statusCode() + " " + upstream.statusMessage(),
-        response.headers());
-    upstream.exceptionHandler(e -> cut("the gateway's answer broke off: " + e.getMessage()));
-    stream(upstream, response, false);
-  }
-
-  /** Copies {@code from} to {@code to}, pausing {@code from} while {@code to} is full, counting the bytes. */
-  private void stream(ReadStream<Buffer> from, WriteStream<Buffer> to, boolean up) {
-    from.handler(chunk -> {
-      if (up) {
-        bytesUp += chunk.length();
-      } else {
-        bytesDown += chunk.length();
-      }
-      to.write(chunk);
-      if (to.writeQueueFull()) {
-        from.pause();
-        to.drainHandler(v -> from.resume());
-      }
-    });
-    from.endHandler(v -> to.end().onComplete(done -> {
-      if (!up) {
-        request.connection().close();
-        finish();
-      }
-    }));
   }
 
   private void unreachable(Throwable e) {
@@ -153,21 +84,7 @@ final class GitExchange {
   }
 
   private void refuse(Refusal refusal) {
-    byte[] body = GitRelay.ANSWERS.body(refusal);
-    request.response().setStatusCode(refusal.status())
-        .putHeader("Content-Type", GitRelay.ANSWERS.contentType())
-        .putHeader("Connection", "close")
-        .end(Buffer.buffer(body))
-        .onComplete(done -> {
-          request.connection().close();
-          finish();
-        });
-  }
-
-  private void cut(String why) {
-    failure = failure == null ? why : failure;
-    request.connection().close();
-    finish();
+    HttpRelay.refuse(request, GitRelay.ANSWERS, refusal).onComplete(closed -> finish());
   }
 
   private void finish() {
@@ -176,20 +93,7 @@ final class GitExchange {
     }
     recorded = true;
     GitRelay.Origin origin = relay.origin();
-    relay.record(new EgressRecord(startedAt, method(), origin.host(), origin.port(), allowed, bytesUp, bytesDown,
-        Duration.ofNanos(System.nanoTime() - startNanos), failure));
-  }
-
-  private String method() {
-    return request.method().name();
-  }
-
-  /** The size of a head as rendered on the wire: its first line, its header lines and the blank line. */
-  private static long headBytes(String firstLine, io.vertx.core.MultiMap headers) {
-    long length = firstLine.length() + 4;
-    for (var header : headers) {
-      length += header.getKey().length() + 2 + header.getValue().length() + 2;
-    }
-    return length;
+    relay.record(new EgressRecord(startedAt, request.method().name(), origin.host(), origin.port(), allowed,
+        stream.bytesUp(), stream.bytesDown(), Duration.ofNanos(System.nanoTime() - startNanos), failure));
   }
 }
