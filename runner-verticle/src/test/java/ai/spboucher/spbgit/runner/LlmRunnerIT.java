@@ -227,7 +227,8 @@ class LlmRunnerIT {
          Connection nats = Nats.connect(bed.nats.url())) {
       JobRequest request = bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build();
       // No Vert.x: the job is refused before any of its sockets is opened.
-      new JobExecution(null, plain, docker, null, null, request, new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
+      new JobExecution(null, plain, docker, null, null, request,
+          new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
           Clock.systemUTC()).run();
     }
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));

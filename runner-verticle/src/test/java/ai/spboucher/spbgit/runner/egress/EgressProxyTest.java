@@ -112,7 +112,8 @@ class EgressProxyTest {
     EgressProxy proxy = proxy("127.0.0.1:" + http.port());
     assertEquals(200, request(proxy, "GET http://127.0.0.1:" + http.port() + "?q=1 HTTP/1.0\r\n\r\n").status());
     assertEquals("GET /?q=1 HTTP/1.0", http.received.poll(5, TimeUnit.SECONDS).requestLine());
-    EgressProxy defaultPort = closeLater(EgressProxy.builder(VERTX, dir.resolve("p80.sock"), EgressPolicy.of("127.0.0.1:80"))
+    EgressProxy defaultPort = closeLater(EgressProxy.builder(VERTX, dir.resolve("p80.sock"),
+        EgressPolicy.of("127.0.0.1:80"))
         .recorder(recorder).start());
     // Port 80 is implied by http:// and must be listed as such; here it is listed, nothing listens: 502.
     Assumptions.assumeTrue(portIsClosed(80));
