@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * stopped only after that grace period, so the agent can push {@code refs/agents/<job>/partial}.
  *
  * <p>Threading: opened, awaited and closed on the job's thread. The endpoint's calls are published from its
- * workers through {@link BackgroundEvents}.
+ * event loop through {@link BackgroundEvents}, which never blocks.
  */
 final class LlmSession implements AutoCloseable {
 

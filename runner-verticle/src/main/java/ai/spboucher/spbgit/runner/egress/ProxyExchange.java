@@ -85,8 +85,7 @@ final class ProxyExchange {
     resolve().onSuccess(addresses -> {
       allowed = true;
       connect(addresses, 0, System.nanoTime() + proxy.settings().connectTimeout().toNanos(), null);
-    }).onFailure(e -> refuse(e instanceof Refusal refusal ? refusal
-        : new Refusal(500, "proxy_error", "proxy error")));
+    }).onFailure(this::unresolved);
   }
 
   private void readTarget() throws Refusal {
@@ -145,17 +144,29 @@ final class ProxyExchange {
           }
         }
       } catch (UnknownHostException e) {
-        allowed = true;
-        failure = "unknown host";
-        throw new Refusal(502, "upstream", "cannot resolve " + target.host());
+        throw new Refusal(502, "unknown_host", "cannot resolve " + target.host());
       }
       if (usable.isEmpty()) {
-        failure = "resolves only to local addresses";
-        throw new Refusal(403, "forbidden", "egress to " + target + " is not allowed for this job (" + failure
-            + ")");
+        throw new Refusal(403, "local_only", "egress to " + target + " is not allowed for this job (resolves only"
+            + " to local addresses)");
       }
       return usable;
     }, false);
+  }
+
+  private void unresolved(Throwable e) {
+    if (e instanceof Refusal refusal && refusal.type().equals("unknown_host")) {
+      // Listed, so let through as far as the runner could take it.
+      allowed = true;
+      failure = "unknown host";
+      refuse(refusal);
+    } else if (e instanceof Refusal refusal) {
+      failure = "resolves only to local addresses";
+      refuse(refusal);
+    } else {
+      failure = "proxy error: " + e;
+      refuse(new Refusal(500, "proxy_error", "proxy error"));
+    }
   }
 
   /** Tries the addresses in turn until one answers or the connect timeout has passed. */
