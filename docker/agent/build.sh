@@ -201,7 +201,7 @@ install_variant_packages() {
   [ "$security" = none ] || printf 'deb %s %s-security main\n' "$security" "$suite" >>/etc/apt/sources.list
   apt-get -q update
   DEBIAN_FRONTEND=noninteractive apt-get -q -y --no-install-recommends \
-    -o Dpkg::Options::=--force-confold install "$@"
+    -o Dpkg::Options::=--force-confold -o Dpkg::Options::=--force-unsafe-io install "$@"
   : >/etc/apt/sources.list
   # Not the archives: they are the mounted cache, and stay out of the layer.
   rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/debconf/*-old /var/cache/man /usr/share/man \
