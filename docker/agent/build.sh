@@ -318,7 +318,8 @@ variant_rootfs() {
     mkdir -p "$cache_dir/debs"
     # The host's network, for the mirror only and during the build only: the image runs with none.
     container=$(docker create --network host -v "$cache_dir/debs:/var/cache/apt/archives" \
-      --entrypoint bash "$base_image" -c "$(declare -f install_variant_packages); install_variant_packages \"\$@\"" \
+      --entrypoint bash "$base_image" \
+      -c "set -euo pipefail; $(declare -f install_variant_packages); install_variant_packages \"\$@\"" \
       install "$SUITE" "$mirror" "$security" $(variant_packages "$v"))
     docker start -a "$container" >"$log" 2>&1 \
       || { tail -n 20 "$log" >&2; die "installing the $v packages failed (log: $log)"; }

@@ -154,7 +154,7 @@ class AgentImagesIT {
           .get("spb.agent.variant");
       assertEquals(variant, label, image + " is labelled as another variant");
     } catch (IllegalStateException e) {
-      String why = e.getMessage() + " (docker/agent/build.sh " + variant + ")";
+      String why = e.getMessage() + " (variant " + variant + ")";
       if ("true".equals(System.getenv("CI"))) {
         fail(why);
       }
