@@ -3,7 +3,7 @@
 # spbgit/agent-node:latest without any container registry: debootstrap a minimal Debian bookworm from the
 # machine's apt mirror, `docker import` the root filesystem, add a variant's toolchain packages as a layer
 # on top of it, then commit the entrypoint, the agent jar and the agent user as a small last layer. The jar
-# is built by Maven first: mvn -B package -pl agent (agent/target/spb-agent.jar).
+# is built by Maven first: mvn -B package -pl agent -am (agent/target/spb-agent.jar).
 #
 # usage: docker/agent/build.sh [--if-missing] [--refresh] [--variant NAME]... [NAME]...
 #   NAME          a variant of the VARIANTS table below, or all; without any, base
