@@ -19,6 +19,8 @@ import ai.spboucher.spbgit.runner.nats.BackgroundEvents;
 import ai.spboucher.spbgit.runner.nats.EventMessages;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.TrustOptions;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
@@ -34,7 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLSocketFactory;
 
 /**
  * One job on this runner, from taking it to removing its container: a size-capped work volume, an egress
@@ -50,11 +51,14 @@ final class JobExecution {
   /** The most of one cache key file the runner reads: a lockfile, not a data set. */
   private static final long KEY_FILE_LIMIT = 16 << 20;
 
+  /** Serves the job's sockets. */
+  private final Vertx vertx;
   private final RunnerConfig config;
   private final DockerSandbox docker;
   /** The runner's model provider; null when it has none. */
   private final ProviderClient provider;
-  private final SSLSocketFactory gatewayTls;
+  /** The CAs of an https gateway; null for the JDK's default trust store. */
+  private final TrustOptions gatewayTrust;
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
@@ -71,24 +75,25 @@ final class JobExecution {
   private volatile String unremovedContainer;
 
   /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
-  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
-               JobRequest request, EventPublisher events, Clock clock) {
-    this(config, docker, provider, gatewayTls, request, events, clock, null,
+  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
+               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock) {
+    this(vertx, config, docker, provider, gatewayTrust, request, events, clock, null,
         Map.of(Subjects.DEFAULT_IMAGE, new ImageCatalogue.Offered(Subjects.DEFAULT_IMAGE, config.agentImage(), "")),
         new JobCache(config.workRoot().resolve("cache"), 0));
   }
 
   /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
-  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
-               JobRequest request, EventPublisher events, Clock clock, Instant queuedAt,
+  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
+               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock, Instant queuedAt,
                Map<String, ImageCatalogue.Offered> images, JobCache cache) {
+    this.vertx = vertx;
     this.images = images;
     this.cache = cache;
     this.queuedAt = queuedAt;
     this.config = config;
     this.docker = docker;
     this.provider = provider;
-    this.gatewayTls = gatewayTls;
+    this.gatewayTrust = gatewayTrust;
     this.request = request;
     this.events = events;
     this.clock = clock;
@@ -236,13 +241,13 @@ final class JobExecution {
     Files.setPosixFilePermissions(ws.egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
     ws.mounted = ws.work.mount();
     ws.refusals = new RefusalNotes(ws.pump);
-    ws.proxy = EgressProxy.start(ws.egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
+    ws.proxy = EgressProxy.start(vertx, ws.egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
         new EgressRecorder(published(ws.background, ws.refusals, EventMessages.VIA_PROXY, () -> ws.phase)));
-    ws.git = GitRelay.start(ws.egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
-        request.getJobToken(), gatewayTls,
+    ws.git = GitRelay.start(vertx, ws.egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
+        request.getJobToken(), gatewayTrust,
         published(ws.background, ws.refusals, EventMessages.VIA_GIT_RELAY, () -> ws.phase));
     if (ws.admission.model() != null) {
-      ws.session = LlmSession.open(provider, ws.admission.model(), ws.jobDir, ws.egressDir, config.sandboxUid(),
+      ws.session = LlmSession.open(vertx, provider, ws.admission.model(), ws.jobDir, ws.egressDir, config.sandboxUid(),
           ws.background);
     }
     TaskSanitizer.Sanitized task = ws.admission.task();
@@ -295,7 +300,7 @@ final class JobExecution {
     }
     Path setupDir = Files.createDirectories(ws.jobDir.resolve("setup"));
     Files.setPosixFilePermissions(setupDir, PosixFilePermissions.fromString("rwxr-xr-x"));
-    ws.setupProxy = EgressProxy.start(setupDir.resolve("egress.sock"),
+    ws.setupProxy = EgressProxy.start(vertx, setupDir.resolve("egress.sock"),
         EgressPolicy.of(environment().getSetupEgressList()), new EgressRecorder(published(ws.background,
             ws.refusals, EventMessages.VIA_PROXY, () -> EventMessages.PHASE_SETUP)));
     Map<String, String> env = new LinkedHashMap<>();

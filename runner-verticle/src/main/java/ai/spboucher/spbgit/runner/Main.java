@@ -22,7 +22,8 @@ public final class Main {
       System.exit(2);
       return;
     }
-    Vertx vertx = Vertx.vertx();
+    // Epoll where Netty has it: its unix sockets can half-close, NIO's cannot (see JobSocket).
+    Vertx vertx = Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true));
     vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC()))
         .onFailure(e -> {
           if (!SHUTTING_DOWN.get()) {

@@ -49,7 +49,7 @@ public final class RunnerVerticle extends VerticleBase {
       }
       nats = NatsLink.connect(config.natsUrl(), "spb-runner-" + config.runnerId());
       nats.ensureStreams();
-      dispatcher = new JobDispatcher(config, docker, nats, clock, offered);
+      dispatcher = new JobDispatcher(vertx, config, docker, nats, clock, offered);
       dispatcher.reclaimLeftovers();
       dispatcher.start();
       return null;
