@@ -144,6 +144,29 @@ class EnvironmentJobIT {
   }
 
   @Test
+  void theRepositorysAgentYmlDrivesAJobCreatedThroughTheGateway() throws Exception {
+    bed.createRepo("yml", Map.of(".spbgit/agent.yml", """
+        image: python
+        setup: python3 -m venv /work/venv && /work/venv/bin/python -c 'open("/work/venv/made", "w").write("1")'
+        cache: [/work/venv]
+        """, "README.md", "hi\n"));
+    String id = bed.submit("yml", "test -f /work/venv/made && echo changed > CHANGED.txt",
+        "/work/venv/bin/python -c 'import sys'").getString("id");
+    io.vertx.core.json.JsonObject done = bed.awaitFinished("yml", id);
+    String log = bed.log(id);
+    assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + log);
+    assertEquals("miss", done.getString("cache"), done.encodePrettily());
+    assertTrue(done.getString("image_digest").startsWith("sha256:"), done.encodePrettily());
+    assertTrue(log.contains("[spb-runner] setup phase starting") && log.contains("(image python"), log);
+
+    String again = bed.submit("yml", "true", "").getString("id");
+    io.vertx.core.json.JsonObject hit = bed.awaitFinished("yml", again);
+    assertEquals("ok", hit.getString("exit_reason"), hit.encodePrettily() + "\n" + bed.log(again));
+    assertEquals("hit", hit.getString("cache"), hit.encodePrettily());
+    assertEquals(done.getString("image_digest"), hit.getString("image_digest"));
+  }
+
+  @Test
   void aFailingSetupEndsSetupFailedWithItsExitCodeAndPushesNothing() throws Exception {
     bed.createRepo("broken", Map.of("README.md", "hi\n"));
     Environment environment = Environment.newBuilder().setImage("base").setSetup("echo 'setting up'; exit 3")
