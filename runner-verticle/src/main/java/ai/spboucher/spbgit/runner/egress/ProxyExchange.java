@@ -37,7 +37,7 @@ final class ProxyExchange {
 
   /** Request headers about the job's connection to the proxy, or replaced: never sent to the target. */
   private static final Set<String> NOT_FORWARDED = Set.of("host", "proxy-connection", "proxy-authorization",
-      "connection", "keep-alive", "transfer-encoding", "expect");
+      "connection", "keep-alive", "transfer-encoding", "expect", "te", "trailer", "upgrade");
 
   private final EgressProxy proxy;
   private final HttpServerRequest request;
@@ -238,8 +238,13 @@ final class ProxyExchange {
     RequestOptions options = new RequestOptions().setMethod(request.method()).setServer(address)
         .setHost(target.host()).setPort(target.port()).setURI(path)
         .putHeader("Host", authority);
+    // Headers the job's Connection header names are about its hop to the proxy too (RFC 9110, 7.6.1).
+    Set<String> nominated = new java.util.HashSet<>();
+    request.headers().getAll("Connection").forEach(value -> java.util.Arrays.stream(value.split(","))
+        .map(token -> token.strip().toLowerCase(Locale.ROOT)).forEach(nominated::add));
     request.headers().forEach((name, value) -> {
-      if (!NOT_FORWARDED.contains(name.toLowerCase(Locale.ROOT))) {
+      String lower = name.toLowerCase(Locale.ROOT);
+      if (!NOT_FORWARDED.contains(lower) && !nominated.contains(lower)) {
         options.addHeader(name, value);
       }
     });

@@ -107,6 +107,21 @@ class EgressProxyTest {
   }
 
   @Test
+  void hopByHopHeadersAndThoseTheConnectionHeaderNamesStayWithTheProxy() throws Exception {
+    Http http = closeLater(new Http());
+    EgressProxy proxy = proxy("127.0.0.1:" + http.port());
+    String authority = "127.0.0.1:" + http.port();
+    Response response = request(proxy, "GET http://" + authority + "/simple/probe/ HTTP/1.1\r\nHost: " + authority
+        + "\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nTE: trailers\r\nUpgrade: h2c\r\nTrailer: X-T\r\n"
+        + "Proxy-Connection: keep-alive\r\nAccept: text/html\r\n\r\n");
+    assertEquals(200, response.status());
+    Received received = http.received.poll(5, TimeUnit.SECONDS);
+    assertNotNull(received);
+    assertEquals("GET /simple/probe/ HTTP/1.1\r\nHost: " + authority + "\r\nAccept: text/html\r\nconnection: close"
+        + "\r\n\r\n", received.head());
+  }
+
+  @Test
   void absoluteFormWithoutPathOrPortIsRewrittenToSlash() throws Exception {
     Http http = closeLater(new Http());
     EgressProxy proxy = proxy("127.0.0.1:" + http.port());
