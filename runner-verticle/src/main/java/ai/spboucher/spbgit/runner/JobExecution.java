@@ -38,10 +38,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
- * One job on this runner, from taking it to removing its container: a size-capped work volume, an egress
- * proxy admitting only the job's allow-list, for llm jobs an {@link LlmSession} (model endpoint, token meter,
- * breach notice), one fresh hardened container, its output, egress attempts and model calls streamed as events,
- * and an exit reason decided from what the runner observed. {@link #run} blocks for the job's whole life on one
+ * One job on this runner, from taking it to removing its containers, in named phases: {@link #admit},
+ * {@link #prepare} (a size-capped work volume, an egress proxy admitting only the job's allow-list, the git relay,
+ * for llm jobs an {@link LlmSession}: model endpoint, token meter, breach notice), {@link #setup} (for an
+ * environment with a setup script: a clone container, then the repository's cache or a setup container with its
+ * own egress proxy), {@link #runAgent} (one fresh hardened container for the agent or exec command and the tests)
+ * and {@link #report}. Output, egress attempts and model calls are streamed as events, and the exit reason is
+ * decided from what the runner observed. {@link #run} blocks for the job's whole life on one
  * worker thread; {@link #cancel} may be called from any thread.
  */
 final class JobExecution {
@@ -440,7 +443,8 @@ final class JobExecution {
       ws.pump.runnerLine("job ended before it started: " + cancelReason);
       return cancelReason;
     }
-    Duration wall = ws.remaining();
+    // A job in one container has its whole wall clock from its start, as before phases; a phased one what is left.
+    Duration wall = phased ? ws.remaining() : ws.admission.wall();
     if (wall.isNegative() || wall.isZero()) {
       ws.pump.runnerLine("wall clock limit reached before the agent phase");
       return ExitReason.TIMEOUT;

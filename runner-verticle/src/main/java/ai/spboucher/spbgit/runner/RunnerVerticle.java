@@ -9,8 +9,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 
 /**
- * The runner node: checks that its sandbox uid is no login account of this host, checks the Docker engine and the
- * agent image (built for that uid), connects to NATS, reclaims what a previous run left behind, then starts taking
+ * The runner node: checks that its sandbox uid is no login account of this host, checks the Docker engine, resolves
+ * its image catalogue ({@code SPB_IMAGES}) to the images present (built for that uid) and their ids, connects to NATS, reclaims what a previous run left behind, then starts taking
  * jobs. All of that blocks, so it runs in {@code executeBlocking}; jobs themselves run on the dispatcher's own
  * threads.
  */
