@@ -310,7 +310,6 @@ final class JobExecution {
     env.put("SPB_JOB_ID", jobId());
     env.put("SPB_PHASE", "setup");
     env.put("SPB_SETUP", environment().getSetup());
-    env.put("npm_config_proxy", SandboxSpec.PROXY_URL);
     PhaseExit setup = runPhase(ws, "setup", "-setup", phaseSpec(ws, "setup", setupDir, env));
     closeQuietly(ws.setupProxy);
     ws.setupProxy = null;
@@ -611,7 +610,6 @@ final class JobExecution {
     if (phase != null) {
       env.put("SPB_PHASE", phase);
     }
-    env.put("npm_config_proxy", SandboxSpec.PROXY_URL);
     env.put("SPB_REPO", request.getRepo());
     env.put("SPB_CLONE_URL", SandboxSpec.GIT_URL + git.repoPath());
     env.put("SPB_BASE_REF", request.getBaseRef());

@@ -94,6 +94,7 @@ class SandboxIT {
     Set<String> expected = new TreeSet<>(List.of("HOME", "HOSTNAME", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
         "PATH", "PWD", "SHLVL", "SPB_BASE_REF", "SPB_CLONE_URL", "SPB_EXEC", "SPB_JOB_ID",
         "SPB_MODE", "SPB_REPO", "SPB_TASK", "SPB_TEST_COMMAND", "http_proxy", "https_proxy", "no_proxy",
+        "npm_config_proxy",
         "GATEWAY", "LOOP", "HOST", "BRIDGE", "V6", "NATS", "OLDPWD", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_NOSYSTEM",
         "LANG", "LC_ALL"));
     assertTrue(expected.containsAll(envKeys), "unexpected environment: " + envKeys);

@@ -68,6 +68,8 @@ public record SandboxSpec(String image, String jobId, String runnerId, int uid, 
     all.put("HTTPS_PROXY", PROXY_URL);
     all.put("http_proxy", PROXY_URL);
     all.put("https_proxy", PROXY_URL);
+    // npm reads its own setting before the variables above.
+    all.put("npm_config_proxy", PROXY_URL);
     all.put("NO_PROXY", "");
     all.put("no_proxy", "");
     all.putAll(env);

@@ -54,6 +54,7 @@ class SandboxSpecTest {
     var env = spec.environment();
     assertTrue(env.contains("HTTP_PROXY=http://127.0.0.1:3128"));
     assertTrue(env.contains("https_proxy=http://127.0.0.1:3128"));
+    assertTrue(env.contains("npm_config_proxy=http://127.0.0.1:3128"), "npm reads its own setting first");
     assertTrue(env.contains("SPB_JOB_TOKEN=t"));
     assertEquals(Map.of("spb.job", "j1", "spb.runner", "r1"), spec.labels());
   }
