@@ -31,6 +31,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -328,8 +329,8 @@ public final class JobService {
   }
 
   /**
-   * Ends a job: audits the end (with the model spend the runner metered, for llm jobs), then revokes its token
-   * so it cannot push any more.
+   * Ends a job: audits the end (with the model spend the runner metered, for llm jobs) and revokes its token so
+   * it cannot push any more; only then is the job shown finished, so no finished job has a live token.
    */
   private Future<Job> finish(String id, String reason, String runner, String container, String detail,
                              JsonObject spend) {
@@ -339,7 +340,7 @@ public final class JobService {
       entry.put("provider", spend.getString("provider")).put("model", spend.getString("model"))
           .put("input_tokens", spend.getLong("input_tokens")).put("output_tokens", spend.getLong("output_tokens"));
     }
-    return record(entry).compose(this::revokeToken);
+    return record(entry, () -> book.get(id).map(this::revokeToken).orElse(Future.succeededFuture()).mapEmpty());
   }
 
   private static JsonObject spendOf(StatusChange change) {
@@ -362,7 +363,13 @@ public final class JobService {
 
   /** Appends {@code entry} to the audit log, then applies it to the book. */
   private Future<Job> record(JsonObject entry) {
+    return record(entry, Future::succeededFuture);
+  }
+
+  /** Appends {@code entry} to the audit log, runs {@code beforeApplying} once it is stored, then applies it. */
+  private Future<Job> record(JsonObject entry, Supplier<Future<Void>> beforeApplying) {
     return audit.append(entry)
+        .compose(stored -> beforeApplying.get().map(v -> stored))
         .map(stored -> {
           Job job = book.apply(stored).orElseThrow(() -> new JobNotFoundException("no job " + entry.getString("job")));
           if (metrics != null && JobBook.STARTED.equals(entry.getString("event"))) {
