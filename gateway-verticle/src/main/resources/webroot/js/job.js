@@ -147,6 +147,7 @@ async function loadDiff() {
   if (!work) {
     diff = null;
     diffLoadedFor = null;
+    renderEnvironmentWarning();
     $('diff').replaceChildren(el('p', { class: 'muted', text: job.status === 'finished' ? 'This job has no proposal.' : 'No proposal yet.' }));
     return;
   }
@@ -154,10 +155,45 @@ async function loadDiff() {
     diff = await api('GET', work.path);
     diffLoadedFor = key;
     renderDiff($('diff'), diff, diffMode);
+    renderEnvironmentWarning();
   } catch (e) {
     diff = null;
+    renderEnvironmentWarning();
     $('diff').replaceChildren(el('p', { class: 'muted', text: `No diff: ${e.message}` }));
   }
+}
+
+/**
+ * A proposal that touches .spbgit/ changes the job environment of every later job once it is on the default branch
+ * (its image, setup script, and the hosts setup and the agent may reach): the owner is told before approving.
+ */
+function renderEnvironmentWarning() {
+  $('environment-warning').hidden = !(diff && diff.changes_environment && reviewedWork()?.kind === 'proposal');
+}
+
+/** The job's environment as job_created recorded it, and how the runner started it; all text, never markup. */
+function renderEnvironment() {
+  const env = job.environment;
+  if (!env) {
+    $('environment').replaceChildren(el('dt', { text: 'Image' }), el('dd', { text: 'base (recorded before environments)' }));
+    return;
+  }
+  const hosts = (list) => (list?.length ? el('ul', { class: 'host-list' }, ...list.map((h) => el('li', {}, el('code', { text: h }))))
+    : 'none');
+  const cache = { hit: 'hit (restored; setup skipped)', miss: 'miss (setup ran)', none: 'none (nothing cached)' };
+  const rows = [
+    ['Image', el('code', { id: 'environment-image', text: env.image ?? 'base' })],
+    ['Image digest', job.image_digest ? el('code', { id: 'image-digest', text: job.image_digest }) : '— (not started)'],
+    ['Cache', job.cache ? el('span', { id: 'environment-cache', text: cache[job.cache] ?? job.cache }) : '— (not started)'],
+    ['Setup egress', hosts(env.setup_egress)],
+    ['Agent egress', hosts(env.egress)],
+    ['Cached paths', hosts(env.cache)],
+    ['Cache key files', hosts(env.cache_key_files)],
+    ['Setup script', env.setup ? el('details', { id: 'setup-script' }, el('summary', { text: `${env.setup.trimEnd().split('\n').length} lines` }),
+      el('pre', { class: 'mono', text: env.setup })) : 'none'],
+    ['Hash', el('code', { text: `${env.hash ?? ''}${env.blob ? ` (blob ${shortSha(env.blob)})` : ' (no .spbgit/agent.yml)'}` })],
+  ];
+  $('environment').replaceChildren(...rows.flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
 }
 
 function renderJob() {
@@ -167,6 +203,10 @@ function renderJob() {
   $('decision').replaceChildren(...decisionBadge());
   $('facts').replaceChildren(...facts().flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
   $('facts').dataset.proposalSha = job.proposal_sha ?? '';
+  // The gateway cannot know every runner's catalogue: it says what the job waits for, not that none exists.
+  $('waiting-for').hidden = !job.waiting_for;
+  $('waiting-for').textContent = job.waiting_for ? `Waiting for ${job.waiting_for}.` : '';
+  renderEnvironment();
   renderTestResult();
   renderActions();
 }
@@ -299,7 +339,8 @@ async function approve() {
   const sha = job.proposal_sha;
   const branch = await confirmDialog({
     title: 'Approve this proposal',
-    message: `Fast-forward a branch of ${job.repo} to the reviewed proposal commit ${sha}. The branch is created if it does not exist; nothing else changes.`,
+    message: `Fast-forward a branch of ${job.repo} to the reviewed proposal commit ${sha}. The branch is created if it does not exist; nothing else changes.`
+      + (diff?.changes_environment ? ` Warning: ${$('environment-warning').textContent}.` : ''),
     input: { label: 'Branch', value: `agent/${job.id}` },
     confirmLabel: 'Approve',
   });

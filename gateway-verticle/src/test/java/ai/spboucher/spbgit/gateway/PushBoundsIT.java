@@ -72,7 +72,8 @@ class PushBoundsIT {
     assertTrue(answer.contains("unpack error push exceeds the inflated size limit of 512 MiB"
         + " (SPB_MAX_PUSH_INFLATED_BYTES)"), answer);
     assertTrue(answer.contains("ng refs/heads/bomb"), answer);
-    assertTrue(seconds < 10, "refused after " + seconds + " s");
+    // Unbounded, the same push took 118 s of both cores; the bound leaves room for a busy machine.
+    assertTrue(seconds < 30, "refused after " + seconds + " s");
     assertEquals(before, refsAndPacks("demo"), "no ref, pack or temporary file is left");
     assertEquals(200, gateway.api("GET", "/healthz", null, null).statusCode());
   }
@@ -131,7 +132,7 @@ class PushBoundsIT {
 
     String answer = new String(response.body(), StandardCharsets.UTF_8);
     assertTrue(answer.contains("unpack error push exceeds the time limit of 2 s (SPB_PUSH_TIME_LIMIT)"), answer);
-    assertTrue(seconds < 6, "stopped after " + seconds + " s");
+    assertTrue(seconds < 15, "stopped after " + seconds + " s");
     assertEquals(before, refsAndPacks("demo"));
   }
 
@@ -184,7 +185,7 @@ class PushBoundsIT {
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - revoked);
     String answer = new String(response.body(), StandardCharsets.UTF_8);
     assertTrue(answer.contains("unpack error push stopped: its job token was revoked"), answer);
-    assertTrue(millis < 3000, "answered " + millis + " ms after the revocation");
+    assertTrue(millis < 10_000, "answered " + millis + " ms after the revocation");
     assertFalse(jgitIsUnpacking());
     assertEquals(before, refsAndPacks("demo"));
   }
@@ -215,11 +216,12 @@ class PushBoundsIT {
       }));
     }
     for (CompletableFuture<HttpResponse<byte[]>> p : pushes) {
-      String answer = new String(p.get(60, TimeUnit.SECONDS).body(), StandardCharsets.UTF_8);
+      String answer = new String(p.get(150, TimeUnit.SECONDS).body(), StandardCharsets.UTF_8);
       assertTrue(answer.contains("unpack error push exceeds the inflated size limit of 512 MiB"), answer);
     }
     long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
-    assertTrue(seconds < 30, "four bombs took " + seconds + " s");
+    // Unbounded, each took over 100 s and together they ran the heap out; pushes unpack one at a time here.
+    assertTrue(seconds < 120, "four bombs took " + seconds + " s");
     assertEquals(200, http.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(),
         HttpResponse.BodyHandlers.ofString()).statusCode());
     assertFalse(jarLog.toString().contains("OutOfMemoryError"), jarLog.toString());

@@ -46,12 +46,15 @@ final class JobDispatcher {
   private static final Duration FETCH_WAIT = Duration.ofSeconds(1);
 
   private final RunnerConfig config;
+  /** Serves the jobs' sockets. */
+  private final io.vertx.core.Vertx vertx;
   private final DockerSandbox docker;
   private final NatsLink nats;
   private final Clock clock;
   /** The model provider's client, shared by this runner's llm jobs; null without a provider. */
   private final ProviderClient provider;
-  private final javax.net.ssl.SSLSocketFactory gatewayTls;
+  /** The CAs of an https gateway; null for the JDK's default trust store. */
+  private final io.vertx.core.net.TrustOptions gatewayTrust;
   private final Semaphore freeSlots;
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
@@ -64,20 +67,38 @@ final class JobDispatcher {
   private Dispatcher cancels;
 
   /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
-  JobDispatcher(RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
+  JobDispatcher(io.vertx.core.Vertx vertx, RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
       throws java.io.IOException, java.security.GeneralSecurityException {
     this.config = config;
+    this.vertx = vertx;
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;
     this.provider = config.model() == null ? null : new ProviderClient(config.model());
-    this.gatewayTls = config.gatewayTls();
+    this.gatewayTrust = gatewayTrust(vertx, config);
     this.freeSlots = new Semaphore(config.slots());
     this.jobs = Executors.newFixedThreadPool(config.slots(), r -> {
       Thread t = new Thread(r, "spb-job");
       t.setDaemon(true);
       return t;
     });
+  }
+
+  /** The gateway's CA as Vert.x trust, read once here so that an unreadable CA file stops the runner at start. */
+  private static io.vertx.core.net.TrustOptions gatewayTrust(io.vertx.core.Vertx vertx, RunnerConfig config)
+      throws java.security.GeneralSecurityException {
+    if (config.gatewayCa() == null) {
+      return null;
+    }
+    io.vertx.core.net.PemTrustOptions trust = new io.vertx.core.net.PemTrustOptions()
+        .addCertPath(config.gatewayCa().toString());
+    try {
+      trust.getTrustManagerFactory(vertx);
+    } catch (Exception e) {
+      throw new java.security.GeneralSecurityException("cannot read the gateway CA " + config.gatewayCa() + ": "
+          + e.getMessage(), e);
+    }
+    return trust;
   }
 
   /** Removes containers a previous run of this runner left behind and reports their jobs lost. Blocking. */
@@ -219,7 +240,7 @@ final class JobDispatcher {
       return;
     }
     EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(config, docker, provider, gatewayTls, request, events, clock,
+    JobExecution execution = new JobExecution(vertx, config, docker, provider, gatewayTrust, request, events, clock,
         storedAt(message));
     running.put(request.getJobId(), execution);
     LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());

@@ -18,6 +18,8 @@ import ai.spboucher.spbgit.runner.nats.BackgroundEvents;
 import ai.spboucher.spbgit.runner.nats.EventMessages;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.TrustOptions;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
@@ -33,7 +35,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLSocketFactory;
 
 /**
  * One job on this runner, from taking it to removing its container: a size-capped work volume, an egress
@@ -47,11 +48,14 @@ final class JobExecution {
   private static final System.Logger LOG = System.getLogger(JobExecution.class.getName());
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
 
+  /** Serves the job's sockets. */
+  private final Vertx vertx;
   private final RunnerConfig config;
   private final DockerSandbox docker;
   /** The runner's model provider; null when it has none. */
   private final ProviderClient provider;
-  private final SSLSocketFactory gatewayTls;
+  /** The CAs of an https gateway; null for the JDK's default trust store. */
+  private final TrustOptions gatewayTrust;
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
@@ -65,19 +69,20 @@ final class JobExecution {
   private volatile String unremovedContainer;
 
   /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
-  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
-               JobRequest request, EventPublisher events, Clock clock) {
-    this(config, docker, provider, gatewayTls, request, events, clock, null);
+  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
+               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock) {
+    this(vertx, config, docker, provider, gatewayTrust, request, events, clock, null);
   }
 
   /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
-  JobExecution(RunnerConfig config, DockerSandbox docker, ProviderClient provider, SSLSocketFactory gatewayTls,
-               JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
+               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+    this.vertx = vertx;
     this.queuedAt = queuedAt;
     this.config = config;
     this.docker = docker;
     this.provider = provider;
-    this.gatewayTls = gatewayTls;
+    this.gatewayTrust = gatewayTrust;
     this.request = request;
     this.events = events;
     this.clock = clock;
@@ -141,12 +146,12 @@ final class JobExecution {
       Files.setPosixFilePermissions(egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
       boolean mounted = work.mount();
       RefusalNotes refusals = new RefusalNotes(pump);
-      proxy = EgressProxy.start(egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
+      proxy = EgressProxy.start(vertx, egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
           new EgressRecorder(published(background, refusals, EventMessages.VIA_PROXY)));
-      git = GitRelay.start(egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
-          request.getJobToken(), gatewayTls, published(background, refusals, EventMessages.VIA_GIT_RELAY));
+      git = GitRelay.start(vertx, egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
+          request.getJobToken(), gatewayTrust, published(background, refusals, EventMessages.VIA_GIT_RELAY));
       if (model != null) {
-        session = LlmSession.open(provider, model, jobDir, egressDir, config.sandboxUid(), background);
+        session = LlmSession.open(vertx, provider, model, jobDir, egressDir, config.sandboxUid(), background);
       }
       if (task.hiddenCharacters() + task.htmlComments() > 0) {
         pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "

@@ -10,6 +10,7 @@ import ai.spboucher.spbgit.runner.model.Usage;
 import ai.spboucher.spbgit.runner.nats.BackgroundEvents;
 import ai.spboucher.spbgit.runner.nats.EventMessages;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
+import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * stopped only after that grace period, so the agent can push {@code refs/agents/<job>/partial}.
  *
  * <p>Threading: opened, awaited and closed on the job's thread. The endpoint's calls are published from its
- * workers through {@link BackgroundEvents}.
+ * event loop through {@link BackgroundEvents}, which never blocks.
  */
 final class LlmSession implements AutoCloseable {
 
@@ -55,13 +56,14 @@ final class LlmSession implements AutoCloseable {
    * Starts the endpoint at {@code <egressDir>/model.sock} and creates the notice directory under {@code jobDir},
    * for a notice owned by {@code agentUid}. Every call is published as a model call and as an egress attempt to the provider's host.
    */
-  static LlmSession open(ProviderClient provider, String model, Path jobDir, Path egressDir, int agentUid,
+  static LlmSession open(Vertx vertx, ProviderClient provider, String model, Path jobDir, Path egressDir,
+                         int agentUid,
                          BackgroundEvents background) throws IOException {
     TokenMeter meter = new TokenMeter(provider.config().tokenBudget());
     String host = provider.config().baseUrl().getHost().toLowerCase(Locale.ROOT);
     int port = provider.config().upstreamPort();
     AtomicReference<String> lastFailure = new AtomicReference<>();
-    ModelEndpoint endpoint = ModelEndpoint.start(egressDir.resolve(ModelEndpoint.SOCKET_NAME), provider, model,
+    ModelEndpoint endpoint = ModelEndpoint.start(vertx, egressDir.resolve(ModelEndpoint.SOCKET_NAME), provider, model,
         meter, call -> {
           if (call.error() != null) {
             lastFailure.set(call.error());

@@ -15,7 +15,8 @@ public final class Main {
     Map<String, String> env = System.getenv();
     Launcher launcher = new Launcher("spb-runner").logging(env);
     RunnerConfig config = launcher.configuration(env, e -> RunnerConfig.from(RunnerConfig.fromEnvironment(e)));
-    Vertx vertx = Vertx.vertx();
+    // Epoll where Netty has it: its unix sockets can half-close, NIO's cannot (see JobSocket).
+    Vertx vertx = Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true));
     launcher.serve(() -> vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC())).toCompletionStage(),
         () -> vertx.close().toCompletionStage());
   }

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * so a reader of the log sees what the sandbox stopped. The first {@link #LOGGED} are written; after that one
  * line says the rest are on the proposal page only (every attempt is published as an egress event anyway).
  *
- * <p>Threading: {@link #note} is called on the egress proxy's and git relay's threads; it never blocks.
+ * <p>Threading: {@link #note} is called on the egress proxy's and git relay's event loops; it never blocks.
  */
 final class RefusalNotes {
 

@@ -41,7 +41,7 @@ public final class RunnerVerticle extends VerticleBase {
       docker.check(config.agentImage(), uid);
       nats = NatsLink.connect(config.nats(), "spb-runner-" + config.runnerId());
       nats.ensureStreams();
-      dispatcher = new JobDispatcher(config, docker, nats, clock);
+      dispatcher = new JobDispatcher(vertx, config, docker, nats, clock);
       dispatcher.reclaimLeftovers();
       dispatcher.start();
       return null;

@@ -170,7 +170,9 @@ class SandboxIT {
     String id = bed.submit("probe", "sleep 600", null).getString("id");
     JsonObject done = bed.awaitFinished("probe", id);
     assertEquals("timeout", done.getString("exit_reason"), bed.log(id));
-    assertFalse(bed.containerExists(id));
+    // The runner reports the end first and removes the container right after: give the removal its moment.
+    JobTestBed.awaitCondition("the container of " + id + " is removed", Duration.ofSeconds(30),
+        () -> !bed.containerExists(id));
   }
 
   private static HostListener keep(HostListener listener) {

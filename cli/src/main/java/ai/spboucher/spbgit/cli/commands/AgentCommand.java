@@ -7,6 +7,6 @@ import picocli.CommandLine.Command;
     description = "Start, follow, review and decide agent jobs.",
     subcommands = {AgentRunCommand.class, AgentListCommand.class, AgentShowCommand.class, AgentLogsCommand.class,
         AgentApproveCommand.class, AgentRejectCommand.class, AgentCancelCommand.class,
-        AgentDeleteRefsCommand.class})
+        AgentDeleteRefsCommand.class, AgentEnvCommand.class})
 public final class AgentCommand {
 }

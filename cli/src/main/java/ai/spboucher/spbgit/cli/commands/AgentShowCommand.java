@@ -35,6 +35,8 @@ final class AgentShowCommand implements Runnable {
     field(out, "exec", node.path("exec"));
     field(out, "test", node.path("test_command"));
     field(out, "base", node.path("base").asText("") + " at " + node.path("base_sha").asText("?"));
+    field(out, "env", EnvironmentReport.summary(node));
+    field(out, "waiting", node.path("waiting_for"));
     field(out, "runner", node.path("runner_id").asText("-") + " (container " + node.path("container_id").asText("-")
         + ")");
     field(out, "created", node.path("created_at"));

@@ -41,7 +41,8 @@ public final class EnvironmentFile {
   static final int MAX_SETUP = 32 * 1024;
   static final int MAX_TEST = 20_000;
 
-  private static final Pattern IMAGE_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
+  /** As {@code Subjects} needs it: the name is a NATS subject token and part of a consumer name, so no dot. */
+  private static final Pattern IMAGE_NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
   private static final Pattern IPV4 =
       Pattern.compile("(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
@@ -84,7 +85,7 @@ public final class EnvironmentFile {
     String image = optionalScalar(values, "image", AgentEnvironment.DEFAULT_IMAGE);
     if (!IMAGE_NAME.matcher(image).matches()) {
       throw new EnvironmentFileException("image", line(values.get("image")),
-          "must be a catalogue name: lower-case letters, digits, '.', '_' or '-' (e.g. python)");
+          "must be a catalogue name: lower-case letters, digits, '_' or '-' (e.g. python)");
     }
     String setup = bounded(values, "setup", MAX_SETUP);
     String test = bounded(values, "test", MAX_TEST);

@@ -7,6 +7,7 @@ import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.Sessions;
 import ai.spboucher.spbgit.gateway.auth.TokenStore;
 import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.environment.EnvironmentReading;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
@@ -75,6 +76,8 @@ public final class ApiRoutes {
     contract.validated(router.get("/api/v1/repos"), "listRepos").handler(this::listRepos);
     contract.validated(router.post("/api/v1/repos"), "createRepo").handler(this::createRepo);
     contract.validated(router.delete("/api/v1/repos/:name"), "deleteRepo").handler(this::deleteRepo);
+    contract.validated(router.get("/api/v1/repos/:name/agent-environment"), "getAgentEnvironment")
+        .handler(this::agentEnvironment);
 
     contract.validated(router.get("/api/v1/tokens"), "listTokens").handler(this::listTokens);
     contract.validated(router.post("/api/v1/tokens"), "createToken").handler(this::createToken);
@@ -152,6 +155,20 @@ public final class ApiRoutes {
       repos.delete(name);
       return null;
     }, false).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+  }
+
+  /**
+   * The default branch's {@code .spbgit/agent.yml} as the next job would get it. A file that cannot be used is
+   * still a 200: the request is fine, the answer says what is wrong with the file (its error, line and key).
+   */
+  private void agentEnvironment(RoutingContext ctx) {
+    requireOwner(ctx);
+    RepoName name = RepoName.of(ctx.pathParam("name"));
+    vertx.executeBlocking(() -> {
+      try (var repository = repos.open(name)) {
+        return EnvironmentReading.of(repository).toJson();
+      }
+    }, false).onSuccess(json -> Responses.json(ctx, 200, json)).onFailure(ctx::fail);
   }
 
   private void listTokens(RoutingContext ctx) {

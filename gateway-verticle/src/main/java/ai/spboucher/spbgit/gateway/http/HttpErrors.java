@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.environment.EnvironmentFileException;
 import ai.spboucher.spbgit.gateway.git.BodyTooLargeException;
 import ai.spboucher.spbgit.gateway.git.MalformedGitRequestException;
 import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
@@ -104,6 +105,8 @@ public final class HttpErrors {
     statuses.put(BadRequestException.class, 400);
     statuses.put(InvalidRepoNameException.class, 400);
     statuses.put(InvalidJobException.class, 400);
+    // At job creation: the default branch's .spbgit/agent.yml cannot be used, so the job is refused unrecorded.
+    statuses.put(EnvironmentFileException.class, 400);
     statuses.put(MalformedGitRequestException.class, 400);
     statuses.put(DecodeException.class, 400);
     statuses.put(IllegalArgumentException.class, 400);

@@ -17,12 +17,17 @@ import java.util.function.Consumer;
  * @param model    the model of an llm-mode job; null in exec mode
  * @param spend    the model spend the runner metered, or null: {@code {"provider", "model", "input_tokens",
  *                 "output_tokens"}}
+ * @param environment the environment {@code job_created} recorded ({@code AgentEnvironment.toJson} with the blob
+ *                 id), or null for a job recorded before environments
+ * @param imageDigest the digest of the image the runner started, or null before the start
+ * @param cache    {@code hit}, {@code miss} or {@code none} once started (null from a runner older than them)
  */
 public record Job(String id, String repo, String task, String execCommand, String testCommand, String baseRef,
                   String baseSha, String requesterTokenId, String tokenId, String tokenExpires, String deadline,
                   String status, String exitReason, String runnerId, String containerId, String createdAt,
                   String startedAt, String finishedAt, String detail, List<JsonObject> refsWritten,
-                  long queueSequence, JsonObject decision, String model, JsonObject spend) {
+                  long queueSequence, JsonObject decision, String model, JsonObject spend,
+                  JsonObject environment, String imageDigest, String cache) {
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -73,7 +78,22 @@ public record Job(String id, String repo, String task, String execCommand, Strin
         .put("proposal_sha", proposalSha)
         .put("partial_sha", work.partial())
         .put("test_result", testResult(proposalSha))
-        .put("decision", decision);
+        .put("decision", decision)
+        .put("environment", environment).put("image_digest", imageDigest).put("cache", cache)
+        .put("waiting_for", waitingFor());
+  }
+
+  /** The image name the job needs a runner to offer. */
+  public String image() {
+    return environment == null ? "base" : environment.getString("image", "base");
+  }
+
+  /**
+   * What a queued job waits for: the gateway does not know every runner's catalogue, so it says what would take
+   * the job rather than whether one exists. Null once a runner has it.
+   */
+  String waitingFor() {
+    return DISPATCHED.equals(status) ? "a runner offering image '" + image() + "'" : null;
   }
 
   /**
@@ -104,6 +124,8 @@ public record Job(String id, String repo, String task, String execCommand, Strin
     long queueSequence;
     JsonObject decision;
     JsonObject spend;
+    String imageDigest;
+    String cache;
     private final Job from;
 
     private Builder(Job from) {
@@ -119,13 +141,15 @@ public record Job(String id, String repo, String task, String execCommand, Strin
       queueSequence = from.queueSequence;
       decision = from.decision;
       spend = from.spend;
+      imageDigest = from.imageDigest;
+      cache = from.cache;
     }
 
     private Job build() {
       return new Job(from.id, from.repo, from.task, from.execCommand, from.testCommand, from.baseRef, from.baseSha,
           from.requesterTokenId, from.tokenId, from.tokenExpires, from.deadline, status, exitReason, runnerId,
           containerId, from.createdAt, startedAt, finishedAt, detail, refsWritten, queueSequence, decision,
-          from.model, spend);
+          from.model, spend, from.environment, imageDigest, cache);
     }
   }
 }

@@ -65,6 +65,8 @@ public final class JobBook {
         b.runnerId = entry.getString("runner");
         b.containerId = entry.getString("container");
         b.startedAt = entry.getString("ts");
+        b.imageDigest = entry.getString("image_digest");
+        b.cache = entry.getString("cache");
       });
       case REFS_WRITTEN -> job.with(b -> b.refsWritten = latestPerRef(b.refsWritten, entry.getJsonArray("refs")));
       case FINISHED -> job.isFinished() ? job : job.with(b -> {
@@ -115,7 +117,8 @@ public final class JobBook {
     return new Job(e.getString("job"), e.getString("repo"), e.getString("task"), e.getString("exec"),
         e.getString("test_command"), e.getString("base"), e.getString("base_sha"), e.getString("requester"),
         e.getString("token_id"), e.getString("token_expires"), e.getString("deadline"), Job.QUEUED, null, null, null,
-        e.getString("ts"), null, null, null, List.of(), 0, null, e.getString("model"), null);
+        e.getString("ts"), null, null, null, List.of(), 0, null, e.getString("model"), null,
+        e.getJsonObject("environment"), null, null);
   }
 
   private static String nonEmpty(String value, String fallback) {

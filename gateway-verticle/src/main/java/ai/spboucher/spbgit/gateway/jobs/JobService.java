@@ -2,10 +2,14 @@ package ai.spboucher.spbgit.gateway.jobs;
 
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.environment.AgentEnvironment;
+import ai.spboucher.spbgit.gateway.environment.EnvironmentReading;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
 import ai.spboucher.spbgit.hooks.RefNames;
+import ai.spboucher.spbgit.proto.CacheOutcome;
+import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -57,6 +61,7 @@ public final class JobService {
   private final List<String> models;
   private final Clock clock;
   private final Proposals proposals;
+  private final RepositoryStore repos;
   private JobQueue queue;
   private JobMetrics metrics;
   /** Job tokens between minting and publishing; never written to the audit log. */
@@ -75,6 +80,7 @@ public final class JobService {
     this.models = List.copyOf(models);
     this.clock = clock;
     this.proposals = new Proposals(repos);
+    this.repos = repos;
   }
 
   /** Counts job starts and ends from now on. */
@@ -130,7 +136,8 @@ public final class JobService {
     } catch (InvalidJobException | JobQueueUnavailableException e) {
       return Future.failedFuture(e);
     }
-    // JGit blocks reading the branch; the token (about 0.6 ms of CPU, see JobTokens) is signed on that thread too.
+    // JGit blocks reading the branch and the environment file; the token (about 0.6 ms of CPU, see JobTokens) is
+    // signed on that thread too.
     return vertx.executeBlocking(() -> prepare(repo, request.baseBranch()), false)
         .compose(prepared -> {
           pendingTokens.put(prepared.id(), prepared.token().token());
@@ -291,13 +298,25 @@ public final class JobService {
     }
     if (change.getStatus() == JobStatus.STARTED) {
       return record(entry(JobBook.STARTED, event.getJobId()).put("runner", change.getRunnerId())
-          .put("container", change.getContainerId()));
+          .put("container", change.getContainerId())
+          .put("image_digest", change.getImageDigest().isEmpty() ? null : change.getImageDigest())
+          .put("cache", cacheOutcome(change.getCache())));
     }
     if (change.getStatus() == JobStatus.FINISHED) {
       return finish(event.getJobId(), change.getExitReason(), change.getRunnerId(), change.getContainerId(),
           change.getDetail(), spendOf(change));
     }
     return Future.succeededFuture();
+  }
+
+  /** How the audit names a start's cache outcome; null from a runner older than environments. */
+  private static String cacheOutcome(CacheOutcome outcome) {
+    return switch (outcome) {
+      case CACHE_HIT -> "hit";
+      case CACHE_MISS -> "miss";
+      case CACHE_NONE -> "none";
+      default -> null;
+    };
   }
 
   private static String describe(StatusChange change) {
@@ -355,27 +374,43 @@ public final class JobService {
         });
   }
 
-  /** A new job's id, deadline, signed token and base commit, before anything is recorded. */
-  private record Prepared(String id, Instant deadline, JobTokenSigner.Issued token, String baseSha) {
+  /**
+   * A new job's id, deadline, signed token, base commit and environment (from the default branch), before anything
+   * is recorded.
+   */
+  private record Prepared(String id, Instant deadline, JobTokenSigner.Issued token, String baseSha,
+                          AgentEnvironment environment) {
   }
 
-  /** Blocking: reads the base branch and signs the job's token. */
+  /**
+   * Blocking: reads the base branch and the environment file of the default branch, and signs the job's token.
+   *
+   * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot be used
+   */
   private Prepared prepare(RepoName repo, String baseRef) throws java.io.IOException {
     String baseSha = requireBranch(repo, baseRef);
+    AgentEnvironment environment;
+    try (var repository = repos.open(repo)) {
+      environment = EnvironmentReading.of(repository).require();
+    }
     String id = JobIds.next(clock);
     Instant deadline = clock.instant().plus(wallLimit).plus(QUEUE_ALLOWANCE);
     JobTokenSigner.Issued token = tokens.issueToken(id, repo.value(),
         Duration.between(clock.instant(), deadline).plusMinutes(2));
-    return new Prepared(id, deadline, token, baseSha);
+    return new Prepared(id, deadline, token, baseSha, environment);
   }
 
+  /** The request's test command wins over the environment's default ({@code test} in the file). */
   private static JsonObject createdEntry(Prepared job, RepoName repo, NewJob request, String model,
                                          Principal.Owner owner) {
+    String testCommand = request.testCommand().isEmpty() ? job.environment().test() : request.testCommand();
     return entry(JobBook.CREATED, job.id()).put("repo", repo.value()).put("requester", owner.tokenId())
-        .put("task", request.task()).put("exec", request.exec()).put("test_command", request.testCommand())
+        .put("task", request.task()).put("exec", request.exec()).put("test_command", testCommand)
         .put("base", request.baseBranch()).put("token_id", job.token().tokenId())
         .put("token_expires", job.token().expiresAt().toString()).put("deadline", job.deadline().toString())
-        .put("base_sha", job.baseSha()).put("mode", model == null ? "exec" : "llm").put("model", model);
+        .put("base_sha", job.baseSha()).put("mode", model == null ? "exec" : "llm").put("model", model)
+        .put("image", job.environment().image())
+        .put("environment", job.environment().toJson().put("blob", job.environment().blob()));
   }
 
   private JobRequest request(Job job) {
@@ -387,10 +422,27 @@ public final class JobService {
         .setExecCommand(job.execCommand() == null ? "" : job.execCommand())
         .setTestCommand(job.testCommand() == null ? "" : job.testCommand())
         .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))
+        .setEnvironment(environmentOf(job))
         .setJobToken(token)
         .setDeadlineEpochMs(Instant.parse(job.deadline()).toEpochMilli())
         .setCreatedEpochMs(clock.millis())
         .build();
+  }
+
+  /** The wire form of the environment {@code job_created} recorded; the defaults for a job recorded before them. */
+  private static Environment environmentOf(Job job) {
+    JsonObject recorded = job.environment() == null ? AgentEnvironment.NONE.toJson() : job.environment();
+    return Environment.newBuilder().setImage(recorded.getString("image", AgentEnvironment.DEFAULT_IMAGE))
+        .setSetup(recorded.getString("setup", ""))
+        .addAllSetupEgress(strings(recorded, "setup_egress")).addAllEgress(strings(recorded, "egress"))
+        .addAllCache(strings(recorded, "cache")).addAllCacheKeyFiles(strings(recorded, "cache_key_files"))
+        .setHash(recorded.getString("hash", ""))
+        .build();
+  }
+
+  private static List<String> strings(JsonObject json, String key) {
+    JsonArray array = json.getJsonArray(key, new JsonArray());
+    return array.stream().map(String::valueOf).toList();
   }
 
   private String requireBranch(RepoName repo, String base) throws java.io.IOException {

@@ -38,6 +38,9 @@ public final class Proposals {
   /** How an approval changed the branch. */
   public enum Approval { CREATED, FAST_FORWARDED, ALREADY_AT_PROPOSAL }
 
+  /** The directory of the repository's job environment ({@code .spbgit/agent.yml}). */
+  static final String ENVIRONMENT_DIR = ".spbgit";
+
   private final RepositoryStore repos;
 
   public Proposals(RepositoryStore repos) {
@@ -215,9 +218,22 @@ public final class Proposals {
     }
     JsonObject diff = new JsonObject().put("ref", target.ref()).put("kind", target.kind())
         .put("base", target.base()).put("head", target.head()).put("files", files)
-        .put("truncated", truncated || outOfTime).put("too_large", outOfTime);
+        .put("truncated", truncated || outOfTime).put("too_large", outOfTime)
+        .put("changes_environment", changesEnvironment(entries));
     return outOfTime ? diff.put("reason", "too large to show here: fetch " + target.ref() + " with git to see it "
         + "(computing this diff took longer than its " + allowance.time().toSeconds() + " s budget)") : diff;
+  }
+
+  /**
+   * Whether any change touches {@code .spbgit/} (either side, so a rename out of it counts). Every entry counts, not
+   * only those listed: the warning must not disappear because the diff was cut.
+   */
+  static boolean changesEnvironment(List<DiffEntry> entries) {
+    return entries.stream().anyMatch(e -> isEnvironmentPath(e.getOldPath()) || isEnvironmentPath(e.getNewPath()));
+  }
+
+  private static boolean isEnvironmentPath(String path) {
+    return path != null && (path.equals(ENVIRONMENT_DIR) || path.startsWith(ENVIRONMENT_DIR + "/"));
   }
 
   /**

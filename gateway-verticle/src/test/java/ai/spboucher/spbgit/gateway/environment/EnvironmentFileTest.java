@@ -69,6 +69,7 @@ class EnvironmentFileTest {
   @CsvSource(delimiter = '|', value = {
       "imagee: python                    | 1 | 'imagee' is not a known key",
       "image: Python                     | 1 | 'image' must be a catalogue name",
+      "image: python.3                   | 1 | 'image' must be a catalogue name",
       "image: [python]                   | 1 | 'image' must be a string",
       "test: echo\\nsetup_egress: x:443   | 2 | 'setup_egress' must be a list",
       "setup_egress:\\n  - host          | 2 | 'setup_egress' entry 'host' must be host:port",

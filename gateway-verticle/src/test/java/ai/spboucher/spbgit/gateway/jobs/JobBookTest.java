@@ -36,6 +36,29 @@ class JobBookTest {
   }
 
   @Test
+  void keepsTheEnvironmentFromCreationAndTheImageDigestAndCacheFromTheStart() {
+    JsonObject environment = new JsonObject().put("image", "python").put("hash", "h").put("blob", "b");
+    JobBook book = JobBook.replay(List.of(created("a").put("image", "python").put("environment", environment),
+        e(JobBook.DISPATCHED, "a").put("queue_seq", 1)));
+    Job waiting = book.get("a").get();
+    assertEquals("a runner offering image 'python'", waiting.toJson(WorkShas.NONE).getString("waiting_for"));
+    book.apply(e(JobBook.STARTED, "a").put("runner", "r1").put("image_digest", "sha256:d").put("cache", "miss"));
+    JsonObject job = book.get("a").get().toJson(WorkShas.NONE);
+    assertEquals(environment, job.getJsonObject("environment"));
+    assertEquals("sha256:d", job.getString("image_digest"));
+    assertEquals("miss", job.getString("cache"));
+    assertEquals(null, job.getValue("waiting_for"));
+  }
+
+  @Test
+  void aJobRecordedBeforeEnvironmentsWaitsForTheBaseImage() {
+    JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.DISPATCHED, "a").put("queue_seq", 1)));
+    JsonObject job = book.get("a").get().toJson(WorkShas.NONE);
+    assertEquals(null, job.getValue("environment"));
+    assertEquals("a runner offering image 'base'", job.getString("waiting_for"));
+  }
+
+  @Test
   void lateAndDuplicateEventsDoNotMoveAJobBackwards() {
     JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.FINISHED, "a").put("exit_reason", "cancelled"),
         e(JobBook.STARTED, "a").put("runner", "late"), e(JobBook.FINISHED, "a").put("exit_reason", "ok")));

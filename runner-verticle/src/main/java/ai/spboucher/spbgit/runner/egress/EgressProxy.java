@@ -1,13 +1,21 @@
 package ai.spboucher.spbgit.runner.egress;
 
-import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
+import ai.spboucher.spbgit.runner.sockets.JobSocket;
+import ai.spboucher.spbgit.runner.sockets.Refusal;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetSocket;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadPoolExecutor;
-
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The only way out of a job's sandbox: an HTTP proxy listening on a unix domain socket that is mounted into
@@ -37,11 +45,11 @@ import java.util.concurrent.ThreadPoolExecutor;
  * refused by default (so a listed name cannot be pointed at the runner's own services); listing the IP
  * literal admits it explicitly. Every attempt that named a target is recorded in the {@link EgressRecorder}.
  *
- * <p>Threading: {@link #start} binds the socket and returns at once. One accept thread hands each
- * connection to a bounded pool of daemon worker threads (two per connection while relaying), so a slow or
- * hostile client only ever holds its own threads. All public methods are thread-safe. {@link #close()} is
- * idempotent, stops accepting, closes every open connection on both sides, waits briefly for the workers to
- * record what they were doing, and deletes the socket file.
+ * <p>Threading: {@link #start} binds the socket (Vert.x's HTTP server, see {@link JobSocket}) and returns at
+ * once. Heads are parsed, tunnels and requests relayed on the server's event loop with Vert.x's TCP and HTTP
+ * clients, with back-pressure; only the name resolution, which blocks, runs on a worker. All public methods are
+ * thread-safe. {@link #close()} blocks briefly and is idempotent: it stops accepting, closes every open
+ * connection on both sides, and deletes the socket file.
  */
 public final class EgressProxy implements AutoCloseable {
 
@@ -53,21 +61,48 @@ public final class EgressProxy implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(EgressProxy.class.getName());
 
-  private final ProxySettings settings;
-  private final JobSocketServer server;
+  /** What the proxy answers itself: the message, one line of plain text (what curl shows the job). */
+  static final JobSocket.Answers ANSWERS = new JobSocket.Answers() {
+    @Override
+    public String contentType() {
+      return "text/plain; charset=utf-8";
+    }
 
-  private EgressProxy(ProxySettings settings, JobSocketServer server) {
+    @Override
+    public byte[] body(Refusal refusal) {
+      return (refusal.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
+    }
+  };
+
+  private final Vertx vertx;
+  private final ProxySettings settings;
+  private final NetClient tcp;
+  private final HttpClient http11;
+  private final HttpClient http10;
+  /** Both sides of every open tunnel, closed by {@link #close()}. */
+  private final Set<NetSocket> tunnels = ConcurrentHashMap.newKeySet();
+  private JobSocket server;
+
+  private EgressProxy(Vertx vertx, ProxySettings settings) {
+    this.vertx = vertx;
     this.settings = settings;
-    this.server = server;
+    int connectMillis = (int) Math.min(settings.connectTimeout().toMillis(), Integer.MAX_VALUE);
+    this.tcp = vertx.createNetClient(new NetClientOptions().setConnectTimeout(connectMillis).setTcpNoDelay(true));
+    HttpClientOptions http = new HttpClientOptions().setKeepAlive(false).setConnectTimeout(connectMillis)
+        .setDecompressionSupported(false).setMaxInitialLineLength(settings.maxHeadBytes())
+        .setMaxHeaderSize(settings.maxHeadBytes());
+    this.http11 = vertx.createHttpClient(http);
+    this.http10 = vertx.createHttpClient(new HttpClientOptions(http).setProtocolVersion(HttpVersion.HTTP_1_0));
   }
 
   /** Starts a proxy with the default limits; see {@link #builder} for the others. */
-  public static EgressProxy start(Path socketPath, EgressPolicy policy, EgressRecorder recorder) throws IOException {
-    return builder(socketPath, policy).recorder(recorder).start();
+  public static EgressProxy start(Vertx vertx, Path socketPath, EgressPolicy policy, EgressRecorder recorder)
+      throws IOException {
+    return builder(vertx, socketPath, policy).recorder(recorder).start();
   }
 
-  public static Builder builder(Path socketPath, EgressPolicy policy) {
-    return new Builder(socketPath, policy);
+  public static Builder builder(Vertx vertx, Path socketPath, EgressPolicy policy) {
+    return new Builder(vertx, socketPath, policy);
   }
 
   public Path socketPath() {
@@ -89,28 +124,41 @@ public final class EgressProxy implements AutoCloseable {
 
   @Override
   public void close() {
-    server.close();
+    if (server != null) {
+      server.close();
+    }
+    tunnels.forEach(NetSocket::close);
+    tcp.close();
+    http11.close();
+    http10.close();
+  }
+
+  Vertx vertx() {
+    return vertx;
   }
 
   ProxySettings settings() {
     return settings;
   }
 
-  ThreadPoolExecutor workers() {
-    return server.workers();
+  NetClient tcp() {
+    return tcp;
   }
 
-  ScheduledThreadPoolExecutor timer() {
-    return server.timer();
+  HttpClient http(io.vertx.core.http.HttpVersion version) {
+    return version == io.vertx.core.http.HttpVersion.HTTP_1_0 ? http10 : http11;
   }
 
-  boolean isClosed() {
-    return server.isClosed();
+  /** Keeps {@code socket} until it closes, so that {@link #close()} can end its tunnel. */
+  void track(NetSocket socket) {
+    tunnels.add(socket);
+    socket.closeHandler(v -> tunnels.remove(socket));
   }
 
   /** Options for an {@link EgressProxy}; every limit has a safe default. */
   public static final class Builder {
 
+    private final Vertx vertx;
     private final Path socketPath;
     private final EgressPolicy policy;
     private EgressRecorder recorder = new EgressRecorder();
@@ -120,7 +168,8 @@ public final class EgressProxy implements AutoCloseable {
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private boolean refuseLocalResolutions = true;
 
-    private Builder(Path socketPath, EgressPolicy policy) {
+    private Builder(Vertx vertx, Path socketPath, EgressPolicy policy) {
+      this.vertx = Objects.requireNonNull(vertx, "vertx");
       this.socketPath = Objects.requireNonNull(socketPath, "socketPath");
       this.policy = Objects.requireNonNull(policy, "policy");
     }
@@ -173,11 +222,15 @@ public final class EgressProxy implements AutoCloseable {
     public EgressProxy start() throws IOException {
       ProxySettings settings = new ProxySettings(policy, recorder, maxConnections, maxHeadBytes, headTimeout,
           connectTimeout, refuseLocalResolutions);
-      // Two threads per connection at most: one per relay direction.
-      JobSocketServer server = JobSocketServer.bind(socketPath, "egress", maxConnections, 2,
-          RejectedRequest.response(503, "too many egress connections for this job"));
-      EgressProxy proxy = new EgressProxy(settings, server);
-      server.serve(client -> new ProxyConnection(proxy, client));
+      EgressProxy proxy = new EgressProxy(vertx, settings);
+      try {
+        proxy.server = JobSocket.bind(vertx, socketPath, new JobSocket.Limits(maxConnections, maxHeadBytes,
+                headTimeout), ANSWERS, new Refusal(503, "busy", "too many egress connections for this job"),
+            request -> ProxyExchange.serve(proxy, request), refusal -> { });
+      } catch (IOException | RuntimeException e) {
+        proxy.close();
+        throw e;
+      }
       LOG.log(System.Logger.Level.INFO, "egress proxy on " + socketPath + " admits " + policy.entries());
       return proxy;
     }

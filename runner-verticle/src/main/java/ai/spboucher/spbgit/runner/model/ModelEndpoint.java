@@ -1,19 +1,24 @@
 package ai.spboucher.spbgit.runner.model;
 
-import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
+import ai.spboucher.spbgit.runner.sockets.JobSocket;
+import ai.spboucher.spbgit.runner.sockets.Refusal;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -39,11 +44,12 @@ import java.util.function.Consumer;
  * Calls are forwarded one at a time, so a job overshoots its budget by at most the one call that crossed it.
  * Every request the endpoint answered is passed to the listener as a {@link ModelCallRecord}.
  *
- * <p>Threading: {@link #start} binds the socket and returns. One accept thread hands each connection to a
- * bounded pool of daemon worker threads. The listener is called on the worker that served the call, after the
- * answer was written, possibly from several workers at once: it must be thread-safe and must not block; an
- * exception it throws is logged and ignored. {@link #close()} is idempotent: it stops accepting, aborts open
- * connections and upstream calls, and deletes the socket file.
+ * <p>Threading: {@link #start} binds the socket (Vert.x's HTTP server, see {@link JobSocket}) and returns. Requests
+ * are read and answered on the server's event loop; the call to the provider, which blocks, runs on the shared
+ * {@code spb-model-calls} worker pool. The listener is called on the event loop, after the answer was written,
+ * possibly from several event loops at once: it must be thread-safe and must not block; an exception it throws
+ * is logged and ignored. {@link #close()} blocks briefly and is idempotent: it stops accepting, aborts open
+ * connections and upstream calls (their workers are interrupted), and deletes the socket file.
  */
 public final class ModelEndpoint implements AutoCloseable {
 
@@ -55,7 +61,8 @@ public final class ModelEndpoint implements AutoCloseable {
   public static final int MAX_CONNECTIONS = 8;
   static final int MAX_HEAD_BYTES = 64 << 10;
   static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
-  static final Duration WRITE_TIMEOUT = Duration.ofSeconds(60);
+  /** Calls in flight at once across the runner's jobs; each job forwards one at a time. */
+  static final int CALL_THREADS = 32;
 
   private static final System.Logger LOG = System.getLogger(ModelEndpoint.class.getName());
   // Numbers are forwarded as the agent wrote them (0.70 stays 0.70, big integers stay exact).
@@ -68,17 +75,24 @@ public final class ModelEndpoint implements AutoCloseable {
   private final String model;
   private final TokenMeter meter;
   private final Consumer<? super ModelCallRecord> listener;
-  private final JobSocketServer server;
+  private final Vertx vertx;
+  private final WorkerExecutor calls;
   private final byte[] key;
+  /** Workers blocked in a call of this endpoint: interrupted by {@link #close()}. */
+  private final Set<Thread> calling = ConcurrentHashMap.newKeySet();
+  private JobSocket server;
+  private volatile boolean closed;
   private final ReentrantLock upstreamTurn = new ReentrantLock(true);
 
-  private ModelEndpoint(ProviderClient upstream, String model, TokenMeter meter,
-                        Consumer<? super ModelCallRecord> listener, JobSocketServer server) {
+  private ModelEndpoint(Vertx vertx, ProviderClient upstream, String model, TokenMeter meter,
+                        Consumer<? super ModelCallRecord> listener) {
+    this.vertx = vertx;
+    // Shared by name across the runner's jobs; each call holds a thread for at most SPB_MODEL_TIMEOUT.
+    this.calls = vertx.createSharedWorkerExecutor("spb-model-calls", CALL_THREADS);
     this.upstream = upstream;
     this.model = model;
     this.meter = meter;
     this.listener = listener;
-    this.server = server;
     this.key = upstream.config().apiKey().getBytes(StandardCharsets.US_ASCII);
   }
 
@@ -88,15 +102,23 @@ public final class ModelEndpoint implements AutoCloseable {
    *
    * @param model the job's model, one of the provider's allowed models
    */
-  public static ModelEndpoint start(Path socketPath, ProviderClient upstream, String model, TokenMeter meter,
-                                    Consumer<? super ModelCallRecord> listener) throws IOException {
+  public static ModelEndpoint start(Vertx vertx, Path socketPath, ProviderClient upstream, String model,
+                                    TokenMeter meter, Consumer<? super ModelCallRecord> listener)
+      throws IOException {
     Objects.requireNonNull(listener, "listener");
     if (!upstream.config().allowedModels().contains(model)) {
       throw new IllegalArgumentException("model " + model + " is not offered by this runner");
     }
-    JobSocketServer server = JobSocketServer.bind(socketPath, "model", MAX_CONNECTIONS, 1, busyAnswer());
-    ModelEndpoint endpoint = new ModelEndpoint(upstream, model, meter, listener, server);
-    server.serve(client -> new ModelExchange(endpoint, client));
+    ModelEndpoint endpoint = new ModelEndpoint(vertx, upstream, model, meter, listener);
+    try {
+      endpoint.server = JobSocket.bind(vertx, socketPath, new JobSocket.Limits(MAX_CONNECTIONS, MAX_HEAD_BYTES,
+              READ_TIMEOUT), ANSWERS, new Refusal(503, "busy", "too many connections to the model endpoint"),
+          request -> ModelExchange.serve(endpoint, request),
+          refusal -> endpoint.recordUnread(refusal));
+    } catch (IOException | RuntimeException e) {
+      endpoint.calls.close();
+      throw e;
+    }
     return endpoint;
   }
 
@@ -119,7 +141,13 @@ public final class ModelEndpoint implements AutoCloseable {
   /** Stops accepting, aborts open connections and upstream calls (their workers are interrupted). */
   @Override
   public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    calling.forEach(Thread::interrupt);
     server.close();
+    calls.close();
   }
 
   /** What one exchange answers, and what the record says about it. */
@@ -132,19 +160,54 @@ public final class ModelEndpoint implements AutoCloseable {
     }
   }
 
-  ScheduledThreadPoolExecutor timer() {
-    return server.timer();
+  Vertx vertx() {
+    return vertx;
   }
 
-  /** Refuses, with 404, anything but POST to the provider's path. */
-  void route(HttpHead head) throws Refusal {
-    if (!head.method().equals("POST") || !head.path().equals(provider().path())) {
+  /** Refuses a request target that is not in origin form (400), and anything but POST to the provider's path (404). */
+  void route(String method, String target, String path) throws Refusal {
+    if (!target.startsWith("/")) {
+      throw Refusal.badRequest("malformed request line: not an origin-form request target");
+    }
+    if (!method.equals("POST") || !path.equals(provider().path())) {
       throw new Refusal(404, "not_found", "only POST " + provider().path() + " is served here");
     }
   }
 
+  /**
+   * Checks and forwards one request on a worker of {@code spb-model-calls}; the future never fails: a refusal or
+   * an upstream failure is its outcome.
+   *
+   * @param anthropicVersion the agent's {@code anthropic-version} header, or null
+   */
+  Future<Outcome> call(byte[] body, String anthropicVersion) {
+    return calls.executeBlocking(() -> {
+      Thread worker = Thread.currentThread();
+      calling.add(worker);
+      try {
+        if (closed) {
+          throw new Refusal(503, "job_ending", "the job is ending");
+        }
+        return callBlocking(body, anthropicVersion);
+      } catch (Refusal refusal) {
+        return Outcome.refused(refusal);
+      } finally {
+        calling.remove(worker);
+        // An interrupt meant for this call must not reach the pool's next task.
+        Thread.interrupted();
+      }
+    }, false);
+  }
+
+  /** Records a request whose head was refused before it reached an exchange. */
+  private void recordUnread(Refusal refusal) {
+    Outcome outcome = Outcome.refused(refusal);
+    record(new ModelCallRecord(java.time.Instant.now(), provider().id(), model, "", "", outcome.status(),
+        Usage.NONE, Duration.ZERO, new byte[0], false, outcome.error(), false, false, 0, 0));
+  }
+
   /** Checks and forwards one request; blocks for the provider's answer. */
-  Outcome call(HttpHead head, byte[] body) throws Refusal {
+  private Outcome callBlocking(byte[] body, String anthropicVersion) throws Refusal {
     ObjectNode request = parseRequest(body);
     refuseWhenExhausted();
     provider().prepare(request, model);
@@ -157,7 +220,7 @@ public final class ModelEndpoint implements AutoCloseable {
     }
     try {
       refuseWhenExhausted();
-      ProviderClient.Answer answer = upstream.send(prepared, head.header(ModelProvider.VERSION_HEADER));
+      ProviderClient.Answer answer = upstream.send(prepared, anthropicVersion);
       Usage usage = usageOf(answer.body());
       meter.add(usage);
       byte[] answered = redact(answer.body());
@@ -291,13 +354,16 @@ public final class ModelEndpoint implements AutoCloseable {
     return -1;
   }
 
-  /** The 503 for a connection beyond {@link #MAX_CONNECTIONS}. */
-  private static byte[] busyAnswer() {
-    byte[] body = errorBody("busy", "too many connections to the model endpoint");
-    byte[] head = ("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: "
-        + body.length + "\r\nconnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
-    byte[] answer = java.util.Arrays.copyOf(head, head.length + body.length);
-    System.arraycopy(body, 0, answer, head.length, body.length);
-    return answer;
-  }
+  /** The endpoint's own answers, as the agent's model client expects them: {@code {"error":{...}}}. */
+  private static final JobSocket.Answers ANSWERS = new JobSocket.Answers() {
+    @Override
+    public String contentType() {
+      return "application/json";
+    }
+
+    @Override
+    public byte[] body(Refusal refusal) {
+      return errorBody(refusal.type(), refusal.getMessage());
+    }
+  };
 }

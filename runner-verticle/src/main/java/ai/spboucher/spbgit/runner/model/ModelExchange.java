@@ -1,173 +1,109 @@
 package ai.spboucher.spbgit.runner.model;
 
-import ai.spboucher.spbgit.runner.sockets.JobSocketServer;
-import java.io.EOFException;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
+import ai.spboucher.spbgit.runner.sockets.JobSocket;
+import ai.spboucher.spbgit.runner.sockets.Refusal;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 /**
- * One connection to a {@link ModelEndpoint}, served on one worker thread: read one request (head, then body),
- * have the endpoint answer it, write the answer, close. One request per connection ({@code Connection: close}).
+ * One request to a {@link ModelEndpoint}, from its parsed head to its record: checks the route and the declared
+ * length (before answering {@code 100 Continue}), collects the body up to {@link ModelEndpoint#MAX_BODY_BYTES},
+ * has the endpoint forward it on a worker, writes the answer and closes the connection. One request per
+ * connection. The body is collected whole because the provider is asked for a complete answer; a streaming
+ * passthrough would pipe {@code request} to the provider's request and its response to {@code response} here.
+ *
+ * <p>Threading: every method runs on the event loop of the request's connection; only
+ * {@link ModelEndpoint#call} runs on a worker.
  */
-final class ModelExchange implements JobSocketServer.Connection {
-
-  private static final System.Logger LOG = System.getLogger(ModelExchange.class.getName());
-  private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] HEAD_END = {'\r', '\n', '\r', '\n'};
-  private static final int MAX_CHUNK_LINE = 1024;
-  private static final long LINGER_MAX_BYTES = 1 << 20;
+final class ModelExchange {
 
   private final ModelEndpoint endpoint;
-  private final SocketChannel client;
+  private final HttpServerRequest request;
   private final Instant startedAt = Instant.now();
   private final long startNanos = System.nanoTime();
-  private final ByteBuffer in = ByteBuffer.allocate(16 << 10);
-  private volatile boolean timedOut;
-  // Written and read only by the thread running run().
-  private HttpHead head;
-  private byte[] body = new byte[0];
+  private Buffer body = Buffer.buffer();
   private boolean bodyTruncated;
+  private boolean settled;
+  private boolean forwarding;
+  private long readTimer = -1;
 
-  ModelExchange(ModelEndpoint endpoint, SocketChannel client) {
+  private ModelExchange(ModelEndpoint endpoint, HttpServerRequest request) {
     this.endpoint = endpoint;
-    this.client = client;
-    in.flip();
+    this.request = request;
   }
 
-  @Override
-  public void run() {
-    ModelEndpoint.Outcome outcome = null;
-    Future<?> watchdog = endpoint.timer().schedule(this::timeOut, ModelEndpoint.READ_TIMEOUT.toMillis(),
-        TimeUnit.MILLISECONDS);
-    try {
-      outcome = serve(watchdog);
-      watchdog = endpoint.timer().schedule(this::timeOut, ModelEndpoint.WRITE_TIMEOUT.toMillis(),
-          TimeUnit.MILLISECONDS);
-      write(outcome);
-      lingerAndClose(watchdog);
-    } catch (IOException e) {
-      if (outcome == null && (head != null || in.limit() > 0)) {
-        outcome = timedOut ? ModelEndpoint.Outcome.refused(new Refusal(408, "request_timeout",
-            "request not complete within " + ModelEndpoint.READ_TIMEOUT.toSeconds() + " s"))
-            : ModelEndpoint.Outcome.refused(new Refusal(400, "invalid_request_error", "connection ended: " + e));
-      }
-    } finally {
-      watchdog.cancel(false);
-      abort();
-      if (outcome != null) {
-        endpoint.record(new ModelCallRecord(startedAt, endpoint.provider().id(), endpoint.model(),
-            head == null ? "" : head.method(), head == null ? "" : head.path(), outcome.status(), outcome.usage(),
-            Duration.ofNanos(System.nanoTime() - startNanos), recordedRequest(), bodyTruncated || body.length
-            > ModelEndpoint.RECORDED_REQUEST_BYTES, outcome.error(), outcome.forwarded(), outcome.answered(),
-            outcome.bytesUp(), outcome.bytesDown()));
-      }
-    }
+  /** Serves {@code request}; called on its event loop with the head just parsed. */
+  static void serve(ModelEndpoint endpoint, HttpServerRequest request) {
+    new ModelExchange(endpoint, request).start();
   }
 
-  /** Reads the request and has the endpoint answer it; a refusal becomes the answer. */
-  private ModelEndpoint.Outcome serve(Future<?> readWatchdog) throws IOException {
+  private void start() {
+    // A call in flight is answered (into the closed connection) and recorded with what the provider said.
+    JobSocket.whenClosed(request.connection(), () -> {
+      if (!forwarding) {
+        settle(ModelEndpoint.Outcome.refused(Refusal.badRequest("connection ended before the request was complete")));
+      }
+    });
     try {
-      head = HttpHead.parse(readHead());
-      endpoint.route(head);
-      readBody();
-      readWatchdog.cancel(false);
-      return endpoint.call(head, body);
+      endpoint.route(request.method().name(), request.uri(), request.path());
+      checkDeclaredLength();
     } catch (Refusal refusal) {
-      return ModelEndpoint.Outcome.refused(refusal);
-    }
-  }
-
-  /** Closes the connection on both sides; safe from any thread, idempotent. */
-  @Override
-  public void abort() {
-    try {
-      client.close();
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.DEBUG, "close failed: " + e);
-    }
-  }
-
-  private void timeOut() {
-    timedOut = true;
-    abort();
-  }
-
-  private byte[] readHead() throws IOException, Refusal {
-    int max = ModelEndpoint.MAX_HEAD_BYTES;
-    byte[] seen = new byte[max + HEAD_END.length];
-    int length = 0;
-    while (true) {
-      if (!in.hasRemaining()) {
-        fill();
-      }
-      seen[length++] = in.get();
-      if (length >= HEAD_END.length
-          && Arrays.equals(seen, length - HEAD_END.length, length, HEAD_END, 0, HEAD_END.length)) {
-        return Arrays.copyOf(seen, length - HEAD_END.length);
-      }
-      if (length > max) {
-        throw new Refusal(431, "request_header_too_large", "request head larger than " + max + " bytes");
-      }
-    }
-  }
-
-  private void readBody() throws IOException, Refusal {
-    int max = ModelEndpoint.MAX_BODY_BYTES;
-    if (head.chunked()) {
-      continueIfExpected();
-      readChunked(max);
+      request.pause();
+      answer(ModelEndpoint.Outcome.refused(refusal));
       return;
     }
-    long length = head.contentLength();
-    if (length > max) {
-      bodyTruncated = length > 0;
-      throw tooLarge();
+    readTimer = endpoint.vertx().setTimer(
+        ModelEndpoint.READ_TIMEOUT.toMillis(), id -> answer(ModelEndpoint.Outcome.refused(new Refusal(408,
+            "request_timeout", "request not complete within " + ModelEndpoint.READ_TIMEOUT.toSeconds() + " s"))));
+    request.handler(this::collect);
+    request.exceptionHandler(e -> answer(ModelEndpoint.Outcome.refused(Refusal.badRequest(
+        "malformed request body: " + e.getMessage()))));
+    request.endHandler(v -> forward());
+    if ("100-continue".equalsIgnoreCase(request.getHeader("expect"))) {
+      request.response().writeContinue();
     }
-    if (length > 0) {
-      continueIfExpected();
-    }
-    body = new byte[(int) length];
-    readFully(body, 0, body.length);
   }
 
-  private void readChunked(int max) throws IOException, Refusal {
-    byte[] data = new byte[0];
-    int length = 0;
-    while (true) {
-      String sizeLine = readLine();
-      int semicolon = sizeLine.indexOf(';');
-      String hex = (semicolon < 0 ? sizeLine : sizeLine.substring(0, semicolon)).strip();
-      if (!hex.matches("[0-9A-Fa-f]{1,8}")) {
-        throw Refusal.badRequest("malformed chunk size");
-      }
-      long size = Long.parseLong(hex, 16);
-      if (size == 0) {
-        while (!readLine().isEmpty()) {
-          // Trailer fields carry nothing the endpoint uses.
-        }
-        body = Arrays.copyOf(data, length);
-        return;
-      }
-      if (length + size > max) {
-        body = Arrays.copyOf(data, length);
-        bodyTruncated = true;
-        throw tooLarge();
-      }
-      data = Arrays.copyOf(data, Math.max(data.length * 2, (int) (length + size)));
-      readFully(data, length, (int) size);
-      length += (int) size;
-      if (!readLine().isEmpty()) {
-        throw Refusal.badRequest("malformed chunk");
-      }
+  /** Refuses, before the agent sends it, a body declared too large or framed in a way other than these two. */
+  private void checkDeclaredLength() throws Refusal {
+    String encoding = request.getHeader("transfer-encoding");
+    if (encoding != null && !encoding.equalsIgnoreCase("chunked")) {
+      throw Refusal.badRequest("unsupported transfer-encoding");
     }
+    String length = request.getHeader("content-length");
+    if (length != null && Long.parseLong(length) > ModelEndpoint.MAX_BODY_BYTES) {
+      bodyTruncated = true;
+      throw tooLarge();
+    }
+  }
+
+  private void collect(Buffer chunk) {
+    if (settled || bodyTruncated) {
+      return;
+    }
+    if (body.length() + chunk.length() > ModelEndpoint.MAX_BODY_BYTES) {
+      bodyTruncated = true;
+      answer(ModelEndpoint.Outcome.refused(tooLarge()));
+      return;
+    }
+    body.appendBuffer(chunk);
+  }
+
+  private void forward() {
+    if (settled || bodyTruncated) {
+      return;
+    }
+    endpoint.vertx().cancelTimer(readTimer);
+    forwarding = true;
+    byte[] sent = body.getBytes();
+    String version = request.getHeader(ModelProvider.VERSION_HEADER);
+    endpoint.call(sent, version).onComplete(done -> answer(done.succeeded() ? done.result()
+        : ModelEndpoint.Outcome.refused(new Refusal(500, "endpoint_error", "the model endpoint failed"))));
   }
 
   private static Refusal tooLarge() {
@@ -175,49 +111,35 @@ final class ModelExchange implements JobSocketServer.Connection {
         + " bytes");
   }
 
-  private void continueIfExpected() throws IOException {
-    if (head.expectsContinue()) {
-      writeFully(ByteBuffer.wrap(CONTINUE));
+  /** Writes the outcome (once), closes the connection after it, and records the call. */
+  private void answer(ModelEndpoint.Outcome outcome) {
+    if (settled) {
+      return;
     }
+    HttpServerResponse response = request.response();
+    response.setStatusCode(outcome.status());
+    for (Map.Entry<String, String> header : outcome.headers().entrySet()) {
+      response.putHeader(header.getKey(), header.getValue().replaceAll("[\\x00-\\x1f\\x7f]", ""));
+    }
+    response.putHeader("connection", "close");
+    response.end(Buffer.buffer(outcome.body()))
+        .onComplete(written -> request.connection().close());
+    settle(outcome);
   }
 
-  private String readLine() throws IOException, Refusal {
-    StringBuilder line = new StringBuilder();
-    while (true) {
-      if (!in.hasRemaining()) {
-        fill();
-      }
-      byte b = in.get();
-      if (b == '\n') {
-        int end = line.length();
-        return end > 0 && line.charAt(end - 1) == '\r' ? line.substring(0, end - 1) : line.toString();
-      }
-      if (line.length() == MAX_CHUNK_LINE) {
-        throw Refusal.badRequest("chunk line too long");
-      }
-      line.append((char) (b & 0xff));
+  private void settle(ModelEndpoint.Outcome outcome) {
+    if (settled) {
+      return;
     }
-  }
-
-  private void readFully(byte[] target, int offset, int length) throws IOException {
-    int done = 0;
-    while (done < length) {
-      if (!in.hasRemaining()) {
-        fill();
-      }
-      int n = Math.min(in.remaining(), length - done);
-      in.get(target, offset + done, n);
-      done += n;
-    }
-  }
-
-  private void fill() throws IOException {
-    in.clear();
-    int n = client.read(in);
-    in.flip();
-    if (n < 0) {
-      throw new EOFException("the agent closed the connection");
-    }
+    settled = true;
+    endpoint.vertx().cancelTimer(readTimer);
+    byte[] sent = body.getBytes();
+    endpoint.record(new ModelCallRecord(startedAt, endpoint.provider().id(), endpoint.model(),
+        request.method().name(), request.path() == null ? request.uri() : request.path(), outcome.status(),
+        outcome.usage(), Duration.ofNanos(System.nanoTime() - startNanos),
+        recordedRequest(sent, ModelEndpoint.RECORDED_REQUEST_BYTES),
+        bodyTruncated || sent.length > ModelEndpoint.RECORDED_REQUEST_BYTES, outcome.error(), outcome.forwarded(),
+        outcome.answered(), outcome.bytesUp(), outcome.bytesDown()));
   }
 
   /**
@@ -225,10 +147,6 @@ final class ModelExchange implements JobSocketServer.Connection {
    * left out. Each request repeats the whole transcript so far: the start holds the system prompt, the tools
    * and the task, the end what is new in this call (earlier calls' records hold what lies between).
    */
-  private byte[] recordedRequest() {
-    return recordedRequest(body, ModelEndpoint.RECORDED_REQUEST_BYTES);
-  }
-
   static byte[] recordedRequest(byte[] body, int max) {
     if (body.length <= max) {
       return body;
@@ -242,70 +160,5 @@ final class ModelExchange implements JobSocketServer.Connection {
     System.arraycopy(marker, 0, recorded, head, marker.length);
     System.arraycopy(body, body.length - tail, recorded, head + marker.length, tail);
     return recorded;
-  }
-
-  private void write(ModelEndpoint.Outcome outcome) throws IOException {
-    StringBuilder response = new StringBuilder("HTTP/1.1 ").append(outcome.status()).append(' ')
-        .append(reason(outcome.status())).append("\r\n");
-    for (Map.Entry<String, String> header : outcome.headers().entrySet()) {
-      response.append(header.getKey()).append(": ").append(header.getValue().replaceAll("[\\x00-\\x1f\\x7f]", ""))
-          .append("\r\n");
-    }
-    response.append("content-length: ").append(outcome.body().length).append("\r\n")
-        .append("connection: close\r\n\r\n");
-    byte[] headBytes = response.toString().getBytes(StandardCharsets.ISO_8859_1);
-    writeFully(ByteBuffer.wrap(headBytes));
-    writeFully(ByteBuffer.wrap(outcome.body()));
-  }
-
-  private void writeFully(ByteBuffer buffer) throws IOException {
-    while (buffer.hasRemaining()) {
-      client.write(buffer);
-    }
-  }
-
-  /**
-   * Closes after reading what the agent may still be sending (a body the endpoint refused unread): closing a
-   * socket with unread input resets it, and the agent would lose the answer.
-   */
-  private void lingerAndClose(Future<?> writeWatchdog) throws IOException {
-    writeWatchdog.cancel(false);
-    client.shutdownOutput();
-    Future<?> linger = endpoint.timer().schedule(this::abort, 1, TimeUnit.SECONDS);
-    try {
-      long discarded = 0;
-      ByteBuffer sink = ByteBuffer.allocate(16 << 10);
-      while (discarded < LINGER_MAX_BYTES) {
-        sink.clear();
-        int n = client.read(sink);
-        if (n < 0) {
-          break;
-        }
-        discarded += n;
-      }
-    } catch (IOException e) {
-      // Closed by the linger timer or the agent: either way, done.
-    } finally {
-      linger.cancel(false);
-    }
-  }
-
-  private static String reason(int status) {
-    return switch (status) {
-      case 200 -> "OK";
-      case 400 -> "Bad Request";
-      case 401 -> "Unauthorized";
-      case 403 -> "Forbidden";
-      case 404 -> "Not Found";
-      case 408 -> "Request Timeout";
-      case 413 -> "Content Too Large";
-      case 429 -> "Too Many Requests";
-      case 431 -> "Request Header Fields Too Large";
-      case 500 -> "Internal Server Error";
-      case 502 -> "Bad Gateway";
-      case 503 -> "Service Unavailable";
-      case 504 -> "Gateway Timeout";
-      default -> "Status";
-    };
   }
 }

@@ -15,6 +15,9 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,12 +40,19 @@ class EgressProxyCurlIT {
   private EgressProxy proxy;
   private ServerSocketChannel bridge;
 
+  static final Vertx VERTX = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
+
+  @AfterAll
+  static void closeVertx() throws Exception {
+    VERTX.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
   @BeforeEach
   void startProxyAndBridge() throws IOException {
     Assumptions.assumeTrue(onPath("curl"), "curl is not installed");
     allowed = new Http();
     other = new Http();
-    proxy = EgressProxy.start(dir.resolve("egress.sock"), EgressPolicy.of("127.0.0.1:" + allowed.port()),
+    proxy = EgressProxy.start(VERTX, dir.resolve("egress.sock"), EgressPolicy.of("127.0.0.1:" + allowed.port()),
         new EgressRecorder());
     bridge = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
     daemon(this::bridgeLoop);

@@ -29,6 +29,9 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -45,6 +48,13 @@ class EgressProxyTest {
   private final BlockingQueue<EgressRecord> records = new LinkedBlockingQueue<>();
   private final EgressRecorder recorder = new EgressRecorder(records::add);
 
+  static final Vertx VERTX = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
+
+  @AfterAll
+  static void closeVertx() throws Exception {
+    VERTX.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
   @AfterEach
   void closeAll() throws Exception {
     for (int i = closeables.size() - 1; i >= 0; i--) {
@@ -58,7 +68,8 @@ class EgressProxyTest {
     EgressProxy proxy = proxy("127.0.0.1:" + echo.port());
     try (ProxyClient client = ProxyClient.connect(proxy.socketPath())) {
       Response response = client.send(connect("127.0.0.1:" + echo.port())).readResponse();
-      assertEquals("HTTP/1.1 200 Connection Established\r\n\r\n", response.head());
+      // Vert.x's reason phrase for the 200 of a CONNECT; what matters is the status and that no header comes.
+      assertEquals("HTTP/1.1 200 OK\r\n\r\n", response.head());
       client.send("ping\n");
       assertEquals("ping\n", ascii(client.readExactly(5)));
     }
@@ -91,7 +102,8 @@ class EgressProxyTest {
     Received received = http.received.poll(5, TimeUnit.SECONDS);
     assertNotNull(received);
     assertEquals("GET /repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: " + authority
-        + "\r\nUser-Agent: git/2.39.5\r\nAccept: */*\r\nConnection: close\r\n\r\n", received.head());
+        + "\r\nUser-Agent: git/2.39.5\r\nAccept: */*\r\nconnection: close\r\n\r\n", received.head(),
+        "Vert.x's client writes its connection header in lower case");
   }
 
   @Test
@@ -100,7 +112,8 @@ class EgressProxyTest {
     EgressProxy proxy = proxy("127.0.0.1:" + http.port());
     assertEquals(200, request(proxy, "GET http://127.0.0.1:" + http.port() + "?q=1 HTTP/1.0\r\n\r\n").status());
     assertEquals("GET /?q=1 HTTP/1.0", http.received.poll(5, TimeUnit.SECONDS).requestLine());
-    EgressProxy defaultPort = closeLater(EgressProxy.builder(dir.resolve("p80.sock"), EgressPolicy.of("127.0.0.1:80"))
+    EgressProxy defaultPort = closeLater(EgressProxy.builder(VERTX, dir.resolve("p80.sock"),
+        EgressPolicy.of("127.0.0.1:80"))
         .recorder(recorder).start());
     // Port 80 is implied by http:// and must be listed as such; here it is listed, nothing listens: 502.
     Assumptions.assumeTrue(portIsClosed(80));
@@ -186,7 +199,7 @@ class EgressProxyTest {
     assertFalse(record.allowed());
     assertEquals("resolves only to local addresses", record.failure());
 
-    EgressProxy lenient = closeLater(EgressProxy.builder(dir.resolve("lenient.sock"),
+    EgressProxy lenient = closeLater(EgressProxy.builder(VERTX, dir.resolve("lenient.sock"),
         EgressPolicy.of("localhost:" + echo.port())).refuseLocalResolutions(false).start());
     try (ProxyClient client = ProxyClient.connect(lenient.socketPath())) {
       assertEquals(200, client.send(connect("LOCALHOST:" + echo.port())).readResponse().status());
@@ -279,7 +292,7 @@ class EgressProxyTest {
   @Test
   void oversizedHeadIsRejectedWith431() throws Exception {
     Http http = closeLater(new Http());
-    EgressProxy proxy = start(EgressProxy.builder(dir.resolve("egress.sock"),
+    EgressProxy proxy = start(EgressProxy.builder(VERTX, dir.resolve("egress.sock"),
         EgressPolicy.of("127.0.0.1:" + http.port())).maxHeadBytes(1024));
     String head = "GET http://127.0.0.1:" + http.port() + "/ HTTP/1.1\r\nX-Pad: " + "a".repeat(2000) + "\r\n\r\n";
     assertEquals(431, request(proxy, head).status());
@@ -292,7 +305,7 @@ class EgressProxyTest {
   @Test
   void unfinishedHeadTimesOutWith408() throws Exception {
     Echo echo = closeLater(new Echo());
-    EgressProxy proxy = start(EgressProxy.builder(dir.resolve("egress.sock"),
+    EgressProxy proxy = start(EgressProxy.builder(VERTX, dir.resolve("egress.sock"),
         EgressPolicy.of("127.0.0.1:" + echo.port())).headTimeout(Duration.ofMillis(300)));
     long start = System.nanoTime();
     try (ProxyClient slow = ProxyClient.connect(proxy.socketPath())) {
@@ -320,7 +333,7 @@ class EgressProxyTest {
   @Test
   void connectionsBeyondTheLimitGet503() throws Exception {
     Echo echo = closeLater(new Echo());
-    EgressProxy proxy = start(EgressProxy.builder(dir.resolve("egress.sock"),
+    EgressProxy proxy = start(EgressProxy.builder(VERTX, dir.resolve("egress.sock"),
         EgressPolicy.of("127.0.0.1:" + echo.port())).maxConnections(2));
     ProxyClient first = closeLater(ProxyClient.connect(proxy.socketPath()));
     ProxyClient second = closeLater(ProxyClient.connect(proxy.socketPath()));
@@ -460,7 +473,7 @@ class EgressProxyTest {
   void startRefusesAnExistingSocketPathAndLeavesItAlone() throws Exception {
     Path taken = dir.resolve("egress.sock");
     Files.writeString(taken, "not mine");
-    assertThrows(IOException.class, () -> EgressProxy.start(taken, EgressPolicy.denyAll(), recorder));
+    assertThrows(IOException.class, () -> EgressProxy.start(VERTX, taken, EgressPolicy.denyAll(), recorder));
     assertEquals("not mine", Files.readString(taken));
   }
 
@@ -473,7 +486,7 @@ class EgressProxyTest {
   }
 
   private EgressProxy proxy(String... entries) throws IOException {
-    return start(EgressProxy.builder(dir.resolve("egress.sock"), EgressPolicy.of(entries)));
+    return start(EgressProxy.builder(VERTX, dir.resolve("egress.sock"), EgressPolicy.of(entries)));
   }
 
   private EgressProxy start(EgressProxy.Builder builder) throws IOException {

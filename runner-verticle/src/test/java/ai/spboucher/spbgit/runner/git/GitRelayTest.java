@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.common.PemTrust;
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -30,7 +29,10 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
-import javax.net.ssl.SSLSocketFactory;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.net.PemTrustOptions;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -51,6 +53,13 @@ class GitRelayTest {
   Origin origin;
   GitRelay relay;
   final List<EgressRecord> records = new CopyOnWriteArrayList<>();
+
+  static final Vertx VERTX = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
+
+  @AfterAll
+  static void closeVertx() throws Exception {
+    VERTX.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
 
   @AfterEach
   void stop() throws IOException {
@@ -138,8 +147,8 @@ class GitRelayTest {
     keytool("-exportcert", "-rfc", "-alias", "origin", "-keystore", keystore.toString(), "-storepass", "changeit",
         "-file", ca.toString());
     origin = Origin.tls(keystore);
-    relay = GitRelay.start(tmp.resolve("git.sock"), URI.create("https://localhost:" + origin.port()
-        + "/owner/repo.git"), TOKEN, PemTrust.sslContext(ca).getSocketFactory(), records::add);
+    relay = GitRelay.start(VERTX, tmp.resolve("git.sock"), URI.create("https://localhost:" + origin.port()
+        + "/owner/repo.git"), TOKEN, new PemTrustOptions().addCertPath(ca.toString()), records::add);
 
     String answer = exchange("GET /owner/repo.git/info/refs?service=git-receive-pack HTTP/1.1\r\nHost: x\r\n\r\n");
 
@@ -154,8 +163,8 @@ class GitRelayTest {
         "CN=localhost", "-ext", "SAN=dns:localhost", "-validity", "2", "-keystore", keystore.toString(),
         "-storepass", "changeit", "-storetype", "PKCS12");
     origin = Origin.tls(keystore);
-    relay = GitRelay.start(tmp.resolve("git.sock"), URI.create("https://localhost:" + origin.port()
-        + "/owner/repo.git"), TOKEN, (SSLSocketFactory) SSLSocketFactory.getDefault(), records::add);
+    relay = GitRelay.start(VERTX, tmp.resolve("git.sock"), URI.create("https://localhost:" + origin.port()
+        + "/owner/repo.git"), TOKEN, null, records::add);
 
     String answer = exchange("GET /owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: x\r\n\r\n");
 
@@ -167,11 +176,10 @@ class GitRelayTest {
 
   @Test
   void refusesCloneUrlsItCannotServeSafely() {
-    SSLSocketFactory tls = (SSLSocketFactory) SSLSocketFactory.getDefault();
     for (String url : List.of("ssh://host/repo.git", "http://user:pw@host/repo.git", "http://host/repo.git?x=1",
         "file:///srv/repo.git")) {
       try {
-        GitRelay.originOf(URI.create(url), tls);
+        GitRelay.originOf(URI.create(url));
         throw new AssertionError("accepted " + url);
       } catch (IllegalArgumentException expected) {
         assertTrue(expected.getMessage().contains("clone URL"), expected.getMessage());
@@ -183,8 +191,8 @@ class GitRelayTest {
 
   private void startPlain() throws IOException {
     origin = Origin.plain();
-    relay = GitRelay.start(tmp.resolve("git.sock"), URI.create("http://127.0.0.1:" + origin.port()
-        + "/owner/repo.git"), TOKEN, (SSLSocketFactory) SSLSocketFactory.getDefault(), records::add);
+    relay = GitRelay.start(VERTX, tmp.resolve("git.sock"), URI.create("http://127.0.0.1:" + origin.port()
+        + "/owner/repo.git"), TOKEN, null, records::add);
   }
 
   /** Sends raw bytes as the container's socat would and reads the whole answer (the relay closes after it). */

@@ -22,6 +22,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -41,6 +44,13 @@ class ModelEndpointTest {
   ModelEndpoint endpoint;
   final List<ModelCallRecord> records = new CopyOnWriteArrayList<>();
 
+  static final Vertx VERTX = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
+
+  @AfterAll
+  static void closeVertx() throws Exception {
+    VERTX.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
   @AfterEach
   void stop() {
     if (endpoint != null) {
@@ -55,7 +65,7 @@ class ModelEndpointTest {
     fake = FakeProvider.start(KEY);
     ModelConfig config = new ModelConfig(provider, URI.create(fake.baseUrl()), KEY, "model-a",
         List.of("model-a", "model-b"), budget, timeout);
-    endpoint = ModelEndpoint.start(tmp.resolve("model.sock"), new ProviderClient(config), "model-a",
+    endpoint = ModelEndpoint.start(VERTX, tmp.resolve("model.sock"), new ProviderClient(config), "model-a",
         new TokenMeter(budget), records::add);
     return endpoint.socketPath();
   }

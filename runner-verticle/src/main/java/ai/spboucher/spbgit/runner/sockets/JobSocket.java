@@ -1,0 +1,277 @@
+package ai.spboucher.spbgit.runner.sockets;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.socket.DuplexChannelConfig;
+import io.netty.handler.codec.TooLongFrameException;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.core.net.impl.ConnectionBase;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The server side of one of a job's sockets (the egress proxy, the model endpoint, the git relay): Vert.x's
+ * HTTP/1.1 server on a unix domain socket in the job's egress directory, mode 0666 so the container's
+ * unprivileged user can connect. Vert.x serves unix sockets on NIO (JDK 16+) and on epoll; the runner prefers
+ * epoll, because Netty's NIO unix sockets cannot half-close, so a job that shuts its output after a request
+ * would lose the answer there. Vert.x (Netty's codec) parses every request head; this class adds what the
+ * sockets share: at most {@code maxConnections} open connections (the next one is answered the busy refusal at
+ * once, without waiting for a request, and closed), a head larger than {@code maxHeadBytes} (431) or one that
+ * does not parse strictly ({@link StrictRequestDecoder}, 400) refused, a request head not complete within
+ * {@code headTimeout} answered 408 and closed, and one request per connection (a pipelined one is never
+ * served).
+ *
+ * <p>Threading: {@link #bind} and {@link #close()} block the calling thread (never call them on an event loop);
+ * the request handler runs on the server's event loop and must not block. {@link #close()} is idempotent: it
+ * stops accepting, closes every open connection and deletes the socket file.
+ */
+public final class JobSocket implements AutoCloseable {
+
+  /** How a socket renders its own answers: the content type and the body of a refusal. */
+  public interface Answers {
+
+    String contentType();
+
+    byte[] body(Refusal refusal);
+  }
+
+  /** The bounds every connection of the socket is held to. */
+  public record Limits(int maxConnections, int maxHeadBytes, Duration headTimeout) {
+
+    public Limits {
+      if (maxConnections < 1 || maxHeadBytes < 1 || headTimeout.isNegative() || headTimeout.isZero()) {
+        throw new IllegalArgumentException("socket limits must be positive: " + maxConnections + ", "
+            + maxHeadBytes + ", " + headTimeout);
+      }
+    }
+  }
+
+  private static final System.Logger LOG = System.getLogger(JobSocket.class.getName());
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+
+  private final Vertx vertx;
+  private final Path socketPath;
+  private final HttpServer server;
+  /** Open connections, each with the timer of its request head (-1 once the head came). */
+  private final Map<HttpConnection, Long> open = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  private JobSocket(Vertx vertx, Path socketPath, HttpServer server) {
+    this.vertx = vertx;
+    this.socketPath = socketPath;
+    this.server = server;
+  }
+
+  /**
+   * Binds {@code socketPath}, which must not exist, with mode 0666, and serves it.
+   *
+   * @param busy the refusal for a connection beyond {@link Limits#maxConnections}
+   * @param requests called on the event loop with each request whose head parsed
+   * @param invalid called on the event loop with the refusal given to a request whose head did not parse or was
+   *     too large (already answered), for the socket's records
+   */
+  public static JobSocket bind(Vertx vertx, Path socketPath, Limits limits, Answers answers, Refusal busy,
+                               Handler<HttpServerRequest> requests, Handler<Refusal> invalid) throws IOException {
+    Objects.requireNonNull(requests, "requests");
+    if (Files.exists(socketPath, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      throw new IOException("socket path exists already: " + socketPath);
+    }
+    HttpServerOptions options = new HttpServerOptions()
+        .setMaxInitialLineLength(limits.maxHeadBytes())
+        .setMaxHeaderSize(limits.maxHeadBytes())
+        // HTTP/1.1 only: with h2c on, Vert.x reads the first bytes before it makes the connection, so a silent
+        // connection would escape the limits.
+        .setHttp2ClearTextEnabled(false)
+        .setHandle100ContinueAutomatically(false)
+        .setCompressionSupported(false)
+        .setDecompressionSupported(false);
+    HttpServer server = vertx.createHttpServer(options);
+    JobSocket socket = new JobSocket(vertx, socketPath, server);
+    server.connectionHandler(connection -> socket.admit(connection, options, limits, answers, busy))
+        .requestHandler(request -> {
+          if (socket.headArrived(request.connection())) {
+            requests.handle(request);
+          } else {
+            // One request per connection: a pipelined one is never served.
+            request.connection().close();
+          }
+        })
+        .invalidRequestHandler(request -> {
+          socket.headArrived(request.connection());
+          Refusal refusal = invalidHead(request, limits);
+          answerRaw(request.connection(), answer(answers, refusal));
+          invalid.handle(refusal);
+        });
+    await(server.listen(SocketAddress.domainSocketAddress(socketPath.toString())), "bind " + socketPath);
+    try {
+      Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
+    } catch (IOException | RuntimeException e) {
+      socket.close();
+      throw e;
+    }
+    return socket;
+  }
+
+  public Path socketPath() {
+    return socketPath;
+  }
+
+  /** Connections currently open. */
+  public int openConnections() {
+    return open.size();
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      open.keySet().forEach(HttpConnection::close);
+      await(server.close(), "close " + socketPath);
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot close " + socketPath + ": " + e.getMessage());
+    } finally {
+      try {
+        Files.deleteIfExists(socketPath);
+      } catch (IOException e) {
+        LOG.log(System.Logger.Level.WARNING, "cannot delete " + socketPath + ": " + e);
+      }
+    }
+  }
+
+  /**
+   * Writes a complete answer straight to the connection's socket and closes it. For the answers the socket gives
+   * before or instead of a request Vert.x could answer: Vert.x has no response object then.
+   */
+  public static void answerRaw(HttpConnection connection, byte[] answer) {
+    // Internal API: written at the head of the pipeline, past Vert.x's HTTP encoder, which only takes
+    // responses to requests it has decoded.
+    ((ConnectionBase) connection).channel().pipeline().firstContext()
+        .writeAndFlush(Unpooled.wrappedBuffer(answer)).addListener(ChannelFutureListener.CLOSE);
+  }
+
+  /**
+   * Runs {@code action} on the connection's event loop once its channel is closed. Unlike Vert.x's close handlers
+   * this neither fires when the job only half-closes nor goes quiet once the connection became a tunnel.
+   */
+  public static void whenClosed(HttpConnection connection, Runnable action) {
+    // Internal API: the Netty channel under the connection.
+    ((ConnectionBase) connection).channel().closeFuture().addListener(closed -> action.run());
+  }
+
+  /**
+   * The bytes the job sent right behind its {@code CONNECT} head, to be sent through the tunnel first; call it once
+   * the request became a tunnel ({@code toNetSocket}).
+   */
+  public static Buffer tunnelData(StrictRequestDecoder decoder) {
+    ByteBuf data = decoder.takeTunnelData();
+    try {
+      return Buffer.buffer(ByteBufUtil.getBytes(data));
+    } finally {
+      data.release();
+    }
+  }
+
+  /** The connection's decoder; take it before the request becomes a tunnel, which removes it. */
+  public static StrictRequestDecoder decoderOf(HttpConnection connection) {
+    // Internal API: the Netty pipeline under the connection.
+    return ((ConnectionBase) connection).channel().pipeline().get(StrictRequestDecoder.class);
+  }
+
+  /** The complete bytes of a refusal, with {@code Connection: close}. */
+  public static byte[] answer(Answers answers, Refusal refusal) {
+    byte[] body = answers.body(refusal);
+    byte[] head = ("HTTP/1.1 " + refusal.status() + " " + io.netty.handler.codec.http.HttpResponseStatus
+        .valueOf(refusal.status()).reasonPhrase() + "\r\nContent-Type: " + answers.contentType()
+        + "\r\nContent-Length: " + body.length + "\r\nConnection: close\r\n\r\n")
+        .getBytes(StandardCharsets.US_ASCII);
+    byte[] all = java.util.Arrays.copyOf(head, head.length + body.length);
+    System.arraycopy(body, 0, all, head.length, body.length);
+    return all;
+  }
+
+  private void admit(HttpConnection connection, HttpServerOptions options, Limits limits, Answers answers,
+                     Refusal busy) {
+    if (closed || open.size() >= limits.maxConnections()) {
+      answerRaw(connection, answer(answers, busy));
+      return;
+    }
+    // Internal API: Vert.x has options for neither; the connection has read nothing yet.
+    Channel channel = ((ConnectionBase) connection).channel();
+    channel.pipeline().replace("httpDecoder", "httpDecoder", new StrictRequestDecoder(options));
+    // A job that half-closes after its request still gets the answer (see StrictRequestDecoder).
+    ((DuplexChannelConfig) channel.config()).setAllowHalfClosure(true);
+    long timer = vertx.setTimer(limits.headTimeout().toMillis(), id -> {
+      if (open.replace(connection, id, -1L)) {
+        answerRaw(connection, answer(answers, new Refusal(408, "request_timeout",
+            "request head not received within " + limits.headTimeout().toMillis() / 1000.0 + " s")));
+      }
+    });
+    open.put(connection, timer);
+    // The channel's, not the connection's: a connection turned into a tunnel no longer reports its close.
+    channel.closeFuture().addListener(closedChannel -> {
+      Long pending = open.remove(connection);
+      if (pending != null && pending >= 0) {
+        vertx.cancelTimer(pending);
+      }
+    });
+  }
+
+  /** Stops the connection's head timer; false when a request had come on it already. */
+  private boolean headArrived(HttpConnection connection) {
+    Long timer = open.replace(connection, -1L);
+    if (timer != null && timer >= 0) {
+      vertx.cancelTimer(timer);
+      return true;
+    }
+    return false;
+  }
+
+  private static Refusal invalidHead(HttpServerRequest request, Limits limits) {
+    Throwable cause = request.decoderResult().cause();
+    if (cause instanceof TooLongFrameException) {
+      return new Refusal(431, "request_header_too_large", "request head larger than " + limits.maxHeadBytes()
+          + " bytes");
+    }
+    return Refusal.badRequest("malformed request head" + (cause == null ? "" : ": " + cause.getMessage()));
+  }
+
+  private static <T> T await(io.vertx.core.Future<T> future, String what) throws IOException {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted: " + what, e);
+    } catch (ExecutionException e) {
+      throw new IOException("cannot " + what + ": " + e.getCause().getMessage(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IOException("cannot " + what + " within " + CLOSE_WAIT.toSeconds() + " s", e);
+    }
+  }
+}

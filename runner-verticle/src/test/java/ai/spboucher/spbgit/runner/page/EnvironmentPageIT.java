@@ -1,0 +1,157 @@
+package ai.spboucher.spbgit.runner.page;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.gateway.GitCli;
+import ai.spboucher.spbgit.gateway.NatsServerProcess;
+import ai.spboucher.spbgit.gateway.TestGateway;
+import ai.spboucher.spbgit.proto.CacheOutcome;
+import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.StatusChange;
+import ai.spboucher.spbgit.proto.Subjects;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.PublishOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+
+/**
+ * The proposal page shows a job's environment (image, digest, cache outcome, both egress lists, the setup script
+ * collapsed, all as text), what a queued job waits for, and, before the Approve button, a warning when the proposal
+ * changes {@code .spbgit/}. Real headless Chromium, gateway, NATS and git; the test reports the job's start and end
+ * as a runner does (no runner or container is needed for what the page shows).
+ */
+class EnvironmentPageIT {
+
+  private static final String WARNING = "This proposal changes .spbgit/ (the repository's job environment): "
+      + "approving it changes what future jobs may reach";
+
+  @TempDir
+  static Path tmp;
+  static NatsServerProcess nats;
+  static TestGateway gateway;
+  static Connection runner;
+  static Browser browser;
+
+  @BeforeAll
+  static void start() throws Exception {
+    Browser.requireChromium();
+    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
+    runner = Nats.connect(nats.url());
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
+      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
+      Thread.sleep(100);
+    }
+    browser = Browser.start(tmp.resolve("chromium"), gateway.baseUrl);
+    browser.signIn(gateway.ownerToken, "/agent-jobs");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (browser != null) {
+      browser.close();
+    }
+    if (runner != null) {
+      runner.close();
+    }
+    if (gateway != null) {
+      gateway.close();
+    }
+    if (nats != null) {
+      nats.close();
+    }
+  }
+
+  @Test
+  void showsTheEnvironmentWhatAQueuedJobWaitsForAndWarnsBeforeApprovingAChangeToIt() throws Exception {
+    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    gateway.createRepo("py");
+    Path work = git.workTree(tmp, "py");
+    Files.createDirectories(work.resolve(".spbgit"));
+    Files.writeString(work.resolve(".spbgit/agent.yml"), """
+        image: python
+        setup: |
+          echo '<img src=x onerror="document.title=1">'
+          pip install -r requirements.txt
+        setup_egress: [pypi.example.org:443]
+        egress: [api.example.org:443]
+        cache: [/work/.venv]
+        """);
+    git.ok(work, "add", ".");
+    git.ok(work, "commit", "-q", "-m", "environment");
+    git.ok(work, "push", "-q", gateway.pushUrl("py", gateway.ownerToken), "main");
+    HttpResponse<String> created = gateway.api("POST", "/api/v1/repos/py/agent-jobs", gateway.ownerToken,
+        new JsonObject().put("task", "widen the environment").put("exec", "true").encode());
+    assertEquals(201, created.statusCode(), created.body());
+    String id = new JsonObject(created.body()).getString("id");
+
+    openJob(id);
+    assertEquals("Waiting for a runner offering image 'python'.", browser.byId("waiting-for").getText());
+    assertEquals("python", browser.byId("environment-image").getText());
+    String environment = browser.byId("environment").getText();
+    assertTrue(environment.contains("pypi.example.org:443") && environment.contains("api.example.org:443")
+        && environment.contains("/work/.venv"), environment);
+    assertNull(browser.byId("setup-script").getAttribute("open"), "the setup script starts collapsed");
+    assertTrue(browser.driver.findElements(By.cssSelector("#environment img")).isEmpty(), "the script is text");
+    assertFalse(browser.byId("environment-warning").isDisplayed());
+
+    JobRequest request = requestOf(id);
+    publishStatus(id, 1, StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1")
+        .setContainerId("c1").setImageDigest("sha256:" + "cd".repeat(32)).setCache(CacheOutcome.CACHE_MISS).build());
+    Files.writeString(work.resolve(".spbgit/agent.yml"), "image: python\negress: [evil.example.org:443]\n");
+    git.ok(work, "commit", "-q", "-am", "widen");
+    git.ok(work, "push", "-q", gateway.pushUrl("py", request.getJobToken()), "HEAD:refs/agents/" + id + "/proposal");
+    publishStatus(id, 2, StatusChange.newBuilder().setStatus(JobStatus.FINISHED).setExitReason("ok")
+        .setRunnerId("r1").setContainerId("c1").build());
+
+    browser.waitFor(d -> d.findElement(By.id("environment-warning")).isDisplayed() ? true : null);
+    assertEquals(WARNING, browser.byId("environment-warning").getText());
+    assertFalse(browser.byId("waiting-for").isDisplayed(), "a runner has it");
+    assertEquals("sha256:" + "cd".repeat(32), browser.byId("image-digest").getText());
+    assertEquals("miss (setup ran)", browser.byId("environment-cache").getText());
+    assertEquals(Boolean.TRUE, browser.js("const w = document.getElementById('environment-warning');"
+        + " return (w.compareDocumentPosition(document.getElementById('approve'))"
+        + " & Node.DOCUMENT_POSITION_FOLLOWING) !== 0"), "the warning comes before the Approve button");
+    assertFalse(browser.byId("approve").getAttribute("disabled") != null, "the proposal can still be approved");
+    assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
+    browser.screenshot("proposal-environment");
+  }
+
+  private static void openJob(String id) {
+    browser.open("/repos/py/agent-jobs/" + id);
+    browser.waitFor(d -> d.findElement(By.id("task")).getText().equals("Loading…") ? null : true);
+  }
+
+  /** The request as the queue stored it, by the sequence job_dispatched recorded. */
+  private static JobRequest requestOf(String job) throws Exception {
+    JsonArray entries = new JsonArray(gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null)
+        .body());
+    long sequence = entries.stream().map(JsonObject.class::cast)
+        .filter(e -> "job_dispatched".equals(e.getString("event"))).findFirst().orElseThrow().getLong("queue_seq");
+    return JobRequest.parseFrom(runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
+  }
+
+  private static void publishStatus(String id, long sequence, StatusChange change) throws Exception {
+    JobEvent event = JobEvent.newBuilder().setJobId(id).setSequence(sequence)
+        .setTimestampEpochMs(System.currentTimeMillis()).setStatus(change).build();
+    runner.jetStream().publish(Subjects.statusEvents(id), event.toByteArray(),
+        PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  }
+}
