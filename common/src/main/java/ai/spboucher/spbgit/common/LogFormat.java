@@ -19,9 +19,19 @@ public final class LogFormat {
   private LogFormat() {
   }
 
-  /** Configures java.util.logging (which Vert.x, JGit and jnats log through) from {@code SPB_LOG_FORMAT}. */
-  public static void install(String format) {
-    boolean json = "json".equalsIgnoreCase(format);
+  /** The two formats, as {@code SPB_LOG_FORMAT} names them. */
+  public enum Kind {
+    TEXT, JSON;
+
+    /** {@code json} (any case) is {@link #JSON}; anything else, unset included, is {@link #TEXT}. */
+    public static Kind of(String format) {
+      return "json".equalsIgnoreCase(format) ? JSON : TEXT;
+    }
+  }
+
+  /** Configures java.util.logging (which Vert.x, JGit and jnats log through) to write {@code kind}. */
+  public static void install(Kind kind) {
+    boolean json = kind == Kind.JSON;
     // An operator's own logging configuration wins over the text default.
     if (!json && (System.getProperty("java.util.logging.config.file") != null
         || System.getProperty("java.util.logging.SimpleFormatter.format") != null)) {

@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.gateway.http.ConnectionLimits;
 import ai.spboucher.spbgit.common.ConfigUnits;
+import ai.spboucher.spbgit.common.NatsSettings;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,7 +21,7 @@ import java.util.Map;
  * @param maxPushBytes   the largest receive-pack request body (and pack) accepted, after decompression
  * @param maxObjectBytes the largest single object accepted in a push
  * @param gitWorkers     threads for JGit work, so long clones never starve other blocking work
- * @param natsUrl        the NATS server carrying the job queue and job events
+ * @param nats           the NATS server carrying the job queue and job events, and how to authenticate to it
  * @param jobWallLimit   the wall-clock limit given to each job (its token lives a little longer, at most 2 h)
  * @param logRetention   how long job logs stay in JetStream for replay
  * @param model          the default model of llm-mode jobs; empty when no runner has a model provider, and then
@@ -35,7 +36,7 @@ import java.util.Map;
  * @param pushTimeLimit  the wall-clock time one push may take, upload included
  */
 public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
-                            long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
+                            long maxObjectBytes, int gitWorkers, NatsSettings nats, Duration jobWallLimit,
                             Duration logRetention, String model, List<String> models, int natsReplicas,
                             Duration diffTimeBudget, ConnectionLimits connections,
                             long maxPushInflatedBytes, int maxDeltaDepth, Duration pushTimeLimit) {
@@ -50,6 +51,11 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       Map.entry("SPB_MAX_OBJECT_BYTES", "maxObjectBytes"),
       Map.entry("SPB_GIT_WORKERS", "gitWorkers"),
       Map.entry("SPB_NATS_URL", "natsUrl"),
+      Map.entry("SPB_NATS_CREDS", "natsCreds"),
+      Map.entry("SPB_NATS_USER", "natsUser"),
+      Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
+      Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
+      Map.entry("SPB_NATS_CA", "natsCa"),
       Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
       Map.entry("SPB_LOG_RETENTION", "logRetention"),
       Map.entry("SPB_MODEL", "model"),
@@ -81,9 +87,7 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     if (publicUrl != null && !publicUrl.matches("https?://[^\\s/]+(/[^\\s]*)?")) {
       throw new IllegalArgumentException("SPB_PUBLIC_URL must be an http(s) URL, got " + publicUrl);
     }
-    if (!natsUrl.matches("(nats|tls)://.+")) {
-      throw new IllegalArgumentException("SPB_NATS_URL must be a nats:// or tls:// URL, got " + natsUrl);
-    }
+    java.util.Objects.requireNonNull(nats, "nats");
     if (jobWallLimit.toSeconds() < 1 || jobWallLimit.compareTo(Duration.ofMinutes(100)) > 0) {
       throw new IllegalArgumentException("SPB_JOB_WALL_LIMIT must be between 1s and 100m (job tokens live at most 2 h)");
     }
@@ -120,7 +124,7 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           ConfigUnits.parseBytes(json.getString("maxPushBytes", "2g")),
           ConfigUnits.parseBytes(json.getString("maxObjectBytes", "100m")),
           Integer.parseInt(json.getString("gitWorkers", "16")),
-          json.getString("natsUrl", "nats://127.0.0.1:4222"),
+          NatsSettings.fromEnvironment(variables(json, NatsSettings.VARIABLES)),
           ConfigUnits.parseDuration(json.getString("jobWallLimit", "30m")),
           ConfigUnits.parseDuration(json.getString("logRetention", "30d")),
           json.getString("model", ""),
@@ -159,6 +163,18 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
       }
     });
     return json;
+  }
+
+  /** The {@code variables} set in {@code json}, by their environment names, for readers shared with the runner. */
+  private static Map<String, String> variables(JsonObject json, List<String> variables) {
+    Map<String, String> set = new java.util.HashMap<>();
+    for (String variable : variables) {
+      String value = json.getString(ENVIRONMENT.get(variable));
+      if (value != null) {
+        set.put(variable, value);
+      }
+    }
+    return set;
   }
 
   /** The URL clients reach the gateway at, given the port actually bound. */

@@ -171,15 +171,15 @@ public final class GatewayVerticle extends VerticleBase {
     var context = vertx.getOrCreateContext();
     Thread connector = new Thread(() -> {
       try {
-        JobBus connected = JobBus.connect(config.natsUrl(), config.logRetention(), config.natsReplicas());
+        JobBus connected = JobBus.connect(config.nats(), config.logRetention(), config.natsReplicas());
         context.runOnContext(v -> {
           bus = connected;
           connected.observe(jobMetrics::count);
           jobs.attach(connected);
-          LOG.log(System.Logger.Level.INFO, "connected to NATS at " + config.natsUrl());
+          LOG.log(System.Logger.Level.INFO, "connected to NATS at " + config.nats().url());
         });
       } catch (Exception e) {
-        LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.natsUrl(), e);
+        LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.nats().url(), e);
       }
     }, "spb-nats-connect");
     connector.setDaemon(true);

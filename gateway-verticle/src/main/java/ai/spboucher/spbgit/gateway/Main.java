@@ -6,6 +6,7 @@ import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import ai.spboucher.spbgit.hooks.RefScope;
+import ai.spboucher.spbgit.common.Launcher;
 import ai.spboucher.spbgit.common.RevocationList;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -28,24 +29,24 @@ import java.util.Map;
  */
 public final class Main {
 
-  static final int USAGE = 2;
+  static final int USAGE = Launcher.USAGE;
   private static final String USAGE_TEXT = """
       usage: spb-gateway [serve]
              spb-gateway mint-job-token --repo REPO --job JOB [--ttl SECONDS]
              spb-gateway audit verify
              spb-gateway rotate-signing-key""";
 
-  private static final java.util.concurrent.atomic.AtomicBoolean SHUTTING_DOWN =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private static final Launcher LAUNCHER = new Launcher("spb-gateway");
 
   private Main() {
   }
 
   public static void main(String[] args) {
-    configureLogging();
+    Map<String, String> env = System.getenv();
+    LAUNCHER.logging(env);
     String command = args.length == 0 ? "serve" : args[0];
     try {
-      GatewayConfig config = GatewayConfig.from(GatewayConfig.fromEnvironment(System.getenv()));
+      GatewayConfig config = GatewayConfig.from(GatewayConfig.fromEnvironment(env));
       switch (command) {
         case "serve" -> serve(config);
         case "mint-job-token" -> System.exit(mintJobToken(config, args, System.out));
@@ -66,22 +67,8 @@ public final class Main {
         .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
         .withMetrics(new MicrometerMetricsFactory(registry))
         .build();
-    vertx.deployVerticle(new GatewayVerticle(config, Clock.systemUTC(), registry))
-        .onFailure(e -> {
-          if (!SHUTTING_DOWN.get()) {
-            System.err.println("spb-gateway: cannot start: " + e.getMessage());
-            // Not on the event loop: exit runs the shutdown hook, which waits for this very loop.
-            new Thread(() -> System.exit(1), "spb-gateway-exit").start();
-          }
-        });
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      SHUTTING_DOWN.set(true);
-      try {
-        vertx.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
-      } catch (Exception e) {
-        System.err.println("spb-gateway: stopped without a clean shutdown: " + e);
-      }
-    }));
+    LAUNCHER.serve(() -> vertx.deployVerticle(new GatewayVerticle(config, Clock.systemUTC(), registry))
+        .toCompletionStage(), () -> vertx.close().toCompletionStage());
   }
 
   static int mintJobToken(GatewayConfig config, String[] args, PrintStream out) {
@@ -151,11 +138,6 @@ public final class Main {
   }
 
   private static void exit(String message) {
-    System.err.println("spb-gateway: " + message);
-    System.exit(USAGE);
-  }
-
-  private static void configureLogging() {
-    ai.spboucher.spbgit.common.LogFormat.install(System.getenv("SPB_LOG_FORMAT"));
+    throw LAUNCHER.refuse(message);
   }
 }

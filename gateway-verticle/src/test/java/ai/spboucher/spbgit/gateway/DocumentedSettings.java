@@ -12,13 +12,15 @@ import java.util.regex.Pattern;
 
 /**
  * The settings table under one heading of {@code docs/operations.md}, as an operator reads it: each variable named
- * in a row's first cell with that row's default cell. Lets a config test check the code against the documentation
- * instead of against a copy of it.
+ * in a row's first cell with that row's default cell (or, for {@code `A` / `B` | `1` / `2`}, its own part of it,
+ * and for {@code `A` (30s)} the default written next to it). Lets a config test check the code against the
+ * documentation instead of against a copy of it.
  */
 public final class DocumentedSettings {
 
   private static final Path OPERATIONS = Path.of("..", "docs", "operations.md");
   private static final Pattern VARIABLE = Pattern.compile("`(SPB_[A-Z0-9_]+|DOCKER_HOST)`");
+  private static final Pattern INLINE_DEFAULT = Pattern.compile("`(SPB_[A-Z0-9_]+)` \\(([^)\\s]+)\\)");
   private static final Pattern ONE_LITERAL = Pattern.compile("`([^`]+)`");
 
   private final Map<String, String> defaults;
@@ -44,8 +46,22 @@ public final class DocumentedSettings {
         continue;
       }
       Matcher variable = VARIABLE.matcher(cells[1]);
+      List<String> named = new java.util.ArrayList<>();
       while (variable.find()) {
+        named.add(variable.group(1));
         defaults.put(variable.group(1), cells[2].strip());
+      }
+      // "`A` / `B` | `1` / `2`": one default each, in order.
+      String[] listed = cells[2].strip().split(" / ");
+      if (named.size() > 1 && listed.length == named.size() && cells[1].strip().split(" / ").length == named.size()) {
+        for (int i = 0; i < listed.length; i++) {
+          defaults.put(named.get(i), listed[i].strip());
+        }
+      }
+      // "`A` (30s)": a default written next to its variable.
+      Matcher inline = INLINE_DEFAULT.matcher(cells[1]);
+      while (inline.find()) {
+        defaults.put(inline.group(1), "`" + inline.group(2) + "`");
       }
     }
     return new DocumentedSettings(defaults);

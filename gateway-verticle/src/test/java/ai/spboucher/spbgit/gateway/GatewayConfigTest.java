@@ -14,9 +14,8 @@ import org.junit.jupiter.api.Test;
 
 class GatewayConfigTest {
 
-  /** Read by the launcher and the NATS connection rather than by GatewayConfig, and documented with it. */
-  private static final Set<String> READ_ELSEWHERE = Set.of("SPB_LOG_FORMAT", "SPB_NATS_CREDS", "SPB_NATS_USER",
-      "SPB_NATS_PASSWORD", "SPB_NATS_PASSWORD_FILE", "SPB_NATS_CA");
+  /** Read by the launcher rather than by GatewayConfig, and documented with it. */
+  private static final Set<String> READ_ELSEWHERE = Set.of("SPB_LOG_FORMAT");
 
   @Test
   void everySettingIsDocumentedWithTheDefaultItHas() throws Exception {

@@ -108,6 +108,23 @@ class GatewayJarIT {
     assertTrue(out.contains("SPB_HTTP_PORT"), out);
   }
 
+  @Test
+  void refusesAtStartUpANatsFileItCannotRead() throws Exception {
+    ProcessBuilder pb = new ProcessBuilder(java(), "-jar", jar()).redirectErrorStream(true);
+    pb.environment().put("SPB_DATA_DIR", tmp.resolve("data").toString());
+    pb.environment().put("SPB_HTTP_PORT", "0");
+    pb.environment().put("SPB_NATS_USER", "gateway");
+    pb.environment().put("SPB_NATS_PASSWORD_FILE", tmp.resolve("no-such.pw").toString());
+    Path log = tmp.resolve("refused.log");
+    Process p = pb.redirectOutput(log.toFile()).start();
+    processes.add(p);
+    boolean exited = p.waitFor(30, TimeUnit.SECONDS);
+    String out = Files.readString(log);
+    assertTrue(exited, "still running: " + out);
+    assertEquals(2, p.exitValue(), "not serving without its job queue: " + out);
+    assertTrue(out.startsWith("spb-gateway: SPB_NATS_PASSWORD_FILE"), out);
+  }
+
   private record Running(Process process, int port, StringBuffer output) {
     String log() {
       return output.toString();

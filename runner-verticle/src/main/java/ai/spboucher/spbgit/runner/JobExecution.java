@@ -157,12 +157,13 @@ final class JobExecution {
         pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "
             + task.htmlComments() + " HTML comments before the job saw it");
       }
-      SandboxSpec spec = new SandboxSpec(config.agentImage(), jobId(), config.runnerId(), config.sandboxUid(),
-          environment(git, session, task.text()),
-          Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
-          (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
-          (long) limit(request.getLimits().getPids(), config.pidsLimit()), work.dir(), egressDir, mounted,
-          diskLimit(), session == null ? null : session.noticeDir());
+      SandboxSpec spec = SandboxSpec.builder().image(config.agentImage()).jobId(jobId())
+          .runnerId(config.runnerId()).uid(config.sandboxUid()).env(environment(git, session, task.text()))
+          .cpus(Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()))
+          .memoryBytes((long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()))
+          .pidsLimit((long) limit(request.getLimits().getPids(), config.pidsLimit()))
+          .workDir(work.dir()).egressDir(egressDir).workIsMounted(mounted).diskBytes(diskLimit())
+          .noticeDir(session == null ? null : session.noticeDir()).build();
       containerId = docker.create(spec);
       if (cancelReason != null) {
         // Cancelled while the container was being prepared: it never starts.

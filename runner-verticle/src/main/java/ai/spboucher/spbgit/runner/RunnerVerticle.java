@@ -39,7 +39,7 @@ public final class RunnerVerticle extends VerticleBase {
       Files.createDirectories(config.workRoot());
       docker = new DockerSandbox(config.dockerHost(), config.slots(), config.dockerCallTimeout());
       docker.check(config.agentImage(), uid);
-      nats = NatsLink.connect(config.natsUrl(), "spb-runner-" + config.runnerId());
+      nats = NatsLink.connect(config.nats(), "spb-runner-" + config.runnerId());
       nats.ensureStreams();
       dispatcher = new JobDispatcher(vertx, config, docker, nats, clock);
       dispatcher.reclaimLeftovers();
@@ -69,10 +69,9 @@ public final class RunnerVerticle extends VerticleBase {
    * reveals nothing about the jobs.
    */
   private Future<?> startHealthEndpoint() {
-    if (config.healthAddress().isEmpty()) {
+    if (config.health() == null) {
       return Future.succeededFuture();
     }
-    String[] hostPort = config.healthAddress().split(":");
     return vertx.createHttpServer().requestHandler(request -> {
       if (!"/healthz".equals(request.path())) {
         request.response().setStatusCode(404).end();
@@ -85,9 +84,9 @@ public final class RunnerVerticle extends VerticleBase {
           .end(new io.vertx.core.json.JsonObject().put("status", status)
               .put("runner_id", config.runnerId()).put("slots", config.slots())
               .put("running_jobs", dispatcher.runningJobs()).encode());
-    }).listen(Integer.parseInt(hostPort[1]), hostPort[0])
-        .onSuccess(server -> LOG.log(System.Logger.Level.INFO, "runner health on http://" + config.healthAddress()
-            .replaceFirst(":\\d+$", "") + ":" + server.actualPort() + "/healthz"));
+    }).listen(config.health().port(), config.health().host())
+        .onSuccess(server -> LOG.log(System.Logger.Level.INFO, "runner health on http://" + config.health().host()
+            + ":" + server.actualPort() + "/healthz"));
   }
 
   @Override

@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -112,8 +111,9 @@ class AgentImagesIT {
     Path egress = Files.createDirectories(jobDir.resolve("egress"));
     WorkVolume work = new WorkVolume(jobDir.resolve("work"), 512L << 20, UID);
     boolean mounted = work.mount();
-    SandboxSpec spec = new SandboxSpec(image, "images-" + variant, "agent-images-it", UID, Map.of(), 1.0,
-        1L << 30, 256, work.dir(), egress, mounted, 512L << 20);
+    SandboxSpec spec = SandboxSpec.builder().image(image).jobId("images-" + variant).runnerId("agent-images-it")
+        .uid(UID).cpus(1.0).memoryBytes(1L << 30).pidsLimit(256).workDir(work.dir()).egressDir(egress)
+        .workIsMounted(mounted).diskBytes(512L << 20).build();
     String id = docker.client().createContainerCmd(image)
         .withLabels(spec.labels())
         .withEnv(spec.environment())

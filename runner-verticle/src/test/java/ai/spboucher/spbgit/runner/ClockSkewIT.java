@@ -115,7 +115,7 @@ class ClockSkewIT {
     String id = FaultChecks.uniqueRunnerId(name);
     Map<String, String> env = new HashMap<>(bed.runnerEnv(id));
     runner = Vertx.vertx();
-    runner.deployVerticle(new RunnerVerticle(RunnerConfig.fromEnvironment(env), clock)).await();
+    runner.deployVerticle(new RunnerVerticle(RunnerConfig.from(RunnerConfig.fromEnvironment(env)), clock)).await();
     return id;
   }
 

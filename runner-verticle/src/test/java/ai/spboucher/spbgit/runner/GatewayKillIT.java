@@ -191,7 +191,8 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     env.put("SPB_LIMIT_DISK", "32m");
     env.put("SPB_LIMIT_CPUS", "1");
     runner = Vertx.vertx();
-    runner.deployVerticle(new RunnerVerticle(RunnerConfig.fromEnvironment(env), Clock.systemUTC())).await();
+    runner.deployVerticle(new RunnerVerticle(RunnerConfig.from(RunnerConfig.fromEnvironment(env)), Clock.systemUTC()))
+        .await();
   }
 
   private JsonObject awaitStatus(String id, String status, Duration timeout) throws Exception {

@@ -137,7 +137,8 @@ public final class JobTestBed implements AutoCloseable {
     Map<String, String> all = new HashMap<>(runnerEnv(id));
     all.putAll(env);
     Vertx vertx = Vertx.vertx();
-    vertx.deployVerticle(new RunnerVerticle(RunnerConfig.fromEnvironment(all), Clock.systemUTC())).await();
+    vertx.deployVerticle(new RunnerVerticle(RunnerConfig.from(RunnerConfig.fromEnvironment(all)), Clock.systemUTC()))
+        .await();
     runners.add(vertx);
     return vertx;
   }

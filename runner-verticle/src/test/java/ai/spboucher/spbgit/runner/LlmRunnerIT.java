@@ -222,7 +222,7 @@ class LlmRunnerIT {
   @Test
   void aRunnerWithoutAProviderRefusesLlmJobsAtOnce() throws Exception {
     String id = jobId("noprovider");
-    RunnerConfig plain = RunnerConfig.fromEnvironment(bed.runnerEnv("plain"));
+    RunnerConfig plain = RunnerConfig.from(RunnerConfig.fromEnvironment(bed.runnerEnv("plain")));
     try (DockerSandbox docker = new DockerSandbox(plain.dockerHost());
          Connection nats = Nats.connect(bed.nats.url())) {
       JobRequest request = bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build();

@@ -12,9 +12,7 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import ai.spboucher.spbgit.common.NatsClientOptions;
-import java.util.HashMap;
-import java.util.Map;
+import ai.spboucher.spbgit.common.NatsSettings;
 import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.PublishAck;
@@ -65,16 +63,14 @@ public final class JobBus implements JobQueue, AutoCloseable {
   }
 
   /**
-   * Connects, retrying until the server answers: call it on a thread of its own (it can take as long as
-   * NATS is down), never on a shared worker pool.
+   * Connects with the settings read at start-up, retrying until the server answers: call it on a thread of its
+   * own (it can take as long as NATS is down), never on a shared worker pool.
    */
-  public static JobBus connect(String url, Duration logRetention, int replicas)
+  public static JobBus connect(NatsSettings nats, Duration logRetention, int replicas)
       throws IOException, InterruptedException {
-    Map<String, String> env = new HashMap<>(System.getenv());
-    env.put("SPB_NATS_URL", url);
     Options options;
     try {
-      options = NatsClientOptions.from(env, url).connectionName("spb-gateway").maxReconnects(-1)
+      options = nats.options().connectionName("spb-gateway").maxReconnects(-1)
           .reconnectWait(Duration.ofSeconds(1)).build();
     } catch (java.security.GeneralSecurityException e) {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);

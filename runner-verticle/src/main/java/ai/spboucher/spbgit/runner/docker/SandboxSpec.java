@@ -13,8 +13,9 @@ import java.util.Map;
 
 /**
  * Everything about one job's container that the hardening depends on, as plain data: the image, the
- * environment (no secret: the job token and the model key stay with the runner), the labels, and a {@link HostConfig} with a read-only root,
- * no network, no capabilities, no new privileges, and CPU, memory (no swap) and pid limits.
+ * environment (no secret: the job token and the model key stay with the runner), the labels, and a
+ * {@link HostConfig} with a read-only root, no network, no capabilities, no new privileges, and CPU, memory (no
+ * swap) and pid limits. Built with {@link #builder()}, which names every setting.
  *
  * @param uid the uid and gid the container runs as ({@code SPB_SANDBOX_UID}), which own its {@code /work}
  * @param noticeDir for llm jobs, the runner's breach-notice directory, mounted read-only at {@code /work/.spb};
@@ -43,12 +44,54 @@ public record SandboxSpec(String image, String jobId, String runnerId, int uid, 
     env = Map.copyOf(env);
   }
 
-  /** An exec job's container: no breach-notice mount. */
-  public SandboxSpec(String image, String jobId, String runnerId, int uid, Map<String, String> env, double cpus,
-                     long memoryBytes, long pidsLimit, Path workDir, Path egressDir, boolean workIsMounted,
-                     long diskBytes) {
-    this(image, jobId, runnerId, uid, env, cpus, memoryBytes, pidsLimit, workDir, egressDir, workIsMounted, diskBytes,
-        null);
+  /** A builder with nothing set but an empty environment, a host-mounted {@code /work} and no notice mount. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Names each setting of a {@link SandboxSpec}, as nats.java's {@code Options.Builder} does. */
+  public static final class Builder {
+    private String image;
+    private String jobId;
+    private String runnerId;
+    private int uid;
+    private Map<String, String> env = Map.of();
+    private double cpus;
+    private long memoryBytes;
+    private long pidsLimit;
+    private Path workDir;
+    private Path egressDir;
+    private boolean workIsMounted = true;
+    private long diskBytes;
+    private Path noticeDir;
+
+    private Builder() {
+    }
+
+    public Builder image(String image) { this.image = image; return this; }
+    public Builder jobId(String jobId) { this.jobId = jobId; return this; }
+    public Builder runnerId(String runnerId) { this.runnerId = runnerId; return this; }
+    public Builder uid(int uid) { this.uid = uid; return this; }
+    public Builder env(Map<String, String> env) { this.env = env; return this; }
+    public Builder cpus(double cpus) { this.cpus = cpus; return this; }
+    public Builder memoryBytes(long memoryBytes) { this.memoryBytes = memoryBytes; return this; }
+    public Builder pidsLimit(long pidsLimit) { this.pidsLimit = pidsLimit; return this; }
+    public Builder workDir(Path workDir) { this.workDir = workDir; return this; }
+    public Builder egressDir(Path egressDir) { this.egressDir = egressDir; return this; }
+    public Builder workIsMounted(boolean workIsMounted) { this.workIsMounted = workIsMounted; return this; }
+    public Builder diskBytes(long diskBytes) { this.diskBytes = diskBytes; return this; }
+    /** For llm jobs; exec jobs leave it null. */
+    public Builder noticeDir(Path noticeDir) { this.noticeDir = noticeDir; return this; }
+
+    /** Fails on a missing image, job id, runner id or egress directory. */
+    public SandboxSpec build() {
+      java.util.Objects.requireNonNull(image, "image");
+      java.util.Objects.requireNonNull(jobId, "jobId");
+      java.util.Objects.requireNonNull(runnerId, "runnerId");
+      java.util.Objects.requireNonNull(egressDir, "egressDir");
+      return new SandboxSpec(image, jobId, runnerId, uid, env, cpus, memoryBytes, pidsLimit, workDir, egressDir,
+          workIsMounted, diskBytes, noticeDir);
+    }
   }
 
   /** The container's user, {@code uid:gid} (the gid is the uid). */

@@ -41,8 +41,9 @@ final class DockerRun {
     Map<String, String> env = Map.of("SPB_JOB_ID", name, "SPB_REPO", "bench",
         "SPB_CLONE_URL", SandboxSpec.GIT_URL + "/bench.git", "SPB_BASE_REF", "main", "SPB_TASK", "benchmark job",
         "SPB_MODE", "exec", "SPB_EXEC", exec, "SPB_TEST_COMMAND", "");
-    return new SandboxSpec(SystemBed.IMAGE, name, "bench", RunnerConfig.DEFAULT_SANDBOX_UID, env, cpus, memoryBytes,
-        pids, work, egress, true, diskBytes);
+    return SandboxSpec.builder().image(SystemBed.IMAGE).jobId(name).runnerId("bench")
+        .uid(RunnerConfig.DEFAULT_SANDBOX_UID).env(env).cpus(cpus).memoryBytes(memoryBytes).pidsLimit(pids)
+        .workDir(work).egressDir(egress).workIsMounted(true).diskBytes(diskBytes).build();
   }
 
   /**

@@ -40,7 +40,7 @@ class ModelConfigTest {
   @Test
   void withoutAProviderThereIsNoModelConfig() {
     assertNull(read(Map.of()));
-    assertNull(RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r1")).model());
+    assertNull(RunnerConfig.from(RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r1"))).model());
   }
 
   @Test
@@ -53,8 +53,8 @@ class ModelConfigTest {
     assertEquals(List.of("gpt-4o-mini"), config.allowedModels());
     assertEquals(200_000, config.tokenBudget());
     assertEquals(Duration.ofSeconds(120), config.timeout());
-    assertEquals(Duration.ofSeconds(30), RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r1"))
-        .breachGrace());
+    assertEquals(Duration.ofSeconds(30),
+        RunnerConfig.from(RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID", "r1"))).breachGrace());
     ModelConfig anthropic = read(Map.of("SPB_MODEL_PROVIDER", "Anthropic", "SPB_MODEL", "claude-sonnet-4-5",
         "SPB_MODEL_API_KEY", KEY));
     assertEquals(URI.create("https://api.anthropic.com/v1/messages"), anthropic.upstream());
@@ -87,7 +87,7 @@ class ModelConfigTest {
     Files.writeString(file, KEY + "\n");
     ModelConfig config = read(openAi());
     assertFalse(config.toString().contains(KEY), config.toString());
-    RunnerConfig runner = RunnerConfig.fromEnvironment(openAi("SPB_RUNNER_ID", "r1"));
+    RunnerConfig runner = RunnerConfig.from(RunnerConfig.fromEnvironment(openAi("SPB_RUNNER_ID", "r1")));
     assertFalse(runner.toString().contains(KEY), runner.toString());
     IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
         () -> read(openAi("SPB_MODEL_API_KEY_FILE", tmp.resolve("absent").toString())));
@@ -124,7 +124,7 @@ class ModelConfigTest {
     assertThrows(IllegalArgumentException.class, () -> read(openAi("SPB_MODEL_TOKEN_BUDGET", "0")));
     assertThrows(IllegalArgumentException.class, () -> read(openAi("SPB_MODEL_TOKEN_BUDGET", "lots")));
     assertThrows(IllegalArgumentException.class, () -> read(openAi("SPB_MODEL", "bad model")));
-    assertThrows(IllegalArgumentException.class, () -> RunnerConfig.fromEnvironment(Map.of("SPB_RUNNER_ID",
-        "r1", "SPB_BREACH_GRACE", "-5")));
+    assertThrows(IllegalArgumentException.class, () -> RunnerConfig.from(RunnerConfig.fromEnvironment(
+        Map.of("SPB_RUNNER_ID", "r1", "SPB_BREACH_GRACE", "-5"))));
   }
 }
