@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.cli;
 
+import java.io.Console;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -145,7 +146,7 @@ public final class Cli {
 
   /** A secret typed without echo when there is a console, else a line from stdin. */
   public String readSecret(String prompt) {
-    java.io.Console console = System.console();
+    Console console = System.console();
     if (stdinTerminal && console != null) {
       char[] secret = console.readPassword("%s", prompt);
       return secret == null ? null : new String(secret);

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.common;
 
+import io.nats.client.Connection;
+import io.nats.client.ErrorListener;
 import io.nats.client.Nats;
 import io.nats.client.Options;
 import java.io.IOException;
@@ -77,12 +79,12 @@ public record NatsSettings(String url, Path credsFile, String user, String passw
   }
 
   /** Logs the first failure of a series, then at most once a minute, instead of one line per retry. */
-  static final class QuietErrorListener implements io.nats.client.ErrorListener {
+  static final class QuietErrorListener implements ErrorListener {
     private static final System.Logger LOG = System.getLogger(NatsSettings.class.getName());
     private volatile long lastLogged;
 
     @Override
-    public void exceptionOccurred(io.nats.client.Connection conn, Exception exp) {
+    public void exceptionOccurred(Connection conn, Exception exp) {
       long now = System.currentTimeMillis();
       if (now - lastLogged > 60_000) {
         lastLogged = now;

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.gateway;
 
+import java.util.HashMap;
+import java.util.Objects;
 import ai.spboucher.spbgit.gateway.http.ConnectionLimits;
 import ai.spboucher.spbgit.common.ConfigUnits;
 import ai.spboucher.spbgit.common.NatsSettings;
@@ -87,7 +89,7 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     if (publicUrl != null && !publicUrl.matches("https?://[^\\s/]+(/[^\\s]*)?")) {
       throw new IllegalArgumentException("SPB_PUBLIC_URL must be an http(s) URL, got " + publicUrl);
     }
-    java.util.Objects.requireNonNull(nats, "nats");
+    Objects.requireNonNull(nats, "nats");
     if (jobWallLimit.toSeconds() < 1 || jobWallLimit.compareTo(Duration.ofMinutes(100)) > 0) {
       throw new IllegalArgumentException("SPB_JOB_WALL_LIMIT must be between 1s and 100m (job tokens live at most 2 h)");
     }
@@ -167,7 +169,7 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
 
   /** The {@code variables} set in {@code json}, by their environment names, for readers shared with the runner. */
   private static Map<String, String> variables(JsonObject json, List<String> variables) {
-    Map<String, String> set = new java.util.HashMap<>();
+    Map<String, String> set = new HashMap<>();
     for (String variable : variables) {
       String value = json.getString(ENVIRONMENT.get(variable));
       if (value != null) {

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.gateway;
 
+import com.sun.management.UnixOperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.git.GitLimits;
@@ -123,8 +125,8 @@ public final class GatewayVerticle extends VerticleBase {
 
   /** Sized to the process's descriptor limit, read now: a cap that does not fit it fails the start. */
   private ConnectionGuard connectionGuard() {
-    long descriptors = ((com.sun.management.UnixOperatingSystemMXBean)
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getMaxFileDescriptorCount();
+    long descriptors = ((UnixOperatingSystemMXBean)
+        ManagementFactory.getOperatingSystemMXBean()).getMaxFileDescriptorCount();
     int cap = config.connections().capFor(descriptors);
     LOG.log(System.Logger.Level.INFO, "at most " + cap + " connections (" + config.connections()
         .maxConnectionsPerAddress() + " per client address; file-descriptor limit " + descriptors + ")");

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.gateway;
 
+import java.io.IOException;
+import java.security.GeneralSecurityException;
 import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
@@ -91,7 +93,7 @@ public final class Main {
       RevocationList revocations = RevocationList.load(config.dataDir().resolve(DataDir.REVOCATIONS), clock);
       out.println(new JobTokens(key, revocations, clock).issue(job, repo, ttl));
       return 0;
-    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+    } catch (IOException | GeneralSecurityException e) {
       System.err.println("spb-gateway: cannot read the data directory: " + e.getMessage());
       return 1;
     }
@@ -104,7 +106,7 @@ public final class Main {
       System.out.println("new job-token signing key " + key.keyId() + "; restart the gateway to use it (the old "
           + "key keeps verifying its tokens until they expire)");
       return 0;
-    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+    } catch (IOException | GeneralSecurityException e) {
       System.err.println("spb-gateway: cannot rotate the signing key: " + e.getMessage());
       return 1;
     }
@@ -120,7 +122,7 @@ public final class Main {
       AuditChain.Result result = AuditLog.verify(file);
       (result.ok() ? System.out : System.err).println(file + ": " + result.message());
       return result.ok() ? 0 : 1;
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       System.err.println("spb-gateway: cannot read " + file + ": " + e.getMessage());
       return 1;
     }

@@ -1,5 +1,11 @@
 package ai.spboucher.spbgit.runner;
 
+import io.vertx.core.Vertx;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.TrustOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.GeneralSecurityException;
 import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
 import io.nats.client.JetStreamApiException;
@@ -47,14 +53,14 @@ final class JobDispatcher {
 
   private final RunnerConfig config;
   /** Serves the jobs' sockets. */
-  private final io.vertx.core.Vertx vertx;
+  private final Vertx vertx;
   private final DockerSandbox docker;
   private final NatsLink nats;
   private final Clock clock;
   /** The model provider's client, shared by this runner's llm jobs; null without a provider. */
   private final ProviderClient provider;
   /** The CAs of an https gateway; null for the JDK's default trust store. */
-  private final io.vertx.core.net.TrustOptions gatewayTrust;
+  private final TrustOptions gatewayTrust;
   private final Semaphore freeSlots;
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
@@ -67,8 +73,8 @@ final class JobDispatcher {
   private Dispatcher cancels;
 
   /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
-  JobDispatcher(io.vertx.core.Vertx vertx, RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
-      throws java.io.IOException, java.security.GeneralSecurityException {
+  JobDispatcher(Vertx vertx, RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock)
+      throws IOException, GeneralSecurityException {
     this.config = config;
     this.vertx = vertx;
     this.docker = docker;
@@ -85,24 +91,24 @@ final class JobDispatcher {
   }
 
   /** The gateway's CA as Vert.x trust, read once here so that an unreadable CA file stops the runner at start. */
-  private static io.vertx.core.net.TrustOptions gatewayTrust(io.vertx.core.Vertx vertx, RunnerConfig config)
-      throws java.security.GeneralSecurityException {
+  private static TrustOptions gatewayTrust(Vertx vertx, RunnerConfig config)
+      throws GeneralSecurityException {
     if (config.gatewayCa() == null) {
       return null;
     }
-    io.vertx.core.net.PemTrustOptions trust = new io.vertx.core.net.PemTrustOptions()
+    PemTrustOptions trust = new PemTrustOptions()
         .addCertPath(config.gatewayCa().toString());
     try {
       trust.getTrustManagerFactory(vertx);
     } catch (Exception e) {
-      throw new java.security.GeneralSecurityException("cannot read the gateway CA " + config.gatewayCa() + ": "
+      throw new GeneralSecurityException("cannot read the gateway CA " + config.gatewayCa() + ": "
           + e.getMessage(), e);
     }
     return trust;
   }
 
   /** Removes containers a previous run of this runner left behind and reports their jobs lost. Blocking. */
-  void reclaimLeftovers() throws java.io.IOException {
+  void reclaimLeftovers() throws IOException {
     for (Container leftover : docker.containersOf(config.runnerId())) {
       String jobId = leftover.getLabels().get(SandboxSpec.JOB_LABEL);
       LOG.log(System.Logger.Level.WARNING, "removing leftover container " + leftover.getId() + " of job " + jobId);
@@ -130,7 +136,7 @@ final class JobDispatcher {
     } catch (JetStreamApiException e) {
       return null;  // No status event yet.
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -281,7 +287,7 @@ final class JobDispatcher {
       JobEvent last = lastStatus(jobId);
       return last == null ? null : "runner '" + last.getStatus().getRunnerId() + "' reported it "
           + last.getStatus().getStatus();
-    } catch (java.io.UncheckedIOException e) {
+    } catch (UncheckedIOException e) {
       LOG.log(System.Logger.Level.WARNING, "cannot tell whether job " + jobId + " runs elsewhere (running it): "
           + e.getMessage());
       return null;

@@ -1,5 +1,8 @@
 package ai.spboucher.spbgit.runner;
 
+import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
+import java.util.Map;
 import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import com.github.dockerjava.api.model.Frame;
@@ -37,7 +40,7 @@ final class LogPump {
   private long keptBytes;
   private long droppedBytes;
   private boolean capAnnounced;
-  private final java.util.Map<LogStream, Integer> lineLength = new java.util.EnumMap<>(LogStream.class);
+  private final Map<LogStream, Integer> lineLength = new EnumMap<>(LogStream.class);
   private final BlockingQueue<Object> frames = new ArrayBlockingQueue<>(4096);
   private final CountDownLatch dockerStreamEnded = new CountDownLatch(1);
   private final CountDownLatch drained = new CountDownLatch(1);
@@ -186,7 +189,7 @@ final class LogPump {
 
   private void publishRunnerLine(String line) {
     publisher.publish(LogStream.RUNNER,
-        ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        ("[spb-runner] " + line + "\n").getBytes(StandardCharsets.UTF_8));
   }
 
   private void flush(ByteArrayOutputStream chunk, LogStream stream) {

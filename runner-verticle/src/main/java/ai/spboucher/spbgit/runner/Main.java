@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import io.vertx.core.VertxOptions;
 import ai.spboucher.spbgit.common.Launcher;
 import io.vertx.core.Vertx;
 import java.time.Clock;
@@ -16,7 +17,7 @@ public final class Main {
     Launcher launcher = new Launcher("spb-runner").logging(env);
     RunnerConfig config = launcher.configuration(env, e -> RunnerConfig.from(RunnerConfig.fromEnvironment(e)));
     // Epoll where Netty has it: its unix sockets can half-close, NIO's cannot (see JobSocket).
-    Vertx vertx = Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true));
+    Vertx vertx = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
     launcher.serve(() -> vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC())).toCompletionStage(),
         () -> vertx.close().toCompletionStage());
   }

@@ -1,5 +1,12 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.runner.egress.EgressPolicy;
+import java.net.URI;
+import java.util.HashMap;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import ai.spboucher.spbgit.common.ConfigUnits;
 import ai.spboucher.spbgit.common.NatsSettings;
 import ai.spboucher.spbgit.common.PemTrust;
@@ -85,7 +92,7 @@ public record RunnerConfig(NatsSettings nats, String runnerId, int slots, String
       "SPB_MODEL_TIMEOUT");
 
   public RunnerConfig {
-    java.util.Objects.requireNonNull(nats, "nats");
+    Objects.requireNonNull(nats, "nats");
     if (!runnerId.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
       throw new IllegalArgumentException("SPB_RUNNER_ID must be 1-63 of A-Z a-z 0-9 . _ -, got " + runnerId);
     }
@@ -113,7 +120,7 @@ public record RunnerConfig(NatsSettings nats, String runnerId, int slots, String
     }
     egressAllow = List.copyOf(egressAllow);
     // Fail at start-up, not in every job, on a malformed entry.
-    ai.spboucher.spbgit.runner.egress.EgressPolicy.of(egressAllow);
+    EgressPolicy.of(egressAllow);
   }
 
   /**
@@ -160,7 +167,7 @@ public record RunnerConfig(NatsSettings nats, String runnerId, int slots, String
     }
   }
 
-  private static void read(JsonObject json, String key, java.util.function.Consumer<String> setter) {
+  private static void read(JsonObject json, String key, Consumer<String> setter) {
     String value = json.getString(key);
     if (value != null) {
       setter.accept(value);
@@ -169,7 +176,7 @@ public record RunnerConfig(NatsSettings nats, String runnerId, int slots, String
 
   /** The {@code variables} set in {@code json}, by their environment names, for readers shared with others. */
   private static Map<String, String> variables(JsonObject json, List<String> variables) {
-    Map<String, String> set = new java.util.HashMap<>();
+    Map<String, String> set = new HashMap<>();
     for (String variable : variables) {
       String value = json.getString(ENVIRONMENT.get(variable));
       if (value != null) {
@@ -197,7 +204,7 @@ public record RunnerConfig(NatsSettings nats, String runnerId, int slots, String
   private static boolean isLoopbackHost(String url) {
     String host;
     try {
-      host = java.net.URI.create(url).getHost();
+      host = URI.create(url).getHost();
     } catch (IllegalArgumentException e) {
       return false;
     }
@@ -282,7 +289,7 @@ public record RunnerConfig(NatsSettings nats, String runnerId, int slots, String
   public record HostPort(String host, int port) {
     /** Parses {@code host:port}; the message names {@code variable}. */
     static HostPort parse(String variable, String value) {
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("([^:\\s]+):(\\d{1,5})").matcher(value);
+      Matcher m = Pattern.compile("([^:\\s]+):(\\d{1,5})").matcher(value);
       if (!m.matches() || Integer.parseInt(m.group(2)) > 65535) {
         throw new IllegalArgumentException(variable + " must be host:port (e.g. 127.0.0.1:8081), got " + value);
       }

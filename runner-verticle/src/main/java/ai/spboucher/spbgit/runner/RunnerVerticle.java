@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.runner;
 
+import io.nats.client.Connection;
+import io.vertx.core.json.JsonObject;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.nats.NatsLink;
 import io.vertx.core.Future;
@@ -77,11 +79,11 @@ public final class RunnerVerticle extends VerticleBase {
         request.response().setStatusCode(404).end();
         return;
       }
-      boolean connected = nats.connection().getStatus() == io.nats.client.Connection.Status.CONNECTED;
+      boolean connected = nats.connection().getStatus() == Connection.Status.CONNECTED;
       boolean engine = dispatcher.engineAnswers();
       String status = !connected ? "nats disconnected" : !engine ? "docker engine not answering" : "ok";
       request.response().setStatusCode(connected && engine ? 200 : 503).putHeader("Content-Type", "application/json")
-          .end(new io.vertx.core.json.JsonObject().put("status", status)
+          .end(new JsonObject().put("status", status)
               .put("runner_id", config.runnerId()).put("slots", config.slots())
               .put("running_jobs", dispatcher.runningJobs()).encode());
     }).listen(config.health().port(), config.health().host())

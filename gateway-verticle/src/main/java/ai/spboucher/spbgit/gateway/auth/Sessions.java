@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.gateway.auth;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -65,9 +67,9 @@ public final class Sessions {
 
   /** Constant-time comparison of a presented CSRF token with the session's. */
   public static boolean sameToken(String expected, String presented) {
-    return presented != null && java.security.MessageDigest.isEqual(
-        expected.getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-        presented.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    return presented != null && MessageDigest.isEqual(
+        expected.getBytes(StandardCharsets.US_ASCII),
+        presented.getBytes(StandardCharsets.US_ASCII));
   }
 
   private static String random() {

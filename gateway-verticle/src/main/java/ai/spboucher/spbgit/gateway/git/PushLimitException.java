@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.gateway.git;
 
+import java.time.Duration;
+
 /**
  * A push was stopped by one of its bounds: a limit it went past, its client gone or its token revoked. The
  * message names the bound and, for a configured limit, its setting; git clients show it as the unpack error.
@@ -29,7 +31,7 @@ final class PushLimitException extends RuntimeException {
         + " (SPB_MAX_DELTA_DEPTH)", false);
   }
 
-  static PushLimitException timeLimit(java.time.Duration limit) {
+  static PushLimitException timeLimit(Duration limit) {
     long s = limit.toSeconds();
     return new PushLimitException("push exceeds the time limit of " + (s % 60 == 0 ? s / 60 + " min" : s + " s")
         + " (SPB_PUSH_TIME_LIMIT)", false);

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import java.util.Optional;
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
@@ -110,12 +111,12 @@ public final class ApiRoutes {
    * The owner of the request's session cookie, if it is live and its PAT still exists; a state-changing
    * request must also carry the session's CSRF token, or it is refused.
    */
-  private java.util.Optional<Principal.Owner> sessionOwner(RoutingContext ctx) {
+  private Optional<Principal.Owner> sessionOwner(RoutingContext ctx) {
     var cookie = ctx.request().getCookie(SESSION_COOKIE);
     var session = sessions.find(cookie == null ? null : cookie.getValue())
         .filter(s -> pats.list().stream().anyMatch(t -> t.id().equals(s.tokenId())));
     if (session.isEmpty()) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     HttpMethod method = ctx.request().method();
     if (method != HttpMethod.GET && method != HttpMethod.HEAD && !Sessions.sameToken(session.get().csrf(),
@@ -123,7 +124,7 @@ public final class ApiRoutes {
       throw new ForbiddenException("missing or invalid CSRF token (send the " + CSRF_HEADER + " header)");
     }
     ctx.put(VIA_SESSION, true);
-    return java.util.Optional.of(new Principal.Owner(session.get().tokenId()));
+    return Optional.of(new Principal.Owner(session.get().tokenId()));
   }
 
   /** Whether the request was authenticated by a browser session cookie rather than a token header. */

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import java.util.stream.Collectors;
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
@@ -227,7 +228,7 @@ public final class JobRoutes {
     if ("lines".equals(ctx.request().getParam("format"))) {
       // The stored lines themselves, so a verifier hashes the bytes the chain was built from.
       jobs.auditLines(repo, job)
-          .map(lines -> lines.stream().map(line -> line + "\n").collect(java.util.stream.Collectors.joining()))
+          .map(lines -> lines.stream().map(line -> line + "\n").collect(Collectors.joining()))
           .onSuccess(body -> ctx.response().putHeader("Content-Type", "application/x-ndjson").end(body))
           .onFailure(ctx::fail);
       return;

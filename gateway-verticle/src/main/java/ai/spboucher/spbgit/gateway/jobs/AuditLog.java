@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import java.io.ByteArrayOutputStream;
 import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonObject;
 import java.io.Closeable;
@@ -180,7 +181,7 @@ public final class AuditLog implements Closeable {
       }
     }
     List<String> encoded = new ArrayList<>(events.size());
-    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     String prev = lastHash;
     for (JsonObject event : events) {
       JsonObject stored = new JsonObject().put("seq", lines + encoded.size() + 1).put("ts", clock.instant().toString())
@@ -394,7 +395,7 @@ public final class AuditLog implements Closeable {
 
     /** The lines as the file holds them: each complete one with its newline, then the tail. */
     byte[] bytes() {
-      java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
       for (byte[] line : complete) {
         out.write(line, 0, line.length);
         out.write(NEWLINE);

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import java.io.IOException;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.environment.AgentEnvironment;
@@ -394,7 +395,7 @@ public final class JobService {
    *
    * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot be used
    */
-  private Prepared prepare(RepoName repo, String baseRef) throws java.io.IOException {
+  private Prepared prepare(RepoName repo, String baseRef) throws IOException {
     String baseSha = requireBranch(repo, baseRef);
     AgentEnvironment environment;
     try (var repository = repos.open(repo)) {
@@ -452,7 +453,7 @@ public final class JobService {
     return array.stream().map(String::valueOf).toList();
   }
 
-  private String requireBranch(RepoName repo, String base) throws java.io.IOException {
+  private String requireBranch(RepoName repo, String base) throws IOException {
     String sha = proposals.branchSha(repo, base);
     if (sha == null) {
       throw new JobStateException("repository " + repo + " has no branch '" + base + "' to start from");

@@ -1,5 +1,8 @@
 package ai.spboucher.spbgit.gateway.nats;
 
+import io.nats.client.JetStreamApiException;
+import io.vertx.core.WorkerExecutor;
+import java.security.GeneralSecurityException;
 import ai.spboucher.spbgit.gateway.jobs.JobQueue;
 import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
@@ -72,19 +75,19 @@ public final class JobBus implements JobQueue, AutoCloseable {
     try {
       options = nats.options().connectionName("spb-gateway").maxReconnects(-1)
           .reconnectWait(Duration.ofSeconds(1)).build();
-    } catch (java.security.GeneralSecurityException e) {
+    } catch (GeneralSecurityException e) {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
     }
     return new JobBus(Nats.connectReconnectOnConnect(options), logRetention, replicas);
   }
 
   /** Reading jobs' logs back from the events stream, on {@code replayPool}. */
-  public JobLogs logs(io.vertx.core.WorkerExecutor replayPool) {
+  public JobLogs logs(WorkerExecutor replayPool) {
     return new JobLogs(connection, replayPool);
   }
 
   /** Job requests no runner has taken yet. Blocking. */
-  public long queueDepth() throws IOException, io.nats.client.JetStreamApiException {
+  public long queueDepth() throws IOException, JetStreamApiException {
     return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER)
         .getNumPending();
   }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.nats;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.nats.client.Connection;
@@ -183,7 +184,7 @@ public final class JobLogs {
   private static JobEvent parse(Message m) {
     try {
       return JobEvent.parseFrom(m.getData());
-    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+    } catch (InvalidProtocolBufferException e) {
       return JobEvent.getDefaultInstance();
     }
   }

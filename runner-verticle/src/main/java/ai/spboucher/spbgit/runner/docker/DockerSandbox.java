@@ -1,5 +1,9 @@
 package ai.spboucher.spbgit.runner.docker;
 
+import com.github.dockerjava.api.exception.ConflictException;
+import com.github.dockerjava.api.exception.DockerClientException;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectContainerResponse;
@@ -149,7 +153,7 @@ public final class DockerSandbox implements Closeable {
     } catch (NotFoundException e) {
       throw new IllegalStateException("agent image " + image + " is missing: build it with docker/agent/build.sh");
     }
-    java.util.Map<String, String> labels = inspected.getConfig() == null ? null : inspected.getConfig().getLabels();
+    Map<String, String> labels = inspected.getConfig() == null ? null : inspected.getConfig().getLabels();
     String built = labels == null ? null : labels.get(UID_LABEL);
     if (built == null) {
       LOG.log(System.Logger.Level.WARNING, "agent image " + image + " has no " + UID_LABEL + " label: make sure "
@@ -213,7 +217,7 @@ public final class DockerSandbox implements Closeable {
             onEnd.run();
           }
         });
-    if (!callback.awaitStarted(30, java.util.concurrent.TimeUnit.SECONDS)) {
+    if (!callback.awaitStarted(30, TimeUnit.SECONDS)) {
       callback.close();
       throw new IllegalStateException("could not attach to container " + containerId);
     }
@@ -229,9 +233,9 @@ public final class DockerSandbox implements Closeable {
   public Long awaitExit(String containerId, Duration timeout) {
     try {
       Integer code = docker.waitContainerCmd(containerId).start()
-          .awaitStatusCode(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+          .awaitStatusCode(timeout.toMillis(), TimeUnit.MILLISECONDS);
       return code == null ? null : code.longValue();
-    } catch (com.github.dockerjava.api.exception.DockerClientException e) {
+    } catch (DockerClientException e) {
       if (e.getMessage() != null && e.getMessage().contains("timeout")) {
         return null;
       }
@@ -247,7 +251,7 @@ public final class DockerSandbox implements Closeable {
   public void kill(String containerId) {
     try {
       bounded("a kill of a container", () -> docker.killContainerCmd(containerId).exec());
-    } catch (NotFoundException | NotModifiedException | com.github.dockerjava.api.exception.ConflictException e) {
+    } catch (NotFoundException | NotModifiedException | ConflictException e) {
       // Already stopped or gone: nothing to kill.
     }
   }
@@ -265,7 +269,7 @@ public final class DockerSandbox implements Closeable {
   /** Containers (in any state) carrying this runner's label. */
   public List<Container> containersOf(String runnerId) {
     return bounded("a list of containers", () -> docker.listContainersCmd().withShowAll(true)
-        .withLabelFilter(java.util.Map.of(SandboxSpec.RUNNER_LABEL, runnerId)).exec());
+        .withLabelFilter(Map.of(SandboxSpec.RUNNER_LABEL, runnerId)).exec());
   }
 
   /** The client for short calls, for tools and tests (its calls are not bounded by the call timeout). */

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.runner.docker;
 
+import com.github.dockerjava.api.model.AccessMode;
+import java.util.Objects;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
@@ -85,10 +87,10 @@ public record SandboxSpec(String image, String jobId, String runnerId, int uid, 
 
     /** Fails on a missing image, job id, runner id or egress directory. */
     public SandboxSpec build() {
-      java.util.Objects.requireNonNull(image, "image");
-      java.util.Objects.requireNonNull(jobId, "jobId");
-      java.util.Objects.requireNonNull(runnerId, "runnerId");
-      java.util.Objects.requireNonNull(egressDir, "egressDir");
+      Objects.requireNonNull(image, "image");
+      Objects.requireNonNull(jobId, "jobId");
+      Objects.requireNonNull(runnerId, "runnerId");
+      Objects.requireNonNull(egressDir, "egressDir");
       return new SandboxSpec(image, jobId, runnerId, uid, env, cpus, memoryBytes, pidsLimit, workDir, egressDir,
           workIsMounted, diskBytes, noticeDir);
     }
@@ -123,7 +125,7 @@ public record SandboxSpec(String image, String jobId, String runnerId, int uid, 
     Map<String, String> tmpfs = new LinkedHashMap<>();
     tmpfs.put("/tmp", "rw,nosuid,nodev,size=" + TMP_SIZE + ",mode=1777");
     List<Bind> binds = new ArrayList<>();
-    binds.add(new Bind(egressDir.toString(), new Volume("/run/spb"), com.github.dockerjava.api.model.AccessMode.ro));
+    binds.add(new Bind(egressDir.toString(), new Volume("/run/spb"), AccessMode.ro));
     if (workIsMounted) {
       binds.add(new Bind(workDir.toString(), new Volume("/work")));
     } else {
@@ -133,7 +135,7 @@ public record SandboxSpec(String image, String jobId, String runnerId, int uid, 
     if (noticeDir != null) {
       // Read-only and runner-owned: the agent can read the notice but cannot swap the directory for a link.
       binds.add(new Bind(noticeDir.toString(), new Volume(NOTICE_MOUNT),
-          com.github.dockerjava.api.model.AccessMode.ro));
+          AccessMode.ro));
     }
     return HostConfig.newHostConfig()
         .withReadonlyRootfs(true)

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.egress;
 
+import io.vertx.core.http.HttpVersion;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.vertx.core.Vertx;
@@ -145,8 +146,8 @@ public final class EgressProxy implements AutoCloseable {
     return tcp;
   }
 
-  HttpClient http(io.vertx.core.http.HttpVersion version) {
-    return version == io.vertx.core.http.HttpVersion.HTTP_1_0 ? http10 : http11;
+  HttpClient http(HttpVersion version) {
+    return version == HttpVersion.HTTP_1_0 ? http10 : http11;
   }
 
   /** Keeps {@code socket} until it closes, so that {@link #close()} can end its tunnel. */

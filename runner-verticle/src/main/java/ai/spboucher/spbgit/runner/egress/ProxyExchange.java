@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.egress;
 
+import io.netty.channel.socket.DuplexChannelConfig;
 import ai.spboucher.spbgit.runner.sockets.HttpRelay;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
@@ -296,7 +297,7 @@ final class ProxyExchange {
   }
 
   private static void allowHalfClosure(NetSocket socket) {
-    ((io.netty.channel.socket.DuplexChannelConfig) channelOf(socket).config()).setAllowHalfClosure(true);
+    ((DuplexChannelConfig) channelOf(socket).config()).setAllowHalfClosure(true);
   }
 
   private static boolean isLocal(InetAddress address) {

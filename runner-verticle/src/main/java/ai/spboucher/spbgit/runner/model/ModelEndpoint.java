@@ -1,5 +1,8 @@
 package ai.spboucher.spbgit.runner.model;
 
+import java.io.ByteArrayOutputStream;
+import java.time.Instant;
+import java.util.LinkedHashMap;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import com.fasterxml.jackson.core.JsonParser;
@@ -202,7 +205,7 @@ public final class ModelEndpoint implements AutoCloseable {
   /** Records a request whose head was refused before it reached an exchange. */
   private void recordUnread(Refusal refusal) {
     Outcome outcome = Outcome.refused(refusal);
-    record(new ModelCallRecord(java.time.Instant.now(), provider().id(), model, "", "", outcome.status(),
+    record(new ModelCallRecord(Instant.now(), provider().id(), model, "", "", outcome.status(),
         Usage.NONE, Duration.ZERO, new byte[0], false, outcome.error(), false, false, 0, 0));
   }
 
@@ -224,7 +227,7 @@ public final class ModelEndpoint implements AutoCloseable {
       Usage usage = usageOf(answer.body());
       meter.add(usage);
       byte[] answered = redact(answer.body());
-      Map<String, String> headers = new java.util.LinkedHashMap<>();
+      Map<String, String> headers = new LinkedHashMap<>();
       answer.headers().forEach((name, value) -> headers.put(name, new String(
           redact(value.getBytes(StandardCharsets.ISO_8859_1)), StandardCharsets.ISO_8859_1)));
       headers.putIfAbsent("content-type", "application/json");
@@ -329,7 +332,7 @@ public final class ModelEndpoint implements AutoCloseable {
       return data;
     }
     byte[] mask = "[redacted]".getBytes(StandardCharsets.US_ASCII);
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(data.length);
+    ByteArrayOutputStream out = new ByteArrayOutputStream(data.length);
     int from = 0;
     while (at >= 0) {
       out.write(data, from, at - from);

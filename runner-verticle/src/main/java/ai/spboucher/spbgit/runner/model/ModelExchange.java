@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
+import java.nio.charset.StandardCharsets;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.vertx.core.buffer.Buffer;
@@ -154,7 +155,7 @@ final class ModelExchange {
     int head = max / 8;
     String note = "\n\u2026 " + body.length + " bytes in all; " + (body.length - max) + "+ bytes in the middle are"
         + " not recorded \u2026\n";
-    byte[] marker = note.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] marker = note.getBytes(StandardCharsets.UTF_8);
     int tail = max - head - marker.length;
     byte[] recorded = Arrays.copyOf(body, max);
     System.arraycopy(marker, 0, recorded, head, marker.length);

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
+import java.net.http.HttpTimeoutException;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
@@ -75,7 +76,7 @@ public final class ProviderClient {
       exchange.cancel(true);
       throw e;
     } catch (ExecutionException e) {
-      if (e.getCause() instanceof java.net.http.HttpTimeoutException timeout) {
+      if (e.getCause() instanceof HttpTimeoutException timeout) {
         throw new TimeoutException(timeout.getMessage());
       }
       if (e.getCause() instanceof IOException io) {

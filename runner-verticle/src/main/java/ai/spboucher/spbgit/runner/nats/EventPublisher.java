@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.nats;
 
+import java.nio.charset.StandardCharsets;
 import ai.spboucher.spbgit.proto.EgressAttempt;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -115,7 +116,7 @@ public final class EventPublisher {
    * the stored message cannot be read, or this publisher has no {@link JetStreamManagement}.
    */
   public Instant runnerLineStoredAt(String line) {
-    byte[] data = ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] data = ("[spb-runner] " + line + "\n").getBytes(StandardCharsets.UTF_8);
     PublishAck ack;
     synchronized (logLock) {
       JobEvent event = base(++logSequence)

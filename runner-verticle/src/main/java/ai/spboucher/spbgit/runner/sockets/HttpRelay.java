@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.sockets;
 
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
@@ -100,7 +101,7 @@ public final class HttpRelay {
       response.setChunked(true);
     }
     response.putHeader("Connection", "close");
-    String version = request.version() == io.vertx.core.http.HttpVersion.HTTP_1_0 ? "HTTP/1.0" : "HTTP/1.1";
+    String version = request.version() == HttpVersion.HTTP_1_0 ? "HTTP/1.0" : "HTTP/1.1";
     bytesDown += headBytes(version + " " + upstream.statusCode() + " " + upstream.statusMessage(),
         upstream.headers());
     upstream.exceptionHandler(e -> cut());

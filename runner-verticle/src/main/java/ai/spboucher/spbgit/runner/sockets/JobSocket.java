@@ -1,5 +1,9 @@
 package ai.spboucher.spbgit.runner.sockets;
 
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.vertx.core.Future;
+import java.nio.file.LinkOption;
+import java.util.Arrays;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -93,7 +97,7 @@ public final class JobSocket implements AutoCloseable {
   public static JobSocket bind(Vertx vertx, Path socketPath, Limits limits, Answers answers, Refusal busy,
                                Handler<HttpServerRequest> requests, Handler<Refusal> invalid) throws IOException {
     Objects.requireNonNull(requests, "requests");
-    if (Files.exists(socketPath, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+    if (Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
       throw new IOException("socket path exists already: " + socketPath);
     }
     HttpServerOptions options = new HttpServerOptions()
@@ -207,11 +211,11 @@ public final class JobSocket implements AutoCloseable {
   /** The complete bytes of a refusal, with {@code Connection: close}. */
   public static byte[] answer(Answers answers, Refusal refusal) {
     byte[] body = answers.body(refusal);
-    byte[] head = ("HTTP/1.1 " + refusal.status() + " " + io.netty.handler.codec.http.HttpResponseStatus
+    byte[] head = ("HTTP/1.1 " + refusal.status() + " " + HttpResponseStatus
         .valueOf(refusal.status()).reasonPhrase() + "\r\nContent-Type: " + answers.contentType()
         + "\r\nContent-Length: " + body.length + "\r\nConnection: close\r\n\r\n")
         .getBytes(StandardCharsets.US_ASCII);
-    byte[] all = java.util.Arrays.copyOf(head, head.length + body.length);
+    byte[] all = Arrays.copyOf(head, head.length + body.length);
     System.arraycopy(body, 0, all, head.length, body.length);
     return all;
   }
@@ -262,7 +266,7 @@ public final class JobSocket implements AutoCloseable {
     return Refusal.badRequest("malformed request head" + (cause == null ? "" : ": " + cause.getMessage()));
   }
 
-  private static <T> T await(io.vertx.core.Future<T> future, String what) throws IOException {
+  private static <T> T await(Future<T> future, String what) throws IOException {
     try {
       return future.toCompletionStage().toCompletableFuture().get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {

@@ -1,5 +1,9 @@
 package ai.spboucher.spbgit.runner.sockets;
 
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
@@ -60,7 +64,7 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
       }
       headChecked = true;
       String problem = end < 0 ? null : problem(in.toString(in.readerIndex(), end - in.readerIndex() - 4,
-          java.nio.charset.StandardCharsets.ISO_8859_1));
+          StandardCharsets.ISO_8859_1));
       if (problem != null) {
         refused = true;
         in.skipBytes(in.readableBytes());
@@ -78,14 +82,14 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
 
   /** The bytes that came behind a {@code CONNECT} head, now the tunnel's; the caller releases them. */
   public ByteBuf takeTunnelData() {
-    ByteBuf data = tunnelData == null ? io.netty.buffer.Unpooled.EMPTY_BUFFER : tunnelData;
+    ByteBuf data = tunnelData == null ? Unpooled.EMPTY_BUFFER : tunnelData;
     tunnelData = null;
     return data;
   }
 
   private static boolean isConnect(List<Object> decoded) {
-    return decoded.stream().anyMatch(message -> message instanceof io.netty.handler.codec.http.HttpRequest request
-        && request.method().equals(io.netty.handler.codec.http.HttpMethod.CONNECT));
+    return decoded.stream().anyMatch(message -> message instanceof HttpRequest request
+        && request.method().equals(HttpMethod.CONNECT));
   }
 
   /**
