@@ -12,64 +12,92 @@ import java.io.IOException;
 import java.time.Duration;
 
 /**
- * The JetStream streams and durable consumers of the protocol. Both the gateway and the runners call
- * {@link #ensure} on connect, so whichever starts first creates them; it is idempotent. Blocking.
+ * The JetStream streams and durable consumers of the protocol. Both the gateway and the runners
+ * call {@link #ensure} on connect, so whichever starts first creates them; it is idempotent.
+ * Blocking.
  */
 public final class Streams {
 
   /** How long the stream keeps a request for deduplication by {@code Nats-Msg-Id} (the job id). */
   public static final Duration DUPLICATE_WINDOW = Duration.ofMinutes(10);
-  /** How long the events stream keeps a job's log and status changes for replay, unless configured. */
+
+  /**
+   * How long the events stream keeps a job's log and status changes for replay, unless configured.
+   */
   public static final Duration EVENT_RETENTION = Duration.ofDays(30);
-  /** Runners retry publishing an event for up to ten minutes; a retry that did land must be recognised. */
+
+  /**
+   * Runners retry publishing an event for up to ten minutes; a retry that did land must be
+   * recognised.
+   */
   public static final Duration EVENT_DUPLICATE_WINDOW = Duration.ofMinutes(15);
-  /** A runner acks a job as soon as it takes it; this only covers a runner dying between fetch and ack. */
+
+  /**
+   * A runner acks a job as soon as it takes it; this only covers a runner dying between fetch and
+   * ack.
+   */
   public static final Duration JOB_ACK_WAIT = Duration.ofSeconds(30);
 
-  private Streams() {
-  }
+  private Streams() {}
 
   /**
    * Creates the streams and durable consumers that are missing; with {@code update}, also applies
-   * {@code eventRetention} and {@code replicas} to existing streams. The gateway owns these settings and
-   * updates; runners only create what is missing, so they never undo the operator's configuration.
+   * {@code eventRetention} and {@code replicas} to existing streams. The gateway owns these
+   * settings and updates; runners only create what is missing, so they never undo the operator's
+   * configuration.
    */
-  public static void ensure(JetStreamManagement jsm, Duration eventRetention, int replicas, boolean update)
+  public static void ensure(
+      JetStreamManagement jsm, Duration eventRetention, int replicas, boolean update)
       throws IOException, JetStreamApiException {
-    upsert(jsm, StreamConfiguration.builder()
-        .name(Subjects.JOBS_STREAM)
-        .subjects(Subjects.JOB_REQUESTS)
-        .retentionPolicy(RetentionPolicy.WorkQueue)
-        .storageType(StorageType.File)
-        .duplicateWindow(DUPLICATE_WINDOW)
-        .replicas(replicas)
-        .build(), update);
-    upsert(jsm, StreamConfiguration.builder()
-        .name(Subjects.EVENTS_STREAM)
-        .subjects(Subjects.ALL_EVENTS)
-        .retentionPolicy(RetentionPolicy.Limits)
-        .storageType(StorageType.File)
-        .maxAge(eventRetention)
-        .duplicateWindow(EVENT_DUPLICATE_WINDOW)
-        .replicas(replicas)
-        .build(), update);
-    upsertConsumer(jsm, Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
-        .durable(Subjects.RUNNERS_CONSUMER)
-        .ackPolicy(AckPolicy.Explicit)
-        .ackWait(JOB_ACK_WAIT)
-        .filterSubject(Subjects.JOB_REQUESTS)
-        .build(), update);
-    upsertConsumer(jsm, Subjects.EVENTS_STREAM, ConsumerConfiguration.builder()
-        .durable(Subjects.GATEWAY_EVENTS_CONSUMER)
-        .ackPolicy(AckPolicy.Explicit)
-        .ackWait(Duration.ofSeconds(30))
-        .deliverPolicy(DeliverPolicy.All)
-        .filterSubject(Subjects.ALL_STATUS_EVENTS)
-        .build(), update);
+    upsert(
+        jsm,
+        StreamConfiguration.builder()
+            .name(Subjects.JOBS_STREAM)
+            .subjects(Subjects.JOB_REQUESTS)
+            .retentionPolicy(RetentionPolicy.WorkQueue)
+            .storageType(StorageType.File)
+            .duplicateWindow(DUPLICATE_WINDOW)
+            .replicas(replicas)
+            .build(),
+        update);
+    upsert(
+        jsm,
+        StreamConfiguration.builder()
+            .name(Subjects.EVENTS_STREAM)
+            .subjects(Subjects.ALL_EVENTS)
+            .retentionPolicy(RetentionPolicy.Limits)
+            .storageType(StorageType.File)
+            .maxAge(eventRetention)
+            .duplicateWindow(EVENT_DUPLICATE_WINDOW)
+            .replicas(replicas)
+            .build(),
+        update);
+    upsertConsumer(
+        jsm,
+        Subjects.JOBS_STREAM,
+        ConsumerConfiguration.builder()
+            .durable(Subjects.RUNNERS_CONSUMER)
+            .ackPolicy(AckPolicy.Explicit)
+            .ackWait(JOB_ACK_WAIT)
+            .filterSubject(Subjects.JOB_REQUESTS)
+            .build(),
+        update);
+    upsertConsumer(
+        jsm,
+        Subjects.EVENTS_STREAM,
+        ConsumerConfiguration.builder()
+            .durable(Subjects.GATEWAY_EVENTS_CONSUMER)
+            .ackPolicy(AckPolicy.Explicit)
+            .ackWait(Duration.ofSeconds(30))
+            .deliverPolicy(DeliverPolicy.All)
+            .filterSubject(Subjects.ALL_STATUS_EVENTS)
+            .build(),
+        update);
   }
 
-  private static void upsertConsumer(JetStreamManagement jsm, String stream, ConsumerConfiguration config,
-                                     boolean update) throws IOException, JetStreamApiException {
+  private static void upsertConsumer(
+      JetStreamManagement jsm, String stream, ConsumerConfiguration config, boolean update)
+      throws IOException, JetStreamApiException {
     if (!update) {
       try {
         jsm.getConsumerInfo(stream, config.getDurable());

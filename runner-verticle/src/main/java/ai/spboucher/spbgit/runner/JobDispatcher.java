@@ -1,16 +1,7 @@
 package ai.spboucher.spbgit.runner;
 
-import io.vertx.core.Vertx;
-import io.vertx.core.net.PemTrustOptions;
-import io.vertx.core.net.TrustOptions;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.security.GeneralSecurityException;
 import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
-import io.nats.client.JetStreamApiException;
-import io.nats.client.api.MessageInfo;
-import java.io.IOException;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Subjects;
@@ -23,9 +14,17 @@ import ai.spboucher.spbgit.runner.nats.NatsLink;
 import com.github.dockerjava.api.model.Container;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.nats.client.Dispatcher;
+import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.MessageInfo;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.TrustOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,12 +38,13 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Takes jobs from the shared JetStream work queue, never more than the free slots, and runs each as a
- * {@link JobExecution} on its own thread. A job is acknowledged as soon as it is taken, so a job runs at most
- * once: if this runner dies mid-job, its restart finds the leftover container and reports {@code runner_lost}.
+ * Takes jobs from the shared JetStream work queue, never more than the free slots, and runs each as
+ * a {@link JobExecution} on its own thread. A job is acknowledged as soon as it is taken, so a job
+ * runs at most once: if this runner dies mid-job, its restart finds the leftover container and
+ * reports {@code runner_lost}.
  *
- * <p>Threading: the fetch loop owns one thread; jobs run on a pool of {@code slots} threads; cancel requests
- * arrive on a NATS dispatcher thread.
+ * <p>Threading: the fetch loop owns one thread; jobs run on a pool of {@code slots} threads; cancel
+ * requests arrive on a NATS dispatcher thread.
  */
 final class JobDispatcher {
 
@@ -52,22 +52,33 @@ final class JobDispatcher {
   private static final Duration FETCH_WAIT = Duration.ofSeconds(1);
 
   private final RunnerConfig config;
+
   /** Serves the jobs' sockets. */
   private final Vertx vertx;
+
   private final DockerSandbox docker;
   private final NatsLink nats;
   private final Clock clock;
+
   /** The model provider's client, shared by this runner's llm jobs; null without a provider. */
   private final ProviderClient provider;
+
   /** The CAs of an https gateway; null for the JDK's default trust store. */
   private final TrustOptions gatewayTrust;
+
   private final Semaphore freeSlots;
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
-  /** Containers of ended jobs that could not be removed when they ended, because the engine was away. */
+
+  /**
+   * Containers of ended jobs that could not be removed when they ended, because the engine was
+   * away.
+   */
   private final Set<String> unremoved = ConcurrentHashMap.newKeySet();
+
   /** Whether the Docker engine answered the fetch loop's last ping. */
   private volatile boolean engineAnswers = true;
+
   private volatile boolean stopping;
   private Thread fetchLoop;
   private Dispatcher cancels;
@@ -83,45 +94,59 @@ final class JobDispatcher {
     this.provider = config.model() == null ? null : new ProviderClient(config.model());
     this.gatewayTrust = gatewayTrust(vertx, config);
     this.freeSlots = new Semaphore(config.slots());
-    this.jobs = Executors.newFixedThreadPool(config.slots(), r -> {
-      Thread t = new Thread(r, "spb-job");
-      t.setDaemon(true);
-      return t;
-    });
+    this.jobs =
+        Executors.newFixedThreadPool(
+            config.slots(),
+            r -> {
+              Thread t = new Thread(r, "spb-job");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
-  /** The gateway's CA as Vert.x trust, read once here so that an unreadable CA file stops the runner at start. */
+  /**
+   * The gateway's CA as Vert.x trust, read once here so that an unreadable CA file stops the runner
+   * at start.
+   */
   private static TrustOptions gatewayTrust(Vertx vertx, RunnerConfig config)
       throws GeneralSecurityException {
     if (config.gatewayCa() == null) {
       return null;
     }
-    PemTrustOptions trust = new PemTrustOptions()
-        .addCertPath(config.gatewayCa().toString());
+    PemTrustOptions trust = new PemTrustOptions().addCertPath(config.gatewayCa().toString());
     try {
       trust.getTrustManagerFactory(vertx);
     } catch (Exception e) {
-      throw new GeneralSecurityException("cannot read the gateway CA " + config.gatewayCa() + ": "
-          + e.getMessage(), e);
+      throw new GeneralSecurityException(
+          "cannot read the gateway CA " + config.gatewayCa() + ": " + e.getMessage(), e);
     }
     return trust;
   }
 
-  /** Removes containers a previous run of this runner left behind and reports their jobs lost. Blocking. */
+  /**
+   * Removes containers a previous run of this runner left behind and reports their jobs lost.
+   * Blocking.
+   */
   void reclaimLeftovers() throws IOException {
     for (Container leftover : docker.containersOf(config.runnerId())) {
       String jobId = leftover.getLabels().get(SandboxSpec.JOB_LABEL);
-      LOG.log(System.Logger.Level.WARNING, "removing leftover container " + leftover.getId() + " of job " + jobId);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "removing leftover container " + leftover.getId() + " of job " + jobId);
       docker.remove(leftover.getId());
       if (jobId == null) {
         continue;
       }
       JobEvent last = lastStatus(jobId);
       if (last != null && last.getStatus().getStatus() == JobStatus.FINISHED) {
-        continue;  // The runner died while cleaning up after a job that had already ended.
+        continue; // The runner died while cleaning up after a job that had already ended.
       }
       new EventPublisher(nats.jetStream(), jobId, clock, last == null ? 0 : last.getSequence())
-          .status(JobStatus.FINISHED, ExitReason.RUNNER_LOST, config.runnerId(), leftover.getId(),
+          .status(
+              JobStatus.FINISHED,
+              ExitReason.RUNNER_LOST,
+              config.runnerId(),
+              leftover.getId(),
               "the runner restarted while the job was running");
     }
     WorkVolume.releaseLeftovers(config.workRoot());
@@ -130,11 +155,13 @@ final class JobDispatcher {
   /** The last status event published for the job, or null. Blocking. */
   private JobEvent lastStatus(String jobId) {
     try {
-      MessageInfo info = nats.connection().jetStreamManagement()
-          .getLastMessage(Subjects.EVENTS_STREAM, Subjects.statusEvents(jobId));
+      MessageInfo info =
+          nats.connection()
+              .jetStreamManagement()
+              .getLastMessage(Subjects.EVENTS_STREAM, Subjects.statusEvents(jobId));
       return JobEvent.parseFrom(info.getData());
     } catch (JetStreamApiException e) {
-      return null;  // No status event yet.
+      return null; // No status event yet.
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -154,8 +181,11 @@ final class JobDispatcher {
       try {
         if (subscription == null) {
           nats.ensureStreams();
-          subscription = nats.jetStream().subscribe(Subjects.JOB_REQUESTS,
-              PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER));
+          subscription =
+              nats.jetStream()
+                  .subscribe(
+                      Subjects.JOB_REQUESTS,
+                      PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.RUNNERS_CONSUMER));
         }
         freeSlots.acquire();
         if (!engineReady()) {
@@ -165,8 +195,10 @@ final class JobDispatcher {
         }
         List<Message> batch;
         try {
-          // One request per fetch: a fetch for several returns only once it has them all or its wait is over,
-          // which would hold a request that arrives alone for up to FETCH_WAIT although a slot is free.
+          // One request per fetch: a fetch for several returns only once it has them all or its
+          // wait is over,
+          // which would hold a request that arrives alone for up to FETCH_WAIT although a slot is
+          // free.
           batch = subscription.fetch(1, FETCH_WAIT);
         } catch (RuntimeException e) {
           freeSlots.release();
@@ -188,14 +220,18 @@ final class JobDispatcher {
   }
 
   /**
-   * Whether the Docker engine answers, so a job taken now can run: while it does not, this runner takes no jobs it
-   * could only fail. Once it answers, first removes the containers that jobs ending meanwhile could not.
+   * Whether the Docker engine answers, so a job taken now can run: while it does not, this runner
+   * takes no jobs it could only fail. Once it answers, first removes the containers that jobs
+   * ending meanwhile could not.
    */
   private boolean engineReady() {
     if (!docker.answers()) {
       if (engineAnswers) {
-        LOG.log(System.Logger.Level.WARNING, "the Docker engine at " + config.dockerHost()
-            + " does not answer: taking no jobs until it does");
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "the Docker engine at "
+                + config.dockerHost()
+                + " does not answer: taking no jobs until it does");
         engineAnswers = false;
       }
       return false;
@@ -210,7 +246,9 @@ final class JobDispatcher {
         unremoved.remove(containerId);
         LOG.log(System.Logger.Level.INFO, "removed container " + containerId + " of an ended job");
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "cannot remove container " + containerId + " yet: " + e.getMessage());
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "cannot remove container " + containerId + " yet: " + e.getMessage());
       }
     }
     return true;
@@ -234,36 +272,58 @@ final class JobDispatcher {
       return;
     } catch (Exception e) {
       // Not acknowledged: the queue will offer it again, to this runner or another.
-      LOG.log(System.Logger.Level.WARNING, "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
       freeSlots.release();
       return;
     }
     String taken = takenAlready(request.getJobId());
     if (taken != null) {
-      LOG.log(System.Logger.Level.WARNING, "job " + request.getJobId() + " was delivered again, but " + taken
-          + ": not running it again");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "job "
+              + request.getJobId()
+              + " was delivered again, but "
+              + taken
+              + ": not running it again");
       freeSlots.release();
       return;
     }
-    EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(vertx, config, docker, provider, gatewayTrust, request, events, clock,
-        storedAt(message));
+    EventPublisher events =
+        new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
+    JobExecution execution =
+        new JobExecution(
+            vertx,
+            config,
+            docker,
+            provider,
+            gatewayTrust,
+            request,
+            events,
+            clock,
+            storedAt(message));
     running.put(request.getJobId(), execution);
-    LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
-    jobs.execute(() -> {
-      try {
-        execution.run();
-      } finally {
-        if (execution.unremovedContainer() != null) {
-          unremoved.add(execution.unremovedContainer());
-        }
-        running.remove(request.getJobId());
-        freeSlots.release();
-      }
-    });
+    LOG.log(
+        System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
+    jobs.execute(
+        () -> {
+          try {
+            execution.run();
+          } finally {
+            if (execution.unremovedContainer() != null) {
+              unremoved.add(execution.unremovedContainer());
+            }
+            running.remove(request.getJobId());
+            freeSlots.release();
+          }
+        });
   }
 
-  /** When JetStream stored the request, by the NATS server's clock; null if the message does not say. */
+  /**
+   * When JetStream stored the request, by the NATS server's clock; null if the message does not
+   * say.
+   */
   private static Instant storedAt(Message message) {
     try {
       return message.metaData().timestamp().toInstant();
@@ -273,11 +333,11 @@ final class JobDispatcher {
   }
 
   /**
-   * Why a request this runner has just acknowledged must not run: its job runs here already, or a runner has
-   * reported it. The queue offers a request again when the runner it went to has not acknowledged it within the
-   * ack wait; if that runner was only slow (a long pause, a stalled link), both acknowledgements succeed and
-   * both runners hold the request. Null when the job is new to NATS, or when NATS cannot tell: a failed lookup is
-   * no reason to drop a job. Blocking.
+   * Why a request this runner has just acknowledged must not run: its job runs here already, or a
+   * runner has reported it. The queue offers a request again when the runner it went to has not
+   * acknowledged it within the ack wait; if that runner was only slow (a long pause, a stalled
+   * link), both acknowledgements succeed and both runners hold the request. Null when the job is
+   * new to NATS, or when NATS cannot tell: a failed lookup is no reason to drop a job. Blocking.
    */
   private String takenAlready(String jobId) {
     if (running.containsKey(jobId)) {
@@ -285,11 +345,16 @@ final class JobDispatcher {
     }
     try {
       JobEvent last = lastStatus(jobId);
-      return last == null ? null : "runner '" + last.getStatus().getRunnerId() + "' reported it "
-          + last.getStatus().getStatus();
+      return last == null
+          ? null
+          : "runner '"
+              + last.getStatus().getRunnerId()
+              + "' reported it "
+              + last.getStatus().getStatus();
     } catch (UncheckedIOException e) {
-      LOG.log(System.Logger.Level.WARNING, "cannot tell whether job " + jobId + " runs elsewhere (running it): "
-          + e.getMessage());
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot tell whether job " + jobId + " runs elsewhere (running it): " + e.getMessage());
       return null;
     }
   }

@@ -37,11 +37,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
- * One job on this runner, from taking it to removing its container: a size-capped work volume, an egress
- * proxy admitting only the job's allow-list, for llm jobs an {@link LlmSession} (model endpoint, token meter,
- * breach notice), one fresh hardened container, its output, egress attempts and model calls streamed as events,
- * and an exit reason decided from what the runner observed. {@link #run} blocks for the job's whole life on one
- * worker thread; {@link #cancel} may be called from any thread.
+ * One job on this runner, from taking it to removing its container: a size-capped work volume, an
+ * egress proxy admitting only the job's allow-list, for llm jobs an {@link LlmSession} (model
+ * endpoint, token meter, breach notice), one fresh hardened container, its output, egress attempts
+ * and model calls streamed as events, and an exit reason decided from what the runner observed.
+ * {@link #run} blocks for the job's whole life on one worker thread; {@link #cancel} may be called
+ * from any thread.
  */
 final class JobExecution {
 
@@ -50,33 +51,64 @@ final class JobExecution {
 
   /** Serves the job's sockets. */
   private final Vertx vertx;
+
   private final RunnerConfig config;
   private final DockerSandbox docker;
+
   /** The runner's model provider; null when it has none. */
   private final ProviderClient provider;
+
   /** The CAs of an https gateway; null for the JDK's default trust store. */
   private final TrustOptions gatewayTrust;
+
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
+
   /** When JetStream stored the request, by the NATS server's clock; null when unknown. */
   private final Instant queuedAt;
+
   private volatile String containerId;
   private volatile String cancelReason;
-  /** Set before the runner itself kills the container (its wall clock ran out, or a grace period ended). */
+
+  /**
+   * Set before the runner itself kills the container (its wall clock ran out, or a grace period
+   * ended).
+   */
   private volatile boolean killedByRunner;
+
   /** The job's container when removing it failed (the engine was away): the dispatcher retries. */
   private volatile String unremovedContainer;
 
-  /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
-  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
-               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock) {
+  /**
+   * A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone.
+   */
+  JobExecution(
+      Vertx vertx,
+      RunnerConfig config,
+      DockerSandbox docker,
+      ProviderClient provider,
+      TrustOptions gatewayTrust,
+      JobRequest request,
+      EventPublisher events,
+      Clock clock) {
     this(vertx, config, docker, provider, gatewayTrust, request, events, clock, null);
   }
 
-  /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
-  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
-               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock, Instant queuedAt) {
+  /**
+   * @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link
+   *     JobDeadline}
+   */
+  JobExecution(
+      Vertx vertx,
+      RunnerConfig config,
+      DockerSandbox docker,
+      ProviderClient provider,
+      TrustOptions gatewayTrust,
+      JobRequest request,
+      EventPublisher events,
+      Clock clock,
+      Instant queuedAt) {
     this.vertx = vertx;
     this.queuedAt = queuedAt;
     this.config = config;
@@ -96,7 +128,10 @@ final class JobExecution {
     return request.getJobId();
   }
 
-  /** Stops the job: its container is killed and it ends with {@code reason} (cancelled or runner_lost). */
+  /**
+   * Stops the job: its container is killed and it ends with {@code reason} (cancelled or
+   * runner_lost).
+   */
   void cancel(String reason) {
     cancelReason = reason;
     String id = containerId;
@@ -104,8 +139,11 @@ final class JobExecution {
       try {
         docker.kill(id);
       } catch (RuntimeException e) {
-        // The job's own thread meets the same engine when it ends the job: its end says what happened.
-        LOG.log(System.Logger.Level.WARNING, "job " + jobId() + ": cannot kill its container: " + e.getMessage());
+        // The job's own thread meets the same engine when it ends the job: its end says what
+        // happened.
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "job " + jobId() + ": cannot kill its container: " + e.getMessage());
       }
     }
   }
@@ -116,20 +154,30 @@ final class JobExecution {
     try {
       model = llm() ? jobModel() : null;
       if (llm() && task.text().isEmpty()) {
-        throw new IllegalArgumentException("the task has no visible text once its hidden characters and HTML "
-            + "comments are removed");
+        throw new IllegalArgumentException(
+            "the task has no visible text once its hidden characters and HTML "
+                + "comments are removed");
       }
     } catch (IllegalArgumentException e) {
-      events.status(JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
+      events.status(
+          JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
       return;
     }
-    // Stored by the same server that stamped the request: the wait in the queue is measured on one clock.
-    Instant takenAt = events.runnerLineStoredAt("job " + jobId() + " taken by runner " + config.runnerId());
-    JobDeadline deadline = new JobDeadline(request.getDeadlineEpochMs(), request.getCreatedEpochMs(), queuedAt,
-        takenAt);
+    // Stored by the same server that stamped the request: the wait in the queue is measured on one
+    // clock.
+    Instant takenAt =
+        events.runnerLineStoredAt("job " + jobId() + " taken by runner " + config.runnerId());
+    JobDeadline deadline =
+        new JobDeadline(
+            request.getDeadlineEpochMs(), request.getCreatedEpochMs(), queuedAt, takenAt);
     Duration wall = wallLimit(deadline);
     if (wall.isNegative() || wall.isZero()) {
-      events.status(JobStatus.FINISHED, ExitReason.TIMEOUT, config.runnerId(), "", "deadline passed before start");
+      events.status(
+          JobStatus.FINISHED,
+          ExitReason.TIMEOUT,
+          config.runnerId(),
+          "",
+          "deadline passed before start");
       return;
     }
     Path jobDir = config.workRoot().resolve(jobId());
@@ -146,24 +194,49 @@ final class JobExecution {
       Files.setPosixFilePermissions(egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
       boolean mounted = work.mount();
       RefusalNotes refusals = new RefusalNotes(pump);
-      proxy = EgressProxy.start(vertx, egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
-          new EgressRecorder(published(background, refusals, EventMessages.VIA_PROXY)));
-      git = GitRelay.start(vertx, egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
-          request.getJobToken(), gatewayTrust, published(background, refusals, EventMessages.VIA_GIT_RELAY));
+      proxy =
+          EgressProxy.start(
+              vertx,
+              egressDir.resolve("egress.sock"),
+              EgressPolicy.of(allowList()),
+              new EgressRecorder(published(background, refusals, EventMessages.VIA_PROXY)));
+      git =
+          GitRelay.start(
+              vertx,
+              egressDir.resolve(GitRelay.SOCKET_NAME),
+              URI.create(request.getCloneUrl()),
+              request.getJobToken(),
+              gatewayTrust,
+              published(background, refusals, EventMessages.VIA_GIT_RELAY));
       if (model != null) {
-        session = LlmSession.open(vertx, provider, model, jobDir, egressDir, config.sandboxUid(), background);
+        session =
+            LlmSession.open(
+                vertx, provider, model, jobDir, egressDir, config.sandboxUid(), background);
       }
       if (task.hiddenCharacters() + task.htmlComments() > 0) {
-        pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "
-            + task.htmlComments() + " HTML comments before the job saw it");
+        pump.runnerLine(
+            "task: removed "
+                + task.hiddenCharacters()
+                + " hidden characters and "
+                + task.htmlComments()
+                + " HTML comments before the job saw it");
       }
-      SandboxSpec spec = SandboxSpec.builder().image(config.agentImage()).jobId(jobId())
-          .runnerId(config.runnerId()).uid(config.sandboxUid()).env(environment(git, session, task.text()))
-          .cpus(Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()))
-          .memoryBytes((long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()))
-          .pidsLimit((long) limit(request.getLimits().getPids(), config.pidsLimit()))
-          .workDir(work.dir()).egressDir(egressDir).workIsMounted(mounted).diskBytes(diskLimit())
-          .noticeDir(session == null ? null : session.noticeDir()).build();
+      SandboxSpec spec =
+          SandboxSpec.builder()
+              .image(config.agentImage())
+              .jobId(jobId())
+              .runnerId(config.runnerId())
+              .uid(config.sandboxUid())
+              .env(environment(git, session, task.text()))
+              .cpus(Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()))
+              .memoryBytes((long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()))
+              .pidsLimit((long) limit(request.getLimits().getPids(), config.pidsLimit()))
+              .workDir(work.dir())
+              .egressDir(egressDir)
+              .workIsMounted(mounted)
+              .diskBytes(diskLimit())
+              .noticeDir(session == null ? null : session.noticeDir())
+              .build();
       containerId = docker.create(spec);
       if (cancelReason != null) {
         // Cancelled while the container was being prepared: it never starts.
@@ -174,9 +247,19 @@ final class JobExecution {
       Closeable logs = null;
       ContainerWatch watch = null;
       try {
-        pump.runnerLine("job " + jobId() + " starting in container " + containerId.substring(0, 12)
-            + " on runner " + config.runnerId() + " (wall clock limit " + wall.toSeconds() + " s, egress "
-            + proxy.policy().entries() + (session == null ? "" : ", " + session.describe()) + ")");
+        pump.runnerLine(
+            "job "
+                + jobId()
+                + " starting in container "
+                + containerId.substring(0, 12)
+                + " on runner "
+                + config.runnerId()
+                + " (wall clock limit "
+                + wall.toSeconds()
+                + " s, egress "
+                + proxy.policy().entries()
+                + (session == null ? "" : ", " + session.describe())
+                + ")");
         logs = docker.attach(containerId, pump::offer, pump::dockerStreamEnded);
         watch = docker.watch(containerId);
         docker.start(containerId);
@@ -198,12 +281,15 @@ final class JobExecution {
     } catch (Exception e) {
       LOG.log(System.Logger.Level.ERROR, "job " + jobId() + " failed in the runner", e);
       reason = ExitReason.RUNNER_ERROR;
-      detail = containerId != null && lostTheEngine(e)
-          ? "lost the Docker engine while the job was running (it stopped or restarted): " + e.getMessage()
-          : String.valueOf(e.getMessage());
+      detail =
+          containerId != null && lostTheEngine(e)
+              ? "lost the Docker engine while the job was running (it stopped or restarted): "
+                  + e.getMessage()
+              : String.valueOf(e.getMessage());
       pump.runnerLine("runner error: " + detail);
     } finally {
-      // Closed before FINISHED, so every model call and egress attempt is metered and published by then.
+      // Closed before FINISHED, so every model call and egress attempt is metered and published by
+      // then.
       closeQuietly(session);
       closeQuietly(git);
       closeQuietly(proxy);
@@ -217,15 +303,21 @@ final class JobExecution {
         pump.runnerLine(session.describeSpend());
       }
       closeQuietly(pump);
-      events.status(JobStatus.FINISHED, reason, config.runnerId(), containerId == null ? "" : containerId, detail,
+      events.status(
+          JobStatus.FINISHED,
+          reason,
+          config.runnerId(),
+          containerId == null ? "" : containerId,
+          detail,
           session == null ? null : session.spend());
       cleanUp(work, jobDir, session);
     }
   }
 
   /**
-   * Whether a failure came from the engine going away rather than from a request it refused: the connection broke
-   * (an I/O failure under docker-java's exception), or the engine does not answer any more.
+   * Whether a failure came from the engine going away rather than from a request it refused: the
+   * connection broke (an I/O failure under docker-java's exception), or the engine does not answer
+   * any more.
    */
   private boolean lostTheEngine(Exception failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -236,20 +328,26 @@ final class JobExecution {
     return !docker.answers();
   }
 
-  /** The job's container if {@link #run} could not remove it; null once it is gone or was never created. */
+  /**
+   * The job's container if {@link #run} could not remove it; null once it is gone or was never
+   * created.
+   */
   String unremovedContainer() {
     return unremovedContainer;
   }
 
   /** Publishes each attempt as an egress event and logs the refused ones. */
-  private static Consumer<EgressRecord> published(BackgroundEvents background, RefusalNotes refusals, String via) {
+  private static Consumer<EgressRecord> published(
+      BackgroundEvents background, RefusalNotes refusals, String via) {
     return record -> {
       background.egress(EventMessages.egress(record, via));
       refusals.note(record);
     };
   }
 
-  /** The job's model; refuses the job when this runner has no provider or does not offer the model. */
+  /**
+   * The job's model; refuses the job when this runner has no provider or does not offer the model.
+   */
   private String jobModel() {
     if (provider == null) {
       throw new IllegalArgumentException("this runner has no model provider configured");
@@ -257,16 +355,23 @@ final class JobExecution {
     return provider.config().jobModel(request.getModel());
   }
 
-  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump, LlmSession session, ContainerWatch watch)
+  private String awaitOutcome(
+      Duration wall, WorkVolume work, LogPump pump, LlmSession session, ContainerWatch watch)
       throws InterruptedException, ExecutionException, StoppedFromOutside {
-    Long exit = session == null ? docker.awaitExit(containerId, wall)
-        : session.awaitExit(docker, containerId, wall, config.breachGrace(), pump);
+    Long exit =
+        session == null
+            ? docker.awaitExit(containerId, wall)
+            : session.awaitExit(docker, containerId, wall, config.breachGrace(), pump);
     String breach = session == null ? null : session.breach();
-    // An llm job warned of its timeout ends timeout even when its agent stopped within the grace period.
-    boolean timedOut = ExitReason.TIMEOUT.equals(breach) || (exit == null && cancelReason == null && breach == null);
+    // An llm job warned of its timeout ends timeout even when its agent stopped within the grace
+    // period.
+    boolean timedOut =
+        ExitReason.TIMEOUT.equals(breach)
+            || (exit == null && cancelReason == null && breach == null);
     if (exit == null) {
       if (timedOut) {
-        pump.runnerLine("wall clock limit of " + wall.toSeconds() + " s reached: stopping the container");
+        pump.runnerLine(
+            "wall clock limit of " + wall.toSeconds() + " s reached: stopping the container");
       } else if (cancelReason == null) {
         pump.runnerLine("grace period over: stopping the container");
       }
@@ -283,22 +388,32 @@ final class JobExecution {
     if (cancelled != null) {
       return cancelled;
     }
-    return ExitReason.decide(new ExitReason.Observation(false, timedOut, session != null && session.budgetExceeded(),
-        Boolean.TRUE.equals(state.getState().getOOMKilled()), work.isFull(), exitCode == null ? -1 : exitCode,
-        session != null));
+    return ExitReason.decide(
+        new ExitReason.Observation(
+            false,
+            timedOut,
+            session != null && session.budgetExceeded(),
+            Boolean.TRUE.equals(state.getState().getOOMKilled()),
+            work.isFull(),
+            exitCode == null ? -1 : exitCode,
+            session != null));
   }
 
   /**
-   * Fails when the engine sent the container a signal that neither the runner nor a cancel asked for: its exit
-   * code is then the engine's doing (a stopping or restarting engine sends SIGTERM), not the job's.
+   * Fails when the engine sent the container a signal that neither the runner nor a cancel asked
+   * for: its exit code is then the engine's doing (a stopping or restarting engine sends SIGTERM),
+   * not the job's.
    */
-  private static void requireEndedFromWithin(ContainerWatch watch) throws InterruptedException, StoppedFromOutside {
+  private static void requireEndedFromWithin(ContainerWatch watch)
+      throws InterruptedException, StoppedFromOutside {
     // Signals are reported before the death, so once the death is seen, so is every signal.
     watch.awaitDeath(Duration.ofSeconds(5));
     List<String> signals = watch.signals();
     if (!signals.isEmpty()) {
-      throw new StoppedFromOutside("the Docker engine stopped the container (signal " + String.join(", ", signals)
-          + "), not the job or the runner: the engine was stopping or restarting, or someone stopped the container");
+      throw new StoppedFromOutside(
+          "the Docker engine stopped the container (signal "
+              + String.join(", ", signals)
+              + "), not the job or the runner: the engine was stopping or restarting, or someone stopped the container");
     }
   }
 
@@ -312,25 +427,31 @@ final class JobExecution {
     }
   }
 
-  /** Publishes what the egress proxy and the model endpoint recorded; says so in the log if some was lost. */
+  /**
+   * Publishes what the egress proxy and the model endpoint recorded; says so in the log if some was
+   * lost.
+   */
   private static void flush(BackgroundEvents background, LogPump pump) {
     try {
       if (!background.close(STOP_GRACE)) {
-        pump.runnerLine("egress and model events still unpublished after " + STOP_GRACE.toSeconds() + " s");
+        pump.runnerLine(
+            "egress and model events still unpublished after " + STOP_GRACE.toSeconds() + " s");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     if (background.dropped() > 0) {
-      pump.runnerLine(background.dropped() + " egress or model events were dropped (too many at once)");
+      pump.runnerLine(
+          background.dropped() + " egress or model events were dropped (too many at once)");
     }
   }
 
   /**
-   * The container's environment: no secret at all. The repository is reached through the git relay, which holds
-   * the job token; for llm jobs the model endpoint holds the provider's key. The task is its visible text only
-   * ({@link TaskSanitizer#visible}): the entrypoint writes it into the commit message, where hidden characters or
-   * an HTML comment would carry instructions no reviewer sees.
+   * The container's environment: no secret at all. The repository is reached through the git relay,
+   * which holds the job token; for llm jobs the model endpoint holds the provider's key. The task
+   * is its visible text only ({@link TaskSanitizer#visible}): the entrypoint writes it into the
+   * commit message, where hidden characters or an HTML comment would carry instructions no reviewer
+   * sees.
    */
   private Map<String, String> environment(GitRelay git, LlmSession session, String visibleTask) {
     Map<String, String> env = new LinkedHashMap<>();
@@ -349,8 +470,8 @@ final class JobExecution {
   }
 
   /**
-   * The job's extra entries and the runner's own. The gateway is not on it: the job reaches its repository
-   * through the git relay only.
+   * The job's extra entries and the runner's own. The gateway is not on it: the job reaches its
+   * repository through the git relay only.
    */
   private List<String> allowList() {
     List<String> entries = new ArrayList<>(request.getEgressAllowList());
@@ -359,9 +480,11 @@ final class JobExecution {
   }
 
   private Duration wallLimit(JobDeadline deadline) {
-    Duration limit = request.getLimits().getWallSeconds() > 0
-        ? Duration.ofSeconds(Math.min(request.getLimits().getWallSeconds(), config.wallLimit().toSeconds()))
-        : config.wallLimit();
+    Duration limit =
+        request.getLimits().getWallSeconds() > 0
+            ? Duration.ofSeconds(
+                Math.min(request.getLimits().getWallSeconds(), config.wallLimit().toSeconds()))
+            : config.wallLimit();
     if (request.getDeadlineEpochMs() > 0) {
       Duration untilDeadline = deadline.remaining(clock);
       return untilDeadline.compareTo(limit) < 0 ? untilDeadline : limit;
@@ -384,8 +507,13 @@ final class JobExecution {
         docker.remove(containerId);
       } catch (RuntimeException e) {
         unremovedContainer = containerId;
-        LOG.log(System.Logger.Level.WARNING, "cannot remove container of job " + jobId() + " (removed once the "
-            + "engine answers): " + e.getMessage());
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "cannot remove container of job "
+                + jobId()
+                + " (removed once the "
+                + "engine answers): "
+                + e.getMessage());
       }
     }
     if (session != null) {

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.DocumentedSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import ai.spboucher.spbgit.gateway.DocumentedSettings;
 import org.junit.jupiter.api.Test;
 
 class RunnerConfigTest {
@@ -37,11 +37,17 @@ class RunnerConfigTest {
         literals++;
         Map<String, String> env = Map.of("SPB_RUNNER_ID", "r1", variable, literal.get());
         if (variable.startsWith("SPB_MODEL_")) {
-          // A model setting counts only with a provider: compare with the same provider and nothing else set.
-          assertEquals(config(openAi(Map.of())).model(), config(openAi(env)).model(),
+          // A model setting counts only with a provider: compare with the same provider and nothing
+          // else set.
+          assertEquals(
+              config(openAi(Map.of())).model(),
+              config(openAi(env)).model(),
               variable + "=" + literal.get() + " as documented is not the default");
         } else {
-          assertEquals(defaults, config(env), variable + "=" + literal.get() + " as documented is not the default");
+          assertEquals(
+              defaults,
+              config(env),
+              variable + "=" + literal.get() + " as documented is not the default");
         }
       }
     }
@@ -60,20 +66,25 @@ class RunnerConfigTest {
     assertEquals(Duration.ofMinutes(30), config.wallLimit());
     assertEquals(List.of(), config.egressAllow());
     assertEquals(2_000_000_000, config.sandboxUid());
-    assertEquals(config, RunnerConfig.builder().runnerId("r1").build(), "the builder starts from the defaults");
+    assertEquals(
+        config,
+        RunnerConfig.builder().runnerId("r1").build(),
+        "the builder starts from the defaults");
   }
 
   @Test
   void parsesTheHealthAddressOnce() {
     assertNull(config(Map.of("SPB_RUNNER_ID", "r1")).health());
     assertNull(config(Map.of("SPB_RUNNER_ID", "r1", "SPB_RUNNER_HEALTH", "")).health());
-    RunnerConfig.HostPort health = config(Map.of("SPB_RUNNER_ID", "r1", "SPB_RUNNER_HEALTH", "127.0.0.1:8081"))
-        .health();
+    RunnerConfig.HostPort health =
+        config(Map.of("SPB_RUNNER_ID", "r1", "SPB_RUNNER_HEALTH", "127.0.0.1:8081")).health();
     assertEquals("127.0.0.1", health.host());
     assertEquals(8081, health.port());
     for (String nonsense : List.of("8081", "127.0.0.1:", "127.0.0.1:99999", "a b:1", "::1:8081")) {
-      assertThrows(IllegalArgumentException.class,
-          () -> config(Map.of("SPB_RUNNER_ID", "r1", "SPB_RUNNER_HEALTH", nonsense)), nonsense);
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> config(Map.of("SPB_RUNNER_ID", "r1", "SPB_RUNNER_HEALTH", nonsense)),
+          nonsense);
     }
   }
 
@@ -94,11 +105,13 @@ class RunnerConfigTest {
   @Test
   void refusesRootAndUidsPastTwoToTheThirtyFirstAsTheSandboxUid() {
     for (String uid : List.of("0", "-5", "2147483648", "1000:1000", "")) {
-      assertThrows(IllegalArgumentException.class,
-          () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_SANDBOX_UID", uid)), uid);
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_SANDBOX_UID", uid)),
+          uid);
     }
-    assertEquals(70_000, config(Map.of("SPB_RUNNER_ID", "r", "SPB_SANDBOX_UID", "70000"))
-        .sandboxUid());
+    assertEquals(
+        70_000, config(Map.of("SPB_RUNNER_ID", "r", "SPB_SANDBOX_UID", "70000")).sandboxUid());
   }
 
   @Test
@@ -107,7 +120,8 @@ class RunnerConfigTest {
     assertTrue(config("nats://localhost:4222,nats://127.0.0.2:4223").natsOnThisMachine());
     assertTrue(config("tls://[::1]:4222").natsOnThisMachine());
     assertFalse(config("tls://gateway.example.org:4222").natsOnThisMachine());
-    assertFalse(config("nats://127.0.0.1:4222,nats://10.0.0.7:4222").natsOnThisMachine(),
+    assertFalse(
+        config("nats://127.0.0.1:4222,nats://10.0.0.7:4222").natsOnThisMachine(),
         "one server elsewhere: the runner is another node's");
     assertFalse(config("nats://127.0.0.1.example.org:4222").natsOnThisMachine());
   }
@@ -118,8 +132,17 @@ class RunnerConfigTest {
 
   @Test
   void readsLimitsAndAllowList() {
-    RunnerConfig config = config(Map.of("SPB_RUNNER_ID", "r1", "SPB_LIMIT_MEMORY", "512m",
-        "SPB_LIMIT_WALL", "90s", "SPB_EGRESS_ALLOW", "api.example.org:443, models.internal:8000"));
+    RunnerConfig config =
+        config(
+            Map.of(
+                "SPB_RUNNER_ID",
+                "r1",
+                "SPB_LIMIT_MEMORY",
+                "512m",
+                "SPB_LIMIT_WALL",
+                "90s",
+                "SPB_EGRESS_ALLOW",
+                "api.example.org:443, models.internal:8000"));
     assertEquals(512L << 20, config.memoryBytes());
     assertEquals(Duration.ofSeconds(90), config.wallLimit());
     assertEquals(List.of("api.example.org:443", "models.internal:8000"), config.egressAllow());
@@ -127,21 +150,25 @@ class RunnerConfigTest {
 
   @Test
   void failsFastOnNonsense() {
-    assertThrows(IllegalArgumentException.class,
-        () -> config(Map.of("SPB_RUNNER_ID", "bad id")));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(IllegalArgumentException.class, () -> config(Map.of("SPB_RUNNER_ID", "bad id")));
+    assertThrows(
+        IllegalArgumentException.class,
         () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_RUNNER_SLOTS", "0")));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_LIMIT_MEMORY", "1k")));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_NATS_URL", "http://x")));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_LIMIT_CPUS", "lots")));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_DOCKER_CALL_TIMEOUT", "0")));
-    assertThrows(IllegalArgumentException.class,
+    assertThrows(
+        IllegalArgumentException.class,
         () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_DOCKER_CALL_TIMEOUT", "2x")));
-    assertEquals(Duration.ofMinutes(2), config(Map.of("SPB_RUNNER_ID", "r"))
-        .dockerCallTimeout());
+    assertEquals(Duration.ofMinutes(2), config(Map.of("SPB_RUNNER_ID", "r")).dockerCallTimeout());
   }
 }

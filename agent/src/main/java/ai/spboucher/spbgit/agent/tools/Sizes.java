@@ -4,8 +4,7 @@ import java.util.Locale;
 
 /** Byte counts for people: "312 B", "2.1 KiB", "1.4 MiB". */
 final class Sizes {
-  private Sizes() {
-  }
+  private Sizes() {}
 
   static String human(long bytes) {
     if (bytes < 1024) {

@@ -13,10 +13,21 @@ import org.junit.jupiter.api.Test;
 
 class SandboxSpecTest {
 
-  private final SandboxSpec spec = SandboxSpec.builder().image("spbgit/agent:latest").jobId("j1").runnerId("r1")
-      .uid(2_000_000_000).env(Map.of("SPB_JOB_TOKEN", "t", "NO_PROXY", "override-attempt")).cpus(1.5)
-      .memoryBytes(512L << 20).pidsLimit(256).workDir(Path.of("/w/j1/work")).egressDir(Path.of("/w/j1/egress"))
-      .workIsMounted(true).diskBytes(64L << 20).build();
+  private final SandboxSpec spec =
+      SandboxSpec.builder()
+          .image("spbgit/agent:latest")
+          .jobId("j1")
+          .runnerId("r1")
+          .uid(2_000_000_000)
+          .env(Map.of("SPB_JOB_TOKEN", "t", "NO_PROXY", "override-attempt"))
+          .cpus(1.5)
+          .memoryBytes(512L << 20)
+          .pidsLimit(256)
+          .workDir(Path.of("/w/j1/work"))
+          .egressDir(Path.of("/w/j1/egress"))
+          .workIsMounted(true)
+          .diskBytes(64L << 20)
+          .build();
 
   @Test
   void hostConfigIsLockedDown() {
@@ -36,15 +47,30 @@ class SandboxSpecTest {
   void mountsOnlyWorkAndTheEgressSocketReadOnly() {
     var binds = spec.hostConfig().getBinds();
     assertEquals(2, binds.length);
-    var egress = Arrays.stream(binds).filter(b -> b.getVolume().getPath().equals("/run/spb")).findFirst().get();
+    var egress =
+        Arrays.stream(binds)
+            .filter(b -> b.getVolume().getPath().equals("/run/spb"))
+            .findFirst()
+            .get();
     assertEquals("ro", egress.getAccessMode().toString());
   }
 
   @Test
   void withoutAHostVolumeWorkIsADockerTmpfsOfTheDiskSize() {
-    SandboxSpec unmounted = SandboxSpec.builder().image("i").jobId("j1").runnerId("r1").uid(70_000).cpus(1)
-        .memoryBytes(64L << 20).pidsLimit(64).workDir(Path.of("/w")).egressDir(Path.of("/e")).workIsMounted(false)
-        .diskBytes(32L << 20).build();
+    SandboxSpec unmounted =
+        SandboxSpec.builder()
+            .image("i")
+            .jobId("j1")
+            .runnerId("r1")
+            .uid(70_000)
+            .cpus(1)
+            .memoryBytes(64L << 20)
+            .pidsLimit(64)
+            .workDir(Path.of("/w"))
+            .egressDir(Path.of("/e"))
+            .workIsMounted(false)
+            .diskBytes(32L << 20)
+            .build();
     String work = unmounted.hostConfig().getTmpFs().get("/work");
     assertTrue(work.contains("size=" + (32L << 20)), work);
     assertTrue(work.contains(",uid=70000,gid=70000,"), "owned by the sandbox uid: " + work);
