@@ -2,7 +2,6 @@ package ai.spboucher.spbgit.runner;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
@@ -14,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -204,10 +202,7 @@ class AgentImagesIT {
       assertEquals(variant, label, image + " is labelled as another variant");
     } catch (IllegalStateException e) {
       String why = e.getMessage() + " (variant " + variant + ")";
-      if ("true".equals(System.getenv("CI"))) {
-        fail(why);
-      }
-      Assumptions.abort(why);
+      Prerequisites.unmet(why);
     }
   }
 

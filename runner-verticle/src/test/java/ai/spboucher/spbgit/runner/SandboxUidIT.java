@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -112,9 +111,9 @@ class SandboxUidIT {
 
   @Test
   void runsJobsAsTheDefaultUidWhichOwnsTheirFilesOnTheHostAndIsNoAccount() throws Exception {
-    Assumptions.assumeTrue(
+    Prerequisites.require(
         "root".equals(System.getProperty("user.name")),
-        "only a root runner mounts /work on the host, where the test can look at it");
+        "root: only a root runner mounts /work on the host, where the test can look at it");
     assertEquals("", getent(UID), "no account of this host has uid " + UID);
     Map<String, String> env = bed.runnerEnv("default-uid");
     try (RunnerProcess runner = RunnerProcess.start(env, tmp.resolve("logs-default"))) {
@@ -154,8 +153,8 @@ class SandboxUidIT {
         return account;
       }
     }
-    Assumptions.assumeTrue(
-        "root".equals(System.getProperty("user.name")), "no login account, and no root to add one");
+    Prerequisites.require(
+        "root".equals(System.getProperty("user.name")), "a login account, or root to add one");
     createdAccount = "spbuid" + Long.toString(System.nanoTime() % 1_000_000, 36);
     run("useradd", "--no-create-home", "--shell", "/bin/bash", createdAccount);
     return SandboxUidCheck.parsePasswd(getent(createdAccount)).get(0);

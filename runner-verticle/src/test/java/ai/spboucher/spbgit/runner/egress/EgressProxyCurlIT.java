@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.runner.Prerequisites;
 import ai.spboucher.spbgit.runner.egress.TargetServers.Http;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -19,7 +20,6 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,7 +48,7 @@ class EgressProxyCurlIT {
 
   @BeforeEach
   void startProxyAndBridge() throws IOException {
-    Assumptions.assumeTrue(onPath("curl"), "curl is not installed");
+    Prerequisites.require(onPath("curl"), "curl (apt-get install curl)");
     allowed = new Http();
     other = new Http();
     proxy =
@@ -113,7 +113,7 @@ class EgressProxyCurlIT {
 
   @Test
   void gitSendsItsSmartHttpRequestsThroughTheProxy() throws Exception {
-    Assumptions.assumeTrue(onPath("git"), "git is not installed");
+    Prerequisites.require(onPath("git"), "git (apt-get install git)");
     Process git =
         new ProcessBuilder(
                 "git", "-c", "http.proxy=" + proxyUrl(), "ls-remote", url(allowed, "/repo.git"))
