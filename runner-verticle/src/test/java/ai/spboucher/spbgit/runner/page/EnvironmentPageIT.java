@@ -159,6 +159,8 @@ class EnvironmentPageIT {
 
     browser.waitFor(d -> d.findElement(By.id("environment-warning")).isDisplayed() ? true : null);
     assertEquals(WARNING, browser.byId("environment-warning").getText());
+    // The page learns the job's end from its next poll, which may come after the diff's warning.
+    browser.waitFor(d -> d.findElement(By.id("waiting-for")).isDisplayed() ? null : true);
     assertFalse(browser.byId("waiting-for").isDisplayed(), "a runner has it");
     assertEquals("sha256:" + "cd".repeat(32), browser.byId("image-digest").getText());
     assertEquals("miss (setup ran)", browser.byId("environment-cache").getText());

@@ -470,9 +470,9 @@ class ProposalPageIT {
     assertTrue(
         egressVias().containsAll(List.of("git_relay", "model_endpoint")), egressVias().toString());
     List<String> modelTargets =
-        browser.all("#egress tbody tr").stream()
-            .filter(r -> r.findElements(By.tagName("td")).get(2).getText().equals("model_endpoint"))
-            .map(r -> r.findElements(By.tagName("td")).get(1).getText())
+        egressRows().stream()
+            .filter(r -> r.get(2).equals("model_endpoint"))
+            .map(r -> r.get(1))
             .toList();
     assertTrue(
         modelTargets.size() >= 2
@@ -537,10 +537,19 @@ class ProposalPageIT {
 
   /** The "Via" of every network attempt in the page's table. */
   private static List<String> egressVias() {
-    return browser.all("#egress tbody tr").stream()
-        .map(r -> r.findElements(By.tagName("td")).get(2).getText())
-        .distinct()
-        .toList();
+    return egressRows().stream().map(r -> r.get(2)).distinct().toList();
+  }
+
+  /**
+   * The cells' text of every row of the network-attempts table, read in one script: the page
+   * re-renders the table as attempts stream in, so rows read one by one could be replaced halfway.
+   */
+  @SuppressWarnings("unchecked")
+  private static List<List<String>> egressRows() {
+    return (List<List<String>>)
+        browser.js(
+            "return [...document.querySelectorAll('#egress tbody tr')]"
+                + ".map(r => [...r.cells].map(c => c.innerText.trim()))");
   }
 
   private static List<String> auditEvents() {
