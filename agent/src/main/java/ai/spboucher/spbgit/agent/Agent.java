@@ -9,10 +9,10 @@ import ai.spboucher.spbgit.agent.model.OpenAiChat;
 import ai.spboucher.spbgit.agent.model.ProviderException;
 import ai.spboucher.spbgit.agent.model.StopRequestedException;
 import ai.spboucher.spbgit.agent.prompt.Prompts;
-import ai.spboucher.spbgit.common.TaskSanitizer;
 import ai.spboucher.spbgit.agent.tools.ToolBox;
 import ai.spboucher.spbgit.agent.tools.ToolResult;
 import ai.spboucher.spbgit.agent.tools.Workspace;
+import ai.spboucher.spbgit.common.TaskSanitizer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.time.Duration;
@@ -23,8 +23,8 @@ import java.util.Optional;
 
 /**
  * The tool-using loop: ask the model, run the tools it calls, send back the results, until it calls
- * finish, the step limit is reached, the runner signals a breach, or the provider fails. A step is one
- * tool call. Runs on the calling thread; one agent per process.
+ * finish, the step limit is reached, the runner signals a breach, or the provider fails. A step is
+ * one tool call. Runs on the calling thread; one agent per process.
  */
 public final class Agent {
   static final int MAX_RETRIES = 3;
@@ -43,30 +43,55 @@ public final class Agent {
     this.progress = progress;
     this.breach = new BreachSignal(config.breachFile());
     this.tools = new ToolBox(new Workspace(config.root()), breach);
-    ModelHttp http = new ModelHttp(config.modelUrl(), config.modelTimeout(), breach, MAX_RETRIES, MAX_RETRY_WAIT,
-        progress::line);
+    ModelHttp http =
+        new ModelHttp(
+            config.modelUrl(),
+            config.modelTimeout(),
+            breach,
+            MAX_RETRIES,
+            MAX_RETRY_WAIT,
+            progress::line);
     String system = Prompts.system(config.maxSteps());
-    this.model = switch (config.provider()) {
-      case OPENAI -> new OpenAiChat(http, config.model(), system, ToolBox.specs());
-      case ANTHROPIC -> new AnthropicMessages(http, config.model(), system, config.maxTokens(), ToolBox.specs());
-    };
+    this.model =
+        switch (config.provider()) {
+          case OPENAI -> new OpenAiChat(http, config.model(), system, ToolBox.specs());
+          case ANTHROPIC ->
+              new AnthropicMessages(
+                  http, config.model(), system, config.maxTokens(), ToolBox.specs());
+        };
   }
 
   /** Runs the loop to its end, prints the result line, and returns the exit code. */
   public int run() {
-    progress.line("llm mode: " + config.provider().name().toLowerCase(Locale.ROOT) + " model "
-        + Progress.clean(config.model(), 80) + ", at most " + config.maxSteps() + " steps, in "
-        + tools.workspace().root());
+    progress.line(
+        "llm mode: "
+            + config.provider().name().toLowerCase(Locale.ROOT)
+            + " model "
+            + Progress.clean(config.model(), 80)
+            + ", at most "
+            + config.maxSteps()
+            + " steps, in "
+            + tools.workspace().root());
     TaskSanitizer.Sanitized task = TaskSanitizer.sanitize(config.task());
-    progress.line("task: " + task.text().length() + " characters"
-        + (task.hiddenCharacters() + task.htmlComments() > 0 ? " (removed " + task.hiddenCharacters()
-        + " hidden characters and " + task.htmlComments() + " HTML comments)" : ""));
+    progress.line(
+        "task: "
+            + task.text().length()
+            + " characters"
+            + (task.hiddenCharacters() + task.htmlComments() > 0
+                ? " (removed "
+                    + task.hiddenCharacters()
+                    + " hidden characters and "
+                    + task.htmlComments()
+                    + " HTML comments)"
+                : ""));
     List<Message> transcript = new ArrayList<>();
     transcript.add(new Message.UserText(Prompts.task(task.text(), config.testCommand())));
     try {
       return loop(transcript);
     } catch (BudgetExceededException e) {
-      return end(AgentExit.STOPPED_BY_RUNNER, "stopped: the model budget is spent (" + e.getMessage() + ")");
+      return end(
+          AgentExit.STOPPED_BY_RUNNER,
+          "stopped: the model budget is spent (" + e.getMessage() + ")");
     } catch (StopRequestedException e) {
       return end(AgentExit.STOPPED_BY_RUNNER, "stopped: " + e.getMessage());
     } catch (ProviderException e) {
@@ -86,10 +111,12 @@ public final class Agent {
       if (turn.calls().isEmpty()) {
         if (!nudged) {
           nudged = true;
-          transcript.add(new Message.UserText(turn.truncated() ? Prompts.TRUNCATED : Prompts.NUDGE));
+          transcript.add(
+              new Message.UserText(turn.truncated() ? Prompts.TRUNCATED : Prompts.NUDGE));
           continue;
         }
-        return finish(turn.text().isBlank() ? "(the model stopped without a summary)" : turn.text());
+        return finish(
+            turn.text().isBlank() ? "(the model stopped without a summary)" : turn.text());
       }
       nudged = false;
       List<Message.ToolOutput> outputs = new ArrayList<>();
@@ -102,7 +129,9 @@ public final class Agent {
           return finish(summary);
         }
         if (steps >= config.maxSteps()) {
-          return end(AgentExit.STEP_LIMIT, "step limit of " + config.maxSteps() + " reached before the model finished");
+          return end(
+              AgentExit.STEP_LIMIT,
+              "step limit of " + config.maxSteps() + " reached before the model finished");
         }
         steps++;
         outputs.add(runStep(call, turn.truncated()));
@@ -113,14 +142,24 @@ public final class Agent {
 
   private Message.ToolOutput runStep(Message.ToolCall call, boolean truncated) {
     long started = System.nanoTime();
-    ToolResult result = truncated
-        ? new ToolResult(Prompts.TRUNCATED_CALL, true, "not run: reply cut off")
-        : call.name().isEmpty()
-            ? new ToolResult("the tool call has no name", true, "error: no tool name")
-            : tools.execute(call.name(), call.arguments());
+    ToolResult result =
+        truncated
+            ? new ToolResult(Prompts.TRUNCATED_CALL, true, "not run: reply cut off")
+            : call.name().isEmpty()
+                ? new ToolResult("the tool call has no name", true, "error: no tool name")
+                : tools.execute(call.name(), call.arguments());
     String target = Progress.clean(ToolBox.target(call.name(), call.arguments()), 100);
-    progress.line("step " + steps + ": " + Progress.clean(call.name(), 40) + (target.isEmpty() ? "" : " " + target)
-        + " (" + Progress.clean(result.detail(), 160) + ", " + millisSince(started) + " ms)");
+    progress.line(
+        "step "
+            + steps
+            + ": "
+            + Progress.clean(call.name(), 40)
+            + (target.isEmpty() ? "" : " " + target)
+            + " ("
+            + Progress.clean(result.detail(), 160)
+            + ", "
+            + millisSince(started)
+            + " ms)");
     return new Message.ToolOutput(call.id(), result.content(), result.error());
   }
 
@@ -128,8 +167,13 @@ public final class Agent {
     int calls = turn.calls().size();
     String what = calls == 0 ? "no tool call" : calls == 1 ? "1 tool call" : calls + " tool calls";
     String text = turn.text().isBlank() ? "" : ": " + Progress.clean(turn.text(), 200);
-    progress.line("model replied in " + String.format(Locale.ROOT, "%.1f", millis / 1000.0) + " s, "
-        + what + (turn.truncated() ? " (cut off at the token limit)" : "") + text);
+    progress.line(
+        "model replied in "
+            + String.format(Locale.ROOT, "%.1f", millis / 1000.0)
+            + " s, "
+            + what
+            + (turn.truncated() ? " (cut off at the token limit)" : "")
+            + text);
   }
 
   private void checkBreach() throws StopRequestedException {

@@ -12,12 +12,13 @@ import java.nio.charset.StandardCharsets;
  * the exit code is one of {@link AgentExit}.
  */
 public final class AgentMain {
-  private AgentMain() {
-  }
+  private AgentMain() {}
 
   public static void main(String[] args) {
-    Progress progress = new Progress(new PrintStream(new FileOutputStream(FileDescriptor.out), true,
-        StandardCharsets.UTF_8));
+    Progress progress =
+        new Progress(
+            new PrintStream(
+                new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8));
     AgentConfig config;
     try {
       config = AgentConfig.from(System.getenv());

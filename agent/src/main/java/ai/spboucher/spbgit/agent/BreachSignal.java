@@ -8,8 +8,9 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * The runner's warning that it is about to stop the job: a file (by default {@code /work/.spb/breach})
- * holding {@code timeout} or {@code budget_exceeded}. Checked before every step and while waiting.
+ * The runner's warning that it is about to stop the job: a file (by default {@code
+ * /work/.spb/breach}) holding {@code timeout} or {@code budget_exceeded}. Checked before every step
+ * and while waiting.
  */
 public final class BreachSignal {
   private final Path file;
@@ -18,7 +19,10 @@ public final class BreachSignal {
     this.file = file;
   }
 
-  /** The reason written by the runner (only {@code [a-z_]}, at most 32 characters), if the file exists. */
+  /**
+   * The reason written by the runner (only {@code [a-z_]}, at most 32 characters), if the file
+   * exists.
+   */
   public Optional<String> reason() {
     if (!Files.exists(file)) {
       return Optional.empty();

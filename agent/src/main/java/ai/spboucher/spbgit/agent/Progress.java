@@ -14,13 +14,14 @@ import java.nio.file.Path;
 
 /**
  * The agent's output: one human-readable {@code [agent]} line per event, and the final
- * machine-readable {@code SPB-AGENT-RESULT} line. Text chosen by the model or the repository is cleaned
- * first (control, bidi and invisible characters escaped or dropped, one line, bounded), so it cannot
- * forge other log lines. Nothing from the environment is ever printed.
+ * machine-readable {@code SPB-AGENT-RESULT} line. Text chosen by the model or the repository is
+ * cleaned first (control, bidi and invisible characters escaped or dropped, one line, bounded), so
+ * it cannot forge other log lines. Nothing from the environment is ever printed.
  */
 public final class Progress {
   public static final String RESULT_PREFIX = "SPB-AGENT-RESULT ";
-  private static final ObjectMapper JSON = JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
+  private static final ObjectMapper JSON =
+      JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
 
   private final PrintStream out;
 
@@ -33,7 +34,10 @@ public final class Progress {
     out.flush();
   }
 
-  /** Prints the result line and, when {@code file} is set, writes the same JSON there for the entrypoint. */
+  /**
+   * Prints the result line and, when {@code file} is set, writes the same JSON there for the
+   * entrypoint.
+   */
   public void result(int steps, boolean finished, String summary, Path file) {
     ObjectNode json = JSON.createObjectNode();
     json.put("steps", steps).put("finished", finished).put("summary", clean(summary, 2000));
@@ -54,25 +58,31 @@ public final class Progress {
     }
   }
 
-  /** One printable line of at most {@code max} characters: newlines and controls escaped, invisibles dropped. */
+  /**
+   * One printable line of at most {@code max} characters: newlines and controls escaped, invisibles
+   * dropped.
+   */
   public static String clean(String text, int max) {
     if (text == null) {
       return "";
     }
     StringBuilder out = new StringBuilder();
-    text.strip().codePoints().forEach(c -> {
-      if (c == '\n') {
-        out.append("\\n");
-      } else if (c == '\t') {
-        out.append(' ');
-      } else if (c == '\r') {
-        out.append("\\r");
-      } else if (Character.getType(c) == Character.CONTROL) {
-        out.append(String.format("\\x%02x", c));
-      } else if (!TaskSanitizer.hidden(c)) {
-        out.appendCodePoint(c);
-      }
-    });
+    text.strip()
+        .codePoints()
+        .forEach(
+            c -> {
+              if (c == '\n') {
+                out.append("\\n");
+              } else if (c == '\t') {
+                out.append(' ');
+              } else if (c == '\r') {
+                out.append("\\r");
+              } else if (Character.getType(c) == Character.CONTROL) {
+                out.append(String.format("\\x%02x", c));
+              } else if (!TaskSanitizer.hidden(c)) {
+                out.appendCodePoint(c);
+              }
+            });
     if (out.length() <= max) {
       return out.toString();
     }

@@ -21,8 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class AgentAnthropicTest {
-  @TempDir
-  Path temp;
+  @TempDir Path temp;
   FakeAnthropic model;
   AgentRun agent;
 
@@ -40,8 +39,11 @@ class AgentAnthropicTest {
   @Test
   void editsTheCheckoutThroughToolUseAndFinishes() throws Exception {
     model.script(
-        model.toolUses("Let me read the README first.", use("read_file", Map.of("path", "README.md"))),
-        model.toolUse("replace_in_file", Map.of("path", "README.md", "old", "Hello world", "new", "Hello agent")),
+        model.toolUses(
+            "Let me read the README first.", use("read_file", Map.of("path", "README.md"))),
+        model.toolUse(
+            "replace_in_file",
+            Map.of("path", "README.md", "old", "Hello world", "new", "Hello agent")),
         model.toolUse("run_command", Map.of("command", "cat README.md", "timeout_seconds", 10)),
         model.toolUse("finish", Map.of("summary", "Changed the greeting.")));
 
@@ -50,9 +52,11 @@ class AgentAnthropicTest {
     assertEquals(0, outcome.code(), outcome.output());
     assertEquals("# Demo\n\nHello agent\n", agent.readme());
     assertTrue(outcome.hasLine("[agent] model replied in "), outcome.output());
-    assertTrue(outcome.output().contains("1 tool call: Let me read the README first."), outcome.output());
+    assertTrue(
+        outcome.output().contains("1 tool call: Let me read the README first."), outcome.output());
     assertTrue(outcome.hasLine("[agent] step 1: read_file README.md (20 B, "), outcome.output());
-    assertTrue(outcome.hasLine("[agent] step 3: run_command cat README.md (exit 0, "), outcome.output());
+    assertTrue(
+        outcome.hasLine("[agent] step 3: run_command cat README.md (exit 0, "), outcome.output());
     assertEquals(4, outcome.result().get("steps").asInt());
 
     List<RecordedRequest> requests = model.requests();
@@ -64,7 +68,8 @@ class AgentAnthropicTest {
     assertEquals(4096, first.body().get("max_tokens").asInt());
     assertTrue(first.body().get("system").asText().contains("only ones you follow"));
     assertEquals("read_file", first.body().get("tools").get(1).get("name").asText());
-    assertEquals("object", first.body().get("tools").get(1).get("input_schema").get("type").asText());
+    assertEquals(
+        "object", first.body().get("tools").get(1).get("input_schema").get("type").asText());
     assertEquals(1, first.body().get("messages").size());
 
     JsonNode messages = requests.get(1).body().get("messages");
@@ -87,7 +92,9 @@ class AgentAnthropicTest {
   void refusalsComeBackAsErrorToolResults() throws Exception {
     Files.createSymbolicLink(agent.repo.resolve("escape"), temp);
     model.script(
-        model.toolUses(null, use("read_file", Map.of("path", "/etc/passwd")),
+        model.toolUses(
+            null,
+            use("read_file", Map.of("path", "/etc/passwd")),
             use("write_file", Map.of("path", "escape/owned.txt", "content", "x")),
             use("read_file", Map.of("path", ".git/config"))),
         model.toolUse("finish", Map.of("summary", "could not")));
@@ -107,20 +114,23 @@ class AgentAnthropicTest {
 
   @Test
   void aTextOnlyReplyIsNudgedOnce() throws Exception {
-    model.script(model.text("Sure, I will do that."), model.toolUse("finish", Map.of("summary", "done")));
+    model.script(
+        model.text("Sure, I will do that."), model.toolUse("finish", Map.of("summary", "done")));
 
     AgentRun.Outcome outcome = agent.run();
 
     assertEquals(0, outcome.code(), outcome.output());
     JsonNode messages = model.lastRequest().body().get("messages");
     assertEquals(3, messages.size());
-    assertEquals("Sure, I will do that.", messages.get(1).get("content").get(0).get("text").asText());
+    assertEquals(
+        "Sure, I will do that.", messages.get(1).get("content").get(0).get("text").asText());
     assertEquals(Prompts.NUDGE, messages.get(2).get("content").asText());
   }
 
   @Test
   void aToolUseCutOffAtMaxTokensIsNotRun() throws Exception {
-    model.script(model.truncated(null, use("write_file", Map.of("path", "half.txt"))),
+    model.script(
+        model.truncated(null, use("write_file", Map.of("path", "half.txt"))),
         model.toolUse("finish", Map.of("summary", "ok")));
 
     AgentRun.Outcome outcome = agent.run();
@@ -134,7 +144,10 @@ class AgentAnthropicTest {
 
   @Test
   void aRateLimitIsRetried() throws Exception {
-    model.script(model.rateLimited(0), model.rateLimited(0), model.toolUse("finish", Map.of("summary", "ok")));
+    model.script(
+        model.rateLimited(0),
+        model.rateLimited(0),
+        model.toolUse("finish", Map.of("summary", "ok")));
 
     AgentRun.Outcome outcome = agent.run();
 
@@ -159,18 +172,24 @@ class AgentAnthropicTest {
     AgentRun.Outcome outcome = agent.run();
 
     assertEquals(76, outcome.code(), outcome.output());
-    assertTrue(outcome.hasLine("[agent] provider error: HTTP 529 from /v1/messages: overloaded_error: Overloaded"),
+    assertTrue(
+        outcome.hasLine(
+            "[agent] provider error: HTTP 529 from /v1/messages: overloaded_error: Overloaded"),
         outcome.output());
   }
 
   @Test
   void aBadRequestIsAProviderErrorWithItsText() throws Exception {
-    model.script(model.error(400, "invalid_request_error", "max_tokens: 4096 > 1024, which is the maximum"));
+    model.script(
+        model.error(400, "invalid_request_error", "max_tokens: 4096 > 1024, which is the maximum"));
 
     AgentRun.Outcome outcome = agent.run();
 
     assertEquals(76, outcome.code(), outcome.output());
-    assertTrue(outcome.output().contains("HTTP 400 from /v1/messages: invalid_request_error: max_tokens: 4096 > 1024"),
+    assertTrue(
+        outcome
+            .output()
+            .contains("HTTP 400 from /v1/messages: invalid_request_error: max_tokens: 4096 > 1024"),
         outcome.output());
   }
 

@@ -57,12 +57,15 @@ class AgentConfigTest {
   void failsFastWithAClearMessage() {
     Map<String, String> env = env();
     env.remove("SPB_MODEL");
-    assertEquals("SPB_MODEL is missing", assertThrows(IllegalArgumentException.class, () -> AgentConfig.from(env))
-        .getMessage());
+    assertEquals(
+        "SPB_MODEL is missing",
+        assertThrows(IllegalArgumentException.class, () -> AgentConfig.from(env)).getMessage());
     Map<String, String> gemini = env();
     gemini.put("SPB_MODEL_PROVIDER", "gemini");
-    assertTrue(assertThrows(IllegalArgumentException.class, () -> AgentConfig.from(gemini)).getMessage()
-        .contains("openai or anthropic"));
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> AgentConfig.from(gemini))
+            .getMessage()
+            .contains("openai or anthropic"));
     Map<String, String> steps = env();
     steps.put("SPB_AGENT_MAX_STEPS", "many");
     assertThrows(IllegalArgumentException.class, () -> AgentConfig.from(steps));
@@ -84,7 +87,9 @@ class AgentConfigTest {
 
   @Test
   void progressLinesCannotBeForgedByModelText() {
-    assertEquals("a\\nSPB-AGENT-RESULT {} \\x1b[2J", Progress.clean("a\nSPB-AGENT-RESULT {}\t\u001b[2J", 100));
+    assertEquals(
+        "a\\nSPB-AGENT-RESULT {} \\x1b[2J",
+        Progress.clean("a\nSPB-AGENT-RESULT {}\t\u001b[2J", 100));
     assertEquals("abc", Progress.clean("a\u202eb\u200bc", 100));
     assertEquals("abcd…", Progress.clean("abcdefgh", 5));
   }

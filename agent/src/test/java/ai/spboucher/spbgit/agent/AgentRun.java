@@ -27,7 +27,8 @@ final class AgentRun {
   int maxSteps = 40;
   Duration modelTimeout = Duration.ofSeconds(20);
 
-  AgentRun(Path temp, AgentConfig.Provider provider, String url) throws IOException, InterruptedException {
+  AgentRun(Path temp, AgentConfig.Provider provider, String url)
+      throws IOException, InterruptedException {
     this.repo = Files.createDirectories(temp.resolve("repo"));
     this.breach = temp.resolve(".spb").resolve("breach");
     this.resultFile = temp.resolve("result.json");
@@ -47,8 +48,18 @@ final class AgentRun {
   }
 
   AgentConfig config() {
-    return new AgentConfig(provider, "fake-model", URI.create(url), task, "test -f README.md", repo, breach,
-        resultFile, maxSteps, 4096, modelTimeout);
+    return new AgentConfig(
+        provider,
+        "fake-model",
+        URI.create(url),
+        task,
+        "test -f README.md",
+        repo,
+        breach,
+        resultFile,
+        maxSteps,
+        4096,
+        modelTimeout);
   }
 
   Outcome run() throws IOException {
@@ -75,7 +86,8 @@ final class AgentRun {
         throw new AssertionError("the last line is not the result line: " + last);
       }
       JsonNode json = new ObjectMapper().readTree(last.substring(Progress.RESULT_PREFIX.length()));
-      assertEquals(json, new ObjectMapper().readTree(Files.readString(resultFile)), "the result file");
+      assertEquals(
+          json, new ObjectMapper().readTree(Files.readString(resultFile)), "the result file");
       return json;
     }
 

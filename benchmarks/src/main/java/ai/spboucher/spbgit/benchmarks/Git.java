@@ -21,7 +21,8 @@ final class Git {
     List<String> command = new ArrayList<>();
     command.add("git");
     command.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+    ProcessBuilder pb =
+        new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
     pb.environment().put("HOME", home.toString());
     pb.environment().put("GIT_CONFIG_NOSYSTEM", "1");
     pb.environment().put("GIT_TERMINAL_PROMPT", "0");

@@ -46,13 +46,15 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The pre-receive gate as the gateway runs it for one push made with a job token, against the one step no gate
- * can skip: a raw JCA {@code SHA256withECDSA} verification of the same token's signing input with the same
- * key. Everything comes from a real data directory: the gateway's signing key, its revocation list and PAT
- * store, tokens issued by {@link JobTokens}, and a bare JGit repository.
+ * The pre-receive gate as the gateway runs it for one push made with a job token, against the one
+ * step no gate can skip: a raw JCA {@code SHA256withECDSA} verification of the same token's signing
+ * input with the same key. Everything comes from a real data directory: the gateway's signing key,
+ * its revocation list and PAT store, tokens issued by {@link JobTokens}, and a bare JGit
+ * repository.
  *
- * <p>Every push uses a token the gateway has not seen yet, as every job has its own: the tokens cycle through a
- * pool twice as large as the number of signatures {@link JobTokenVerifier} remembers.
+ * <p>Every push uses a token the gateway has not seen yet, as every job has its own: the tokens
+ * cycle through a pool twice as large as the number of signatures {@link JobTokenVerifier}
+ * remembers.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -103,7 +105,9 @@ public class PreReceiveGateBenchmark {
 
     receivePack = new ReceivePack(repository);
     ObjectId proposal = ObjectId.fromString("0123456789abcdef0123456789abcdef01234567");
-    commands = List.of(new ReceiveCommand(ObjectId.zeroId(), proposal, "refs/agents/" + JOB + "/proposal"));
+    commands =
+        List.of(
+            new ReceiveCommand(ObjectId.zeroId(), proposal, "refs/agents/" + JOB + "/proposal"));
 
     publicKey = dir.signingKey().publicKey();
     rawVerifier = Signature.getInstance("SHA256withECDSA");
@@ -121,9 +125,10 @@ public class PreReceiveGateBenchmark {
 
   /**
    * What the gateway does with a job token for one push. The client's two requests each go through
-   * {@code SmartHttpRoutes.authorize} (authenticate the credential, then require the token's repository to be
-   * the one in the URL): {@code info/refs?service=git-receive-pack}, then {@code git-receive-pack}, which also
-   * runs the {@link JobTokenPreReceiveHook} that {@code PackTransport} installs on the {@link ReceivePack}.
+   * {@code SmartHttpRoutes.authorize} (authenticate the credential, then require the token's
+   * repository to be the one in the URL): {@code info/refs?service=git-receive-pack}, then {@code
+   * git-receive-pack}, which also runs the {@link JobTokenPreReceiveHook} that {@code
+   * PackTransport} installs on the {@link ReceivePack}.
    */
   @Benchmark
   public JobTokenClaims gate() {
@@ -133,7 +138,8 @@ public class PreReceiveGateBenchmark {
     JobTokenClaims claims = authorize(token);
     new JobTokenPreReceiveHook(claims, REPO).onPreReceive(receivePack, commands);
     if (commands.get(0).getResult() != ReceiveCommand.Result.NOT_ATTEMPTED) {
-      throw new IllegalStateException("the gate refused the benchmark ref: " + commands.get(0).getMessage());
+      throw new IllegalStateException(
+          "the gate refused the benchmark ref: " + commands.get(0).getMessage());
     }
     return claims;
   }
@@ -141,12 +147,16 @@ public class PreReceiveGateBenchmark {
   private JobTokenClaims authorize(String token) {
     Principal pusher = authenticator.authenticate(token);
     if (!(pusher instanceof Principal.Job job) || !job.claims().repo().equals(REPO)) {
-      throw new IllegalStateException("the benchmark token was not taken as a job token for " + REPO);
+      throw new IllegalStateException(
+          "the benchmark token was not taken as a job token for " + REPO);
     }
     return job.claims();
   }
 
-  /** The baseline: the signature check alone, on bytes prepared in advance, with a reused JCA object. */
+  /**
+   * The baseline: the signature check alone, on bytes prepared in advance, with a reused JCA
+   * object.
+   */
   @Benchmark
   public boolean rawVerify() throws GeneralSecurityException {
     int i = nextRaw;
@@ -157,9 +167,10 @@ public class PreReceiveGateBenchmark {
   }
 
   /**
-   * {@link #gate} and {@link #rawVerify} at the same time, one thread each, in the same JVM: on a shared machine
-   * both run under the same load at every moment. Each thread also counts its operations and the CPU time it
-   * used, so the cost of one operation in CPU time is known however much of a core the thread was given.
+   * {@link #gate} and {@link #rawVerify} at the same time, one thread each, in the same JVM: on a
+   * shared machine both run under the same load at every moment. Each thread also counts its
+   * operations and the CPU time it used, so the cost of one operation in CPU time is known however
+   * much of a core the thread was given.
    */
   @Benchmark
   @Group("side_by_side")
@@ -178,7 +189,10 @@ public class PreReceiveGateBenchmark {
     return rawVerify();
   }
 
-  /** Operations and thread CPU time of the gate's thread in one iteration (JMH reports public fields). */
+  /**
+   * Operations and thread CPU time of the gate's thread in one iteration (JMH reports public
+   * fields).
+   */
   @State(Scope.Thread)
   @AuxCounters(AuxCounters.Type.EVENTS)
   public static class GateCpu {
@@ -220,7 +234,9 @@ public class PreReceiveGateBenchmark {
     }
   }
 
-  /** JOSE (R || S) to the DER form the JCA verifies; done once, so the baseline pays no conversion. */
+  /**
+   * JOSE (R || S) to the DER form the JCA verifies; done once, so the baseline pays no conversion.
+   */
   private static byte[] joseToDer(byte[] jose) {
     byte[] r = new BigInteger(1, Arrays.copyOfRange(jose, 0, 32)).toByteArray();
     byte[] s = new BigInteger(1, Arrays.copyOfRange(jose, 32, 64)).toByteArray();

@@ -7,8 +7,7 @@ import java.util.List;
 /** Medians: on a shared machine a few runs slowed down by other work must not move the result. */
 final class Stats {
 
-  private Stats() {
-  }
+  private Stats() {}
 
   static double median(List<Double> values) {
     if (values.isEmpty()) {

@@ -9,8 +9,7 @@ import java.util.stream.Stream;
 /** Removes the temporary trees a benchmark made: repositories, data directories, work trees. */
 final class TempDirs {
 
-  private TempDirs() {
-  }
+  private TempDirs() {}
 
   static void delete(Path root) throws IOException {
     if (!Files.exists(root)) {

@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.cli.api.ApiClient;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
+import java.io.Console;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -17,9 +18,9 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * What one run of {@code spbgit} works with: the environment, the standard streams (UTF-8, whatever the
- * locale), whether they are terminals, the output options ({@code --json}, {@code --color}) and, once asked
- * for, the configured {@link ApiClient}. Commands get it through their constructor.
+ * What one run of {@code spbgit} works with: the environment, the standard streams (UTF-8, whatever
+ * the locale), whether they are terminals, the output options ({@code --json}, {@code --color})
+ * and, once asked for, the configured {@link ApiClient}. Commands get it through their constructor.
  */
 public final class Cli {
 
@@ -33,8 +34,13 @@ public final class Cli {
   private ColorMode color = ColorMode.auto;
   private ApiClient api;
 
-  public Cli(Map<String, String> env, PrintWriter out, PrintWriter err, InputStream in, boolean stdinTerminal,
-             boolean stdoutTerminal) {
+  public Cli(
+      Map<String, String> env,
+      PrintWriter out,
+      PrintWriter err,
+      InputStream in,
+      boolean stdinTerminal,
+      boolean stdoutTerminal) {
     this.env = Map.copyOf(env);
     this.out = out;
     this.err = err;
@@ -45,21 +51,31 @@ public final class Cli {
 
   /** The process's own environment and streams. */
   public static Cli system() {
-    return new Cli(System.getenv(),
-        new PrintWriter(new OutputStreamWriter(new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8)),
-        new PrintWriter(new OutputStreamWriter(new FileOutputStream(FileDescriptor.err), StandardCharsets.UTF_8),
+    return new Cli(
+        System.getenv(),
+        new PrintWriter(
+            new OutputStreamWriter(
+                new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8)),
+        new PrintWriter(
+            new OutputStreamWriter(
+                new FileOutputStream(FileDescriptor.err), StandardCharsets.UTF_8),
             true),
-        System.in, isTerminal(0), isTerminal(1));
+        System.in,
+        isTerminal(0),
+        isTerminal(1));
   }
 
   /**
-   * Whether file descriptor {@code fd} is a terminal. Java 17 can only tell whether stdin and stdout both are
-   * ({@code System.console()}), so on Linux the descriptor's target is read instead.
+   * Whether file descriptor {@code fd} is a terminal. Java 17 can only tell whether stdin and
+   * stdout both are ({@code System.console()}), so on Linux the descriptor's target is read
+   * instead.
    */
   static boolean isTerminal(int fd) {
     try {
       String target = Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();
-      return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
+      return target.startsWith("/dev/pts/")
+          || target.startsWith("/dev/tty")
+          || target.equals("/dev/console");
     } catch (IOException | UnsupportedOperationException | SecurityException e) {
       return System.console() != null;
     }
@@ -93,7 +109,10 @@ public final class Cli {
     this.color = color;
   }
 
-  /** Whether colour sequences of job logs reach stdout: {@code --color}, else {@code NO_COLOR}, else a tty. */
+  /**
+   * Whether colour sequences of job logs reach stdout: {@code --color}, else {@code NO_COLOR}, else
+   * a tty.
+   */
   public boolean keepColours() {
     return switch (color) {
       case always -> true;
@@ -111,7 +130,9 @@ public final class Cli {
     return Config.file(env);
   }
 
-  /** The API client for the configured gateway; fails with a clear message when none is configured. */
+  /**
+   * The API client for the configured gateway; fails with a clear message when none is configured.
+   */
   public ApiClient api() {
     if (api == null) {
       Config config = config();
@@ -130,7 +151,10 @@ public final class Cli {
     }
   }
 
-  /** A line from stdin (without its newline), or null at end of input; {@code prompt} goes to stderr if set. */
+  /**
+   * A line from stdin (without its newline), or null at end of input; {@code prompt} goes to stderr
+   * if set.
+   */
   public String readLine(String prompt) {
     if (prompt != null) {
       err.print(prompt);
@@ -145,7 +169,7 @@ public final class Cli {
 
   /** A secret typed without echo when there is a console, else a line from stdin. */
   public String readSecret(String prompt) {
-    java.io.Console console = System.console();
+    Console console = System.console();
     if (stdinTerminal && console != null) {
       char[] secret = console.readPassword("%s", prompt);
       return secret == null ? null : new String(secret);
@@ -154,16 +178,22 @@ public final class Cli {
   }
 
   /**
-   * Asks {@code question} on the terminal; without {@code --yes} a destructive command must be confirmed, and
-   * when stdin is not a terminal nobody can, so it refuses with {@link ExitCode#USAGE}.
+   * Asks {@code question} on the terminal; without {@code --yes} a destructive command must be
+   * confirmed, and when stdin is not a terminal nobody can, so it refuses with {@link
+   * ExitCode#USAGE}.
    */
   public void confirm(String question, String what) {
     if (!stdinTerminal) {
-      throw new CliException(ExitCode.USAGE, "refusing to " + what + " without confirmation: stdin is not a "
-          + "terminal (pass --yes)");
+      throw new CliException(
+          ExitCode.USAGE,
+          "refusing to "
+              + what
+              + " without confirmation: stdin is not a "
+              + "terminal (pass --yes)");
     }
     String answer = readLine(question + " [y/N] ");
-    if (answer == null || !(answer.strip().equalsIgnoreCase("y") || answer.strip().equalsIgnoreCase("yes"))) {
+    if (answer == null
+        || !(answer.strip().equalsIgnoreCase("y") || answer.strip().equalsIgnoreCase("yes"))) {
       throw new CliException(ExitCode.FAILED, "not confirmed; nothing was changed");
     }
   }

@@ -16,46 +16,65 @@ import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code spbgit}, the owner's command line: the root command, and the one place that turns failures into a
- * single {@code spbgit: <message>} line on stderr and an {@link ExitCode}.
+ * {@code spbgit}, the owner's command line: the root command, and the one place that turns failures
+ * into a single {@code spbgit: <message>} line on stderr and an {@link ExitCode}.
  */
-@Command(name = "spbgit", mixinStandardHelpOptions = true, versionProvider = SpbGit.Version.class,
-    description = "The owner's command line for SPB Git: agent jobs (with live logs), repositories, tokens and "
-        + "the audit log.",
-    subcommands = {LoginCommand.class, AgentCommand.class, RepoCommand.class, TokenCommand.class,
-        AuditCommand.class, CompletionCommand.class, CommandLine.HelpCommand.class},
+@Command(
+    name = "spbgit",
+    mixinStandardHelpOptions = true,
+    versionProvider = SpbGit.Version.class,
+    description =
+        "The owner's command line for SPB Git: agent jobs (with live logs), repositories, tokens and "
+            + "the audit log.",
+    subcommands = {
+      LoginCommand.class,
+      AgentCommand.class,
+      RepoCommand.class,
+      TokenCommand.class,
+      AuditCommand.class,
+      CompletionCommand.class,
+      CommandLine.HelpCommand.class
+    },
     footerHeading = "%nConfiguration:%n",
-    footer = {"  SPB_URL and SPB_TOKEN, or the file 'spbgit login' writes:",
-        "  $XDG_CONFIG_HOME/spbgit/config.json (default ~/.config/spbgit/config.json).",
-        "  The variables override the file. Docs: docs/cli.md"},
+    footer = {
+      "  SPB_URL and SPB_TOKEN, or the file 'spbgit login' writes:",
+      "  $XDG_CONFIG_HOME/spbgit/config.json (default ~/.config/spbgit/config.json).",
+      "  The variables override the file. Docs: docs/cli.md"
+    },
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
-        "0:success (agent run --follow, agent logs -f: the job ended ok)",
-        "1:the job ended not ok, or the gateway refused the request",
-        "2:bad arguments or configuration, or a confirmation that could not be asked",
-        "3:not logged in, or the token was refused (401/403)",
-        "4:not found (404)",
-        "5:conflict with the current state (409)",
-        "6:gateway unreachable or failing (5xx, connection refused, timeout)"})
+      "0:success (agent run --follow, agent logs -f: the job ended ok)",
+      "1:the job ended not ok, or the gateway refused the request",
+      "2:bad arguments or configuration, or a confirmation that could not be asked",
+      "3:not logged in, or the token was refused (401/403)",
+      "4:not found (404)",
+      "5:conflict with the current state (409)",
+      "6:gateway unreachable or failing (5xx, connection refused, timeout)"
+    })
 public final class SpbGit implements Runnable {
 
   private final Cli cli;
-  @Spec
-  private CommandSpec spec;
+  @Spec private CommandSpec spec;
 
   SpbGit(Cli cli) {
     this.cli = cli;
   }
 
-  @Option(names = "--json", scope = ScopeType.INHERIT,
+  @Option(
+      names = "--json",
+      scope = ScopeType.INHERIT,
       description = "Print the gateway's JSON instead of text, for scripts.")
   void setJson(boolean json) {
     cli.setJson(json);
   }
 
-  @Option(names = "--color", scope = ScopeType.INHERIT, paramLabel = "WHEN",
-      description = "Colours in job logs: ${COMPLETION-CANDIDATES} (default: auto, only on a terminal and "
-          + "without NO_COLOR). Other escape sequences from jobs are always removed.")
+  @Option(
+      names = "--color",
+      scope = ScopeType.INHERIT,
+      paramLabel = "WHEN",
+      description =
+          "Colours in job logs: ${COMPLETION-CANDIDATES} (default: auto, only on a terminal and "
+              + "without NO_COLOR). Other escape sequences from jobs are always removed.")
   void setColor(ColorMode color) {
     cli.setColor(color);
   }
@@ -73,7 +92,10 @@ public final class SpbGit implements Runnable {
     System.exit(code);
   }
 
-  /** Runs one command line and returns its exit code; everything the user sees goes to {@code cli}'s streams. */
+  /**
+   * Runs one command line and returns its exit code; everything the user sees goes to {@code cli}'s
+   * streams.
+   */
   public static int run(Cli cli, String... args) {
     return commandLine(cli).execute(args);
   }
@@ -84,13 +106,16 @@ public final class SpbGit implements Runnable {
     commandLine.setOut(cli.out());
     commandLine.setErr(cli.err());
     commandLine.setCaseInsensitiveEnumValuesAllowed(true);
-    commandLine.setParameterExceptionHandler((e, args) -> {
-      String command = e.getCommandLine().getCommandSpec().qualifiedName();
-      return fail(cli, ExitCode.USAGE, e.getMessage() + " (see '" + command + " --help')");
-    });
-    commandLine.setExecutionExceptionHandler((e, cmd, parsed) -> e instanceof CliException failure
-        ? fail(cli, failure.exitCode(), failure.getMessage())
-        : fail(cli, ExitCode.FAILED, "unexpected error: " + e));
+    commandLine.setParameterExceptionHandler(
+        (e, args) -> {
+          String command = e.getCommandLine().getCommandSpec().qualifiedName();
+          return fail(cli, ExitCode.USAGE, e.getMessage() + " (see '" + command + " --help')");
+        });
+    commandLine.setExecutionExceptionHandler(
+        (e, cmd, parsed) ->
+            e instanceof CliException failure
+                ? fail(cli, failure.exitCode(), failure.getMessage())
+                : fail(cli, ExitCode.FAILED, "unexpected error: " + e));
     return commandLine;
   }
 

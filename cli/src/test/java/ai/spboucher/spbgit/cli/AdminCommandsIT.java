@@ -16,13 +16,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code spbgit login}, {@code repo}, {@code token} and the error contract, against a real gateway (no jobs). */
+/**
+ * {@code spbgit login}, {@code repo}, {@code token} and the error contract, against a real gateway
+ * (no jobs).
+ */
 class AdminCommandsIT {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static TestGateway gateway;
 
   @BeforeAll
@@ -36,13 +38,15 @@ class AdminCommandsIT {
   }
 
   private static CliProcess owner(String home) throws Exception {
-    return new CliProcess(Files.createDirectories(tmp.resolve(home))).gateway(gateway.baseUrl, gateway.ownerToken);
+    return new CliProcess(Files.createDirectories(tmp.resolve(home)))
+        .gateway(gateway.baseUrl, gateway.ownerToken);
   }
 
   private static void assertOneErrorLine(CliProcess.Result result, int exit, String contains) {
     assertEquals(exit, result.exit(), result.toString());
     assertEquals(1, result.errLines().size(), result.toString());
-    assertTrue(result.err().startsWith("spbgit: ") && result.err().contains(contains), result.toString());
+    assertTrue(
+        result.err().startsWith("spbgit: ") && result.err().contains(contains), result.toString());
   }
 
   @Test
@@ -50,11 +54,14 @@ class AdminCommandsIT {
     CliProcess cli = owner("repos");
     CliProcess.Result created = cli.run("repo", "create", "tools", "-d", "Useful tools");
     assertEquals(0, created.exit(), created.toString());
-    assertTrue(created.out().contains("created tools: " + gateway.baseUrl + "/tools.git"), created.out());
+    assertTrue(
+        created.out().contains("created tools: " + gateway.baseUrl + "/tools.git"), created.out());
     assertOneErrorLine(cli.run("repo", "create", "tools"), ExitCode.CONFLICT, "tools");
 
     CliProcess.Result list = cli.run("repo", "list");
-    assertTrue(list.out().lines().anyMatch(l -> l.startsWith("tools ") && l.endsWith("Useful tools")), list.out());
+    assertTrue(
+        list.out().lines().anyMatch(l -> l.startsWith("tools ") && l.endsWith("Useful tools")),
+        list.out());
     JsonNode json = JSON.readTree(cli.run("repo", "list", "--json").out());
     assertTrue(json.isArray() && json.findValuesAsText("name").contains("tools"), json.toString());
 
@@ -72,7 +79,8 @@ class AdminCommandsIT {
     CliProcess.Result created = cli.run("token", "create", "ci runner");
     assertEquals(0, created.exit(), created.toString());
     String secret = created.out().strip();
-    assertEquals(1, created.out().lines().count(), "only the secret is on stdout: " + created.out());
+    assertEquals(
+        1, created.out().lines().count(), "only the secret is on stdout: " + created.out());
     assertTrue(created.err().contains("ci runner"), created.err());
 
     CliProcess withNewToken = owner("tokens-new").gateway(gateway.baseUrl, secret);
@@ -111,28 +119,36 @@ class AdminCommandsIT {
   @Test
   void missingThingsAndAnUnreachableGatewayHaveTheirCodes() throws Exception {
     CliProcess cli = owner("codes");
-    assertOneErrorLine(cli.run("agent", "show", "nosuchrepo", "nosuchjob"), ExitCode.NOT_FOUND, "nosuchjob");
+    assertOneErrorLine(
+        cli.run("agent", "show", "nosuchrepo", "nosuchjob"), ExitCode.NOT_FOUND, "nosuchjob");
     assertOneErrorLine(cli.run("agent", "list", "nosuchrepo"), ExitCode.NOT_FOUND, "nosuchrepo");
-    assertOneErrorLine(cli.run("agent", "logs", "-f", "nosuchrepo", "nosuchjob"), ExitCode.NOT_FOUND, "nosuchjob");
+    assertOneErrorLine(
+        cli.run("agent", "logs", "-f", "nosuchrepo", "nosuchjob"), ExitCode.NOT_FOUND, "nosuchjob");
     int closedPort;
     try (ServerSocket socket = new ServerSocket(0)) {
       closedPort = socket.getLocalPort();
     }
-    assertOneErrorLine(cli.gateway("http://127.0.0.1:" + closedPort, "t").run("repo", "list"),
-        ExitCode.UNAVAILABLE, "connection refused");
-    assertOneErrorLine(owner("none").gateway(null, null).run("repo", "list"), ExitCode.AUTH, "spbgit login");
+    assertOneErrorLine(
+        cli.gateway("http://127.0.0.1:" + closedPort, "t").run("repo", "list"),
+        ExitCode.UNAVAILABLE,
+        "connection refused");
+    assertOneErrorLine(
+        owner("none").gateway(null, null).run("repo", "list"), ExitCode.AUTH, "spbgit login");
   }
 
   @Test
   void loginChecksTheTokenAndWritesAPrivateConfigFile() throws Exception {
     Path home = Files.createDirectories(tmp.resolve("login"));
     CliProcess cli = new CliProcess(home);
-    assertOneErrorLine(cli.runWithInput("wrong-token\n", "login", "--url", gateway.baseUrl), ExitCode.AUTH,
+    assertOneErrorLine(
+        cli.runWithInput("wrong-token\n", "login", "--url", gateway.baseUrl),
+        ExitCode.AUTH,
         "invalid or revoked token");
     Path config = home.resolve(".config/spbgit/config.json");
     assertFalse(Files.exists(config), "nothing is saved for a refused token");
 
-    CliProcess.Result login = cli.runWithInput(gateway.ownerToken + "\n", "login", "--url", gateway.baseUrl + "/");
+    CliProcess.Result login =
+        cli.runWithInput(gateway.ownerToken + "\n", "login", "--url", gateway.baseUrl + "/");
     assertEquals(0, login.exit(), login.toString());
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(config)));
     JsonNode saved = JSON.readTree(config.toFile());
@@ -140,6 +156,7 @@ class AdminCommandsIT {
 
     CliProcess.Result list = cli.run("token", "list");
     assertEquals(0, list.exit(), "the saved config is used: " + list);
-    assertOneErrorLine(cli.set("SPB_TOKEN", "overridden").run("token", "list"), ExitCode.AUTH, "token");
+    assertOneErrorLine(
+        cli.set("SPB_TOKEN", "overridden").run("token", "list"), ExitCode.AUTH, "token");
   }
 }

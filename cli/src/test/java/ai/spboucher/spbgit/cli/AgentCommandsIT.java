@@ -19,16 +19,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code spbgit agent ...} and {@code spbgit audit} as a process against the real thing: nats-server, a gateway,
- * a runner with two slots, and job containers in the Docker engine.
+ * {@code spbgit agent ...} and {@code spbgit audit} as a process against the real thing:
+ * nats-server, a gateway, a runner with two slots, and job containers in the Docker engine.
  */
 class AgentCommandsIT {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern FINISHED = Pattern.compile("(?m)^job (\\S+) finished: ");
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static JobTestBed bed;
 
   @BeforeAll
@@ -68,21 +67,38 @@ class AgentCommandsIT {
 
   @Test
   void runFollowStreamsThePlainLogAndEndsWithReviewPageAndDiffStat() throws Exception {
-    CliProcess.Result run = owner().run("agent", "run", "demo", "Add a greeting", "--exec",
-        "printf '\\033[31mred text\\033[0m\\n\\033]0;evil title\\007'; echo hello > greeting.txt",
-        "--test", "grep -q hello greeting.txt", "--follow");
+    CliProcess.Result run =
+        owner()
+            .run(
+                "agent",
+                "run",
+                "demo",
+                "Add a greeting",
+                "--exec",
+                "printf '\\033[31mred text\\033[0m\\n\\033]0;evil title\\007'; echo hello > greeting.txt",
+                "--test",
+                "grep -q hello greeting.txt",
+                "--follow");
     assertEquals(0, run.exit(), run.toString());
     String id = finishedJobId(run);
     assertTrue(run.out().contains("red text"), run.out());
-    assertFalse(run.out().contains("\u001b") || run.out().contains("evil title"), "no escapes when piped: " + run);
-    assertTrue(run.out().contains(AnsiFilter.strip(bed.log(id))), "the whole log, in order:\n" + run.out());
+    assertFalse(
+        run.out().contains("\u001b") || run.out().contains("evil title"),
+        "no escapes when piped: " + run);
+    assertTrue(
+        run.out().contains(AnsiFilter.strip(bed.log(id))),
+        "the whole log, in order:\n" + run.out());
     assertTrue(run.out().contains("job " + id + " finished: ok (tests passed)"), run.out());
-    assertTrue(run.out().contains("review: " + bed.gateway.baseUrl + "/repos/demo/agent-jobs/" + id), run.out());
-    assertTrue(run.out().contains(" greeting.txt | 1 +\n 1 file changed, 1 insertion(+)"), run.out());
+    assertTrue(
+        run.out().contains("review: " + bed.gateway.baseUrl + "/repos/demo/agent-jobs/" + id),
+        run.out());
+    assertTrue(
+        run.out().contains(" greeting.txt | 1 +\n 1 file changed, 1 insertion(+)"), run.out());
 
     CliProcess.Result coloured = owner().run("agent", "logs", "demo", id, "--color=always");
     assertTrue(coloured.out().contains("\u001b[31mred text\u001b[0m"), coloured.out());
-    assertFalse(coloured.out().contains("evil title"), "only colours pass, even with --color=always");
+    assertFalse(
+        coloured.out().contains("evil title"), "only colours pass, even with --color=always");
 
     String proposal = show(id).path("proposal_sha").asText();
     CliProcess.Result approved = owner().run("agent", "approve", "demo", id);
@@ -96,8 +112,10 @@ class AgentCommandsIT {
 
   @Test
   void runFollowExitsNonZeroWhenTheJobFails() throws Exception {
-    CliProcess.Result run = owner().run("agent", "run", "demo", "Fail", "--exec", "echo about to fail; exit 3",
-        "--follow");
+    CliProcess.Result run =
+        owner()
+            .run(
+                "agent", "run", "demo", "Fail", "--exec", "echo about to fail; exit 3", "--follow");
     assertEquals(ExitCode.FAILED, run.exit(), run.toString());
     String id = finishedJobId(run);
     assertTrue(run.out().contains("about to fail"), run.out());
@@ -113,15 +131,28 @@ class AgentCommandsIT {
 
   @Test
   void followResumesAfterDroppedConnectionsWithoutGapsOrRepeats() throws Exception {
-    try (DroppingProxy proxy = new DroppingProxy(Integer.parseInt(bed.gateway.baseUrl.replaceAll(".*:", "")), 3,
-        700)) {
-      CliProcess.Result run = owner().gateway(proxy.url(), bed.gateway.ownerToken).run("agent", "run", "demo",
-          "Count slowly", "--exec", "for i in $(seq 1 60); do echo \"line $i\"; sleep 0.05; done", "--follow");
+    try (DroppingProxy proxy =
+        new DroppingProxy(Integer.parseInt(bed.gateway.baseUrl.replaceAll(".*:", "")), 3, 700)) {
+      CliProcess.Result run =
+          owner()
+              .gateway(proxy.url(), bed.gateway.ownerToken)
+              .run(
+                  "agent",
+                  "run",
+                  "demo",
+                  "Count slowly",
+                  "--exec",
+                  "for i in $(seq 1 60); do echo \"line $i\"; sleep 0.05; done",
+                  "--follow");
       assertEquals(0, run.exit(), run.toString());
       String id = finishedJobId(run);
-      assertTrue(proxy.cuts() >= 2, "the proxy cut " + proxy.cuts() + " of " + proxy.webSockets() + " websockets");
+      assertTrue(
+          proxy.cuts() >= 2,
+          "the proxy cut " + proxy.cuts() + " of " + proxy.webSockets() + " websockets");
       assertTrue(proxy.webSockets() > proxy.cuts(), "it reconnected after each cut");
-      assertTrue(run.out().contains(AnsiFilter.strip(bed.log(id))), "the whole log, once, in order:\n" + run.out());
+      assertTrue(
+          run.out().contains(AnsiFilter.strip(bed.log(id))),
+          "the whole log, once, in order:\n" + run.out());
       for (int i = 1; i <= 60; i++) {
         String line = "line " + i + "\n";
         assertEquals(run.out().indexOf(line), run.out().lastIndexOf(line), "exactly once: " + line);
@@ -131,13 +162,23 @@ class AgentCommandsIT {
 
   @Test
   void jsonRunRejectAndDeleteRefs() throws Exception {
-    CliProcess.Result run = owner().run("agent", "run", "demo", "Propose something", "--exec",
-        "echo maybe > maybe.txt", "--follow", "--json");
+    CliProcess.Result run =
+        owner()
+            .run(
+                "agent",
+                "run",
+                "demo",
+                "Propose something",
+                "--exec",
+                "echo maybe > maybe.txt",
+                "--follow",
+                "--json");
     assertEquals(0, run.exit(), run.toString());
     JsonNode job = JSON.readTree(run.out());
     String id = job.path("id").asText();
     assertEquals("ok", job.path("exit_reason").asText(), run.toString());
-    assertTrue(run.err().contains("[spb-agent]"), "the log goes to stderr with --json: " + run.err());
+    assertTrue(
+        run.err().contains("[spb-agent]"), "the log goes to stderr with --json: " + run.err());
     assertTrue(job.path("proposal_sha").isTextual(), job.toString());
 
     CliProcess.Result rejected = owner().run("agent", "reject", "demo", id);
@@ -148,7 +189,8 @@ class AgentCommandsIT {
     CliProcess.Result refused = owner().run("agent", "delete-refs", "demo", id);
     assertEquals(ExitCode.USAGE, refused.exit(), refused.toString());
     assertEquals(1, refused.errLines().size(), refused.toString());
-    assertTrue(bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/proposal"));
+    assertTrue(
+        bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/proposal"));
     CliProcess.Result deleted = owner().run("agent", "delete-refs", "demo", id, "--yes");
     assertEquals(0, deleted.exit(), deleted.toString());
     assertTrue(deleted.out().contains("deleted refs/agents/" + id + "/proposal"), deleted.out());
@@ -157,7 +199,8 @@ class AgentCommandsIT {
 
   @Test
   void cancelStopsARunningJob() throws Exception {
-    CliProcess.Result started = owner().run("agent", "run", "demo", "Sleep", "--exec", "sleep 120", "--json");
+    CliProcess.Result started =
+        owner().run("agent", "run", "demo", "Sleep", "--exec", "sleep 120", "--json");
     assertEquals(0, started.exit(), started.toString());
     String id = JSON.readTree(started.out()).path("id").asText();
     CliProcess.Result listed = owner().run("agent", "list", "demo");

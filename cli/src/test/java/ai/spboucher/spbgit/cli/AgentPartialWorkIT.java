@@ -19,20 +19,21 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * An llm job stopped by its token budget, seen from the command line: {@code agent run --follow} names the partial
- * work and its diff stat and exits non-zero, and {@code agent approve} refuses it. The real agent in the agent
- * image, driven by a fake OpenAI-compatible provider behind the runner's metering model endpoint.
+ * An llm job stopped by its token budget, seen from the command line: {@code agent run --follow}
+ * names the partial work and its diff stat and exits non-zero, and {@code agent approve} refuses
+ * it. The real agent in the agent image, driven by a fake OpenAI-compatible provider behind the
+ * runner's metering model endpoint.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class AgentPartialWorkIT {
 
   private static final String KEY = "sk-cli-partial-7f6e5d4c3b2a";
   private static final String MODEL = "gpt-test";
-  private static final Pattern PARTIAL = Pattern.compile(
-      "(?m)^partial work \\(for review only, cannot be approved\\): refs/agents/(\\S+)/partial at ([0-9a-f]{40})$");
+  private static final Pattern PARTIAL =
+      Pattern.compile(
+          "(?m)^partial work \\(for review only, cannot be approved\\): refs/agents/(\\S+)/partial at ([0-9a-f]{40})$");
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static JobTestBed bed;
   static FakeProvider fake;
 
@@ -41,8 +42,18 @@ class AgentPartialWorkIT {
     JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
     bed = JobTestBed.start(tmp, "120s", new JsonObject().put("model", MODEL));
     fake = FakeProvider.start(KEY);
-    bed.startRunner("partial", fake.runnerEnv(tmp, MODEL, Map.of("SPB_LIMIT_MEMORY", "512m",
-        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s")));
+    bed.startRunner(
+        "partial",
+        fake.runnerEnv(
+            tmp,
+            MODEL,
+            Map.of(
+                "SPB_LIMIT_MEMORY",
+                "512m",
+                "SPB_MODEL_TOKEN_BUDGET",
+                "1000",
+                "SPB_BREACH_GRACE",
+                "10s")));
     bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n"));
   }
 
@@ -58,28 +69,45 @@ class AgentPartialWorkIT {
 
   @Test
   void aJobStoppedByItsBudgetShowsItsPartialWorkWhichCannotBeApproved() throws Exception {
-    // The first call spends half the budget and edits; the second spends the rest, so the runner stops the job.
-    fake.then(fake.openAiToolCall("replace_in_file", "{\"path\":\"README.md\",\"old\":\"bye\",\"new\":\"see you\"}",
-        400, 100), fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
-    CliProcess cli = new CliProcess(Files.createDirectories(tmp.resolve("home")))
-        .gateway(bed.gateway.baseUrl, bed.gateway.ownerToken);
+    // The first call spends half the budget and edits; the second spends the rest, so the runner
+    // stops the job.
+    fake.then(
+        fake.openAiToolCall(
+            "replace_in_file",
+            "{\"path\":\"README.md\",\"old\":\"bye\",\"new\":\"see you\"}",
+            400,
+            100),
+        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
+    CliProcess cli =
+        new CliProcess(Files.createDirectories(tmp.resolve("home")))
+            .gateway(bed.gateway.baseUrl, bed.gateway.ownerToken);
 
-    CliProcess.Result run = cli.run("agent", "run", "demo", "Say goodbye differently in README.md.", "--follow");
+    CliProcess.Result run =
+        cli.run("agent", "run", "demo", "Say goodbye differently in README.md.", "--follow");
 
     assertEquals(ExitCode.FAILED, run.exit(), run.toString());
     assertTrue(run.out().contains(" finished: budget_exceeded"), run.toString());
     Matcher partial = PARTIAL.matcher(run.out());
     assertTrue(partial.find(), run.toString());
     String id = partial.group(1);
-    assertEquals(bed.git.ok(bed.gateway.repoDir("demo"), "rev-parse", "refs/agents/" + id + "/partial").output()
-        .strip(), partial.group(2));
+    assertEquals(
+        bed.git
+            .ok(bed.gateway.repoDir("demo"), "rev-parse", "refs/agents/" + id + "/partial")
+            .output()
+            .strip(),
+        partial.group(2));
     assertTrue(run.out().contains("README.md"), "the partial work's diff stat: " + run);
 
     CliProcess.Result approve = cli.run("agent", "approve", "demo", id);
     assertEquals(ExitCode.CONFLICT, approve.exit(), approve.toString());
     assertTrue(approve.err().contains("partial work is for review only"), approve.toString());
     assertEquals(1, approve.err().strip().lines().count(), "one line: " + approve);
-    assertEquals("", bed.git.ok(bed.gateway.repoDir("demo"), "for-each-ref", "refs/heads/agent/").output().strip(),
+    assertEquals(
+        "",
+        bed.git
+            .ok(bed.gateway.repoDir("demo"), "for-each-ref", "refs/heads/agent/")
+            .output()
+            .strip(),
         "no branch was made");
   }
 }

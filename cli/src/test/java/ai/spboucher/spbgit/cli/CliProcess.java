@@ -13,8 +13,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs the real {@code spbgit-cli.jar} as a process, as a user's shell would, with stdin and stdout as pipes
- * (not terminals) and a private HOME, so no config file of the machine is read.
+ * Runs the real {@code spbgit-cli.jar} as a process, as a user's shell would, with stdin and stdout
+ * as pipes (not terminals) and a private HOME, so no config file of the machine is read.
  */
 final class CliProcess {
 
@@ -37,7 +37,8 @@ final class CliProcess {
   CliProcess(Path home) {
     String jarProperty = System.getProperty("spbgit.cli.jar");
     if (jarProperty == null) {
-      throw new IllegalStateException("system property spbgit.cli.jar is not set (run through failsafe)");
+      throw new IllegalStateException(
+          "system property spbgit.cli.jar is not set (run through failsafe)");
     }
     this.jar = Path.of(jarProperty);
     if (!Files.isRegularFile(jar)) {
@@ -70,7 +71,8 @@ final class CliProcess {
   Result runWithInput(String stdin, String... args) throws Exception {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    // The flags the launcher uses: a short-lived client starts faster with C1 only and the serial collector.
+    // The flags the launcher uses: a short-lived client starts faster with C1 only and the serial
+    // collector.
     command.add("-XX:TieredStopAtLevel=1");
     command.add("-XX:+UseSerialGC");
     command.add("-jar");
@@ -86,19 +88,23 @@ final class CliProcess {
     process.getOutputStream().close();
     if (!process.waitFor(180, TimeUnit.SECONDS)) {
       process.destroyForcibly();
-      throw new AssertionError("spbgit " + String.join(" ", args) + " did not end within 180 s; stdout so far:\n"
-          + out.getNow(""));
+      throw new AssertionError(
+          "spbgit "
+              + String.join(" ", args)
+              + " did not end within 180 s; stdout so far:\n"
+              + out.getNow(""));
     }
     return new Result(process.exitValue(), out.get(), err.get());
   }
 
   private static CompletableFuture<String> read(InputStream stream) {
-    return CompletableFuture.supplyAsync(() -> {
-      try {
-        return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
+          } catch (IOException e) {
+            throw new IllegalStateException(e);
+          }
+        });
   }
 }

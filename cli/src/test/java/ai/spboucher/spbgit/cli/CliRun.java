@@ -6,7 +6,10 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
-/** One in-process run of {@code spbgit} with captured streams, for unit tests (no process, no terminal). */
+/**
+ * One in-process run of {@code spbgit} with captured streams, for unit tests (no process, no
+ * terminal).
+ */
 record CliRun(int exit, String out, String err) {
 
   static CliRun of(Map<String, String> env, String stdin, String... args) {
@@ -17,8 +20,14 @@ record CliRun(int exit, String out, String err) {
   static CliRun of(boolean stdinTerminal, Map<String, String> env, String stdin, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    Cli cli = new Cli(env, new PrintWriter(out), new PrintWriter(err),
-        new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), stdinTerminal, false);
+    Cli cli =
+        new Cli(
+            env,
+            new PrintWriter(out),
+            new PrintWriter(err),
+            new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)),
+            stdinTerminal,
+            false);
     int exit = SpbGit.run(cli, args);
     cli.out().flush();
     cli.err().flush();

@@ -11,9 +11,9 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A TCP proxy in front of the gateway that cuts its first {@code connectionsToCut} websocket connections
- * abruptly (RST) once {@code bytesBeforeCut} bytes have gone to the client, as a flaky network would; HTTP
- * requests and later websockets pass untouched.
+ * A TCP proxy in front of the gateway that cuts its first {@code connectionsToCut} websocket
+ * connections abruptly (RST) once {@code bytesBeforeCut} bytes have gone to the client, as a flaky
+ * network would; HTTP requests and later websockets pass untouched.
  */
 final class DroppingProxy implements AutoCloseable {
 
@@ -60,30 +60,35 @@ final class DroppingProxy implements AutoCloseable {
   }
 
   private void relay(Socket client, Socket upstream) {
-    try (client; upstream) {
+    try (client;
+        upstream) {
       InputStream in = client.getInputStream();
       byte[] head = new byte[8192];
       int length = 0;
       // The request head tells a websocket upgrade from a plain request.
-      while (length < head.length && !new String(head, 0, length, StandardCharsets.ISO_8859_1).contains("\r\n\r\n")) {
+      while (length < head.length
+          && !new String(head, 0, length, StandardCharsets.ISO_8859_1).contains("\r\n\r\n")) {
         int read = in.read(head, length, head.length - length);
         if (read < 0) {
           return;
         }
         length += read;
       }
-      boolean webSocket = new String(head, 0, length, StandardCharsets.ISO_8859_1).toLowerCase(Locale.ROOT)
-          .contains("upgrade: websocket");
+      boolean webSocket =
+          new String(head, 0, length, StandardCharsets.ISO_8859_1)
+              .toLowerCase(Locale.ROOT)
+              .contains("upgrade: websocket");
       boolean cut = webSocket && webSockets.incrementAndGet() <= connectionsToCut;
       upstream.getOutputStream().write(head, 0, length);
-      daemon(() -> {
-        copy(in, upstream, Long.MAX_VALUE);
-        try {
-          upstream.shutdownOutput();
-        } catch (IOException e) {
-          // Already closed.
-        }
-      });
+      daemon(
+          () -> {
+            copy(in, upstream, Long.MAX_VALUE);
+            try {
+              upstream.shutdownOutput();
+            } catch (IOException e) {
+              // Already closed.
+            }
+          });
       copy(upstream.getInputStream(), client, cut ? bytesBeforeCut : Long.MAX_VALUE);
       if (cut) {
         cuts.incrementAndGet();
@@ -101,7 +106,8 @@ final class DroppingProxy implements AutoCloseable {
       byte[] buffer = new byte[256];
       long copied = 0;
       int read;
-      while (copied < limit && (read = in.read(buffer, 0, (int) Math.min(buffer.length, limit - copied))) >= 0) {
+      while (copied < limit
+          && (read = in.read(buffer, 0, (int) Math.min(buffer.length, limit - copied))) >= 0) {
         out.write(buffer, 0, read);
         out.flush();
         copied += read;

@@ -27,7 +27,8 @@ class ExitCodeTest {
     CliException notFound = ApiClient.failureOf(404, "{\"error\":\"no job x in repository demo\"}");
     assertEquals(ExitCode.NOT_FOUND, notFound.exitCode());
     assertEquals("no job x in repository demo", notFound.getMessage());
-    CliException unauthenticated = ApiClient.failureOf(401, "{\"error\":\"invalid or revoked token\"}");
+    CliException unauthenticated =
+        ApiClient.failureOf(401, "{\"error\":\"invalid or revoked token\"}");
     assertEquals(ExitCode.AUTH, unauthenticated.exitCode());
     assertTrue(unauthenticated.getMessage().contains("spbgit login"), unauthenticated.getMessage());
     CliException proxy = ApiClient.failureOf(502, "<html>Bad Gateway</html>");
@@ -40,7 +41,9 @@ class ExitCodeTest {
     ApiClient api = new ApiClient("http://127.0.0.1:9", null);
     CliException refused = api.failureOf(new ConnectException());
     assertEquals(ExitCode.UNAVAILABLE, refused.exitCode());
-    assertEquals("cannot reach the gateway at http://127.0.0.1:9: connection refused", refused.getMessage());
-    assertEquals(ExitCode.UNAVAILABLE, api.failureOf(new HttpTimeoutException("timed out")).exitCode());
+    assertEquals(
+        "cannot reach the gateway at http://127.0.0.1:9: connection refused", refused.getMessage());
+    assertEquals(
+        ExitCode.UNAVAILABLE, api.failureOf(new HttpTimeoutException("timed out")).exitCode());
   }
 }

@@ -13,8 +13,7 @@ import picocli.CommandLine;
 /** Argument parsing and the one-line error contract, without a gateway. */
 class SpbGitTest {
 
-  @TempDir
-  Path home;
+  @TempDir Path home;
 
   private Map<String, String> noConfig() {
     return Map.of("HOME", home.toString(), "XDG_CONFIG_HOME", home.resolve("config").toString());
@@ -29,36 +28,44 @@ class SpbGitTest {
 
   @Test
   void noCommandIsAUsageError() {
-    assertOneErrorLine(CliRun.of(noConfig(), "", new String[0]), ExitCode.USAGE, "a command is required");
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "", new String[0]), ExitCode.USAGE, "a command is required");
   }
 
   @Test
   void unknownOptionIsOneLineAndExitTwo() {
-    assertOneErrorLine(CliRun.of(noConfig(), "", "agent", "run", "demo", "task", "--bogus"), ExitCode.USAGE,
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "", "agent", "run", "demo", "task", "--bogus"),
+        ExitCode.USAGE,
         "Unknown option: '--bogus'");
   }
 
   @Test
   void missingParametersNameThemAndTheHelpCommand() {
-    assertOneErrorLine(CliRun.of(noConfig(), "", "agent", "approve", "demo"), ExitCode.USAGE,
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "", "agent", "approve", "demo"),
+        ExitCode.USAGE,
         "spbgit agent approve --help");
   }
 
   @Test
   void groupWithoutSubcommandIsAUsageError() {
-    assertOneErrorLine(CliRun.of(noConfig(), "", "token"), ExitCode.USAGE, "Missing required subcommand");
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "", "token"), ExitCode.USAGE, "Missing required subcommand");
   }
 
   @Test
   void badColorValueIsAUsageError() {
-    assertOneErrorLine(CliRun.of(noConfig(), "", "--color=sometimes", "agent", "list"), ExitCode.USAGE,
-        "--color");
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "", "--color=sometimes", "agent", "list"), ExitCode.USAGE, "--color");
   }
 
   @Test
   void modelWithExecIsAUsageError() {
-    assertOneErrorLine(CliRun.of(noConfig(), "", "agent", "run", "demo", "t", "--exec", "true", "--model", "m"),
-        ExitCode.USAGE, "--model applies to llm jobs only");
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "", "agent", "run", "demo", "t", "--exec", "true", "--model", "m"),
+        ExitCode.USAGE,
+        "--model applies to llm jobs only");
   }
 
   @Test
@@ -77,75 +84,124 @@ class SpbGitTest {
 
   @Test
   void deleteRefsRefusesWithoutYesWhenStdinIsNotATerminal() {
-    assertOneErrorLine(CliRun.of(noConfig(), "y\n", "agent", "delete-refs", "demo", "job-1"), ExitCode.USAGE,
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "y\n", "agent", "delete-refs", "demo", "job-1"),
+        ExitCode.USAGE,
         "pass --yes");
   }
 
   @Test
   void onATerminalDeleteRefsAsksAndStopsUnlessTheAnswerIsYes() {
     CliRun declined = CliRun.of(true, noConfig(), "n\n", "agent", "delete-refs", "demo", "job-1");
-    assertTrue(declined.err().startsWith("Delete refs/agents/job-1/* in demo? [y/N] "), declined.err());
+    assertTrue(
+        declined.err().startsWith("Delete refs/agents/job-1/* in demo? [y/N] "), declined.err());
     assertEquals(ExitCode.FAILED, declined.exit());
-    assertTrue(declined.err().endsWith("spbgit: not confirmed; nothing was changed\n"), declined.err());
+    assertTrue(
+        declined.err().endsWith("spbgit: not confirmed; nothing was changed\n"), declined.err());
     // Confirmed, it goes on to the gateway, which is not configured here.
-    assertEquals(ExitCode.AUTH, CliRun.of(true, noConfig(), "yes\n", "agent", "delete-refs", "demo", "job-1")
-        .exit());
+    assertEquals(
+        ExitCode.AUTH,
+        CliRun.of(true, noConfig(), "yes\n", "agent", "delete-refs", "demo", "job-1").exit());
   }
 
   @Test
   void repoDeleteRefusesWithoutYesWhenStdinIsNotATerminal() {
-    assertOneErrorLine(CliRun.of(noConfig(), "", "repo", "delete", "demo"), ExitCode.USAGE, "pass --yes");
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "", "repo", "delete", "demo"), ExitCode.USAGE, "pass --yes");
   }
 
   @Test
   void loginWithoutUrlOffATerminalIsAUsageError() {
-    assertOneErrorLine(CliRun.of(noConfig(), "token\n", "login"), ExitCode.USAGE, "--url is required");
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "token\n", "login"), ExitCode.USAGE, "--url is required");
   }
 
   @Test
   void loginRejectsANonHttpUrl() {
-    assertOneErrorLine(CliRun.of(noConfig(), "token\n", "login", "--url", "ftp://example.org"), ExitCode.USAGE,
+    assertOneErrorLine(
+        CliRun.of(noConfig(), "token\n", "login", "--url", "ftp://example.org"),
+        ExitCode.USAGE,
         "http(s)://");
   }
 
   @Test
   void jsonAndColorAreAcceptedBeforeOrAfterTheCommand() {
-    for (String[] args : new String[][] {{"--json", "agent", "list"}, {"agent", "list", "--json"},
-        {"agent", "--json", "list"}}) {
-      Cli cli = new Cli(noConfig(), new java.io.PrintWriter(new java.io.StringWriter()),
-          new java.io.PrintWriter(new java.io.StringWriter()), java.io.InputStream.nullInputStream(), false, true);
+    for (String[] args :
+        new String[][] {
+          {"--json", "agent", "list"}, {"agent", "list", "--json"}, {"agent", "--json", "list"}
+        }) {
+      Cli cli =
+          new Cli(
+              noConfig(),
+              new java.io.PrintWriter(new java.io.StringWriter()),
+              new java.io.PrintWriter(new java.io.StringWriter()),
+              java.io.InputStream.nullInputStream(),
+              false,
+              true);
       SpbGit.commandLine(cli).parseArgs(args);
       assertTrue(cli.json(), String.join(" ", args));
     }
-    Cli cli = new Cli(noConfig(), new java.io.PrintWriter(new java.io.StringWriter()),
-        new java.io.PrintWriter(new java.io.StringWriter()), java.io.InputStream.nullInputStream(), false, false);
+    Cli cli =
+        new Cli(
+            noConfig(),
+            new java.io.PrintWriter(new java.io.StringWriter()),
+            new java.io.PrintWriter(new java.io.StringWriter()),
+            java.io.InputStream.nullInputStream(),
+            false,
+            false);
     SpbGit.commandLine(cli).parseArgs("agent", "logs", "demo", "id", "--color", "ALWAYS");
     assertTrue(cli.keepColours());
   }
 
   @Test
   void runAcceptsEveryJobOption() {
-    CommandLine commandLine = SpbGit.commandLine(new Cli(noConfig(), new java.io.PrintWriter(
-        new java.io.StringWriter()), new java.io.PrintWriter(new java.io.StringWriter()),
-        java.io.InputStream.nullInputStream(), false, false));
-    CommandLine.ParseResult parsed = commandLine.parseArgs("agent", "run", "demo", "Add a greeting", "--exec",
-        "echo hi > g.txt", "--test", "test -f g.txt", "--base", "dev", "-f");
+    CommandLine commandLine =
+        SpbGit.commandLine(
+            new Cli(
+                noConfig(),
+                new java.io.PrintWriter(new java.io.StringWriter()),
+                new java.io.PrintWriter(new java.io.StringWriter()),
+                java.io.InputStream.nullInputStream(),
+                false,
+                false));
+    CommandLine.ParseResult parsed =
+        commandLine.parseArgs(
+            "agent",
+            "run",
+            "demo",
+            "Add a greeting",
+            "--exec",
+            "echo hi > g.txt",
+            "--test",
+            "test -f g.txt",
+            "--base",
+            "dev",
+            "-f");
     CommandLine.ParseResult run = parsed.subcommand().subcommand();
     assertEquals("run", run.commandSpec().name());
     assertEquals("Add a greeting", run.matchedPositional(1).getValue());
     assertEquals("echo hi > g.txt", run.matchedOptionValue("--exec", null));
     assertEquals("dev", run.matchedOptionValue("--base", null));
-    CommandLine.ParseResult llm = commandLine.parseArgs("agent", "run", "demo", "Refactor", "--model", "m1")
-        .subcommand().subcommand();
+    CommandLine.ParseResult llm =
+        commandLine
+            .parseArgs("agent", "run", "demo", "Refactor", "--model", "m1")
+            .subcommand()
+            .subcommand();
     assertEquals("m1", llm.matchedOptionValue("--model", null));
     assertTrue(run.hasMatchedOption("--follow"));
   }
 
   @Test
   void coloursFollowTheTerminalUnlessNoColorIsSet() {
-    java.util.function.BiFunction<Map<String, String>, Boolean, Cli> cli = (env, tty) -> new Cli(env,
-        new java.io.PrintWriter(new java.io.StringWriter()), new java.io.PrintWriter(new java.io.StringWriter()),
-        java.io.InputStream.nullInputStream(), false, tty);
+    java.util.function.BiFunction<Map<String, String>, Boolean, Cli> cli =
+        (env, tty) ->
+            new Cli(
+                env,
+                new java.io.PrintWriter(new java.io.StringWriter()),
+                new java.io.PrintWriter(new java.io.StringWriter()),
+                java.io.InputStream.nullInputStream(),
+                false,
+                tty);
     assertTrue(cli.apply(Map.of(), true).keepColours());
     assertFalse(cli.apply(Map.of(), false).keepColours());
     assertFalse(cli.apply(Map.of("NO_COLOR", "1"), true).keepColours());

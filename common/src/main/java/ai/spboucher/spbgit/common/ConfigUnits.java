@@ -3,24 +3,24 @@ package ai.spboucher.spbgit.common;
 import java.time.Duration;
 
 /**
- * Sizes and durations as the gateway's and the runner's configuration spell them, with one set of rules for
- * both, so {@code SPB_LIMIT_WALL=1d} on a runner means what {@code SPB_LOG_RETENTION=1d} means on the gateway.
- * Malformed values throw {@link NumberFormatException} naming the value.
+ * Sizes and durations as the gateway's and the runner's configuration spell them, with one set of
+ * rules for both, so {@code SPB_LIMIT_WALL=1d} on a runner means what {@code SPB_LOG_RETENTION=1d}
+ * means on the gateway. Malformed values throw {@link NumberFormatException} naming the value.
  */
 public final class ConfigUnits {
 
-  private ConfigUnits() {
-  }
+  private ConfigUnits() {}
 
   /** Sizes such as {@code 512}, {@code 64k}, {@code 100m}, {@code 2g} (binary units). */
   public static long parseBytes(String value) {
     String v = trimmed(value);
-    long multiplier = switch (v.charAt(v.length() - 1)) {
-      case 'k' -> 1L << 10;
-      case 'm' -> 1L << 20;
-      case 'g' -> 1L << 30;
-      default -> 1L;
-    };
+    long multiplier =
+        switch (v.charAt(v.length() - 1)) {
+          case 'k' -> 1L << 10;
+          case 'm' -> 1L << 20;
+          case 'g' -> 1L << 30;
+          default -> 1L;
+        };
     long n = nonNegative(value, multiplier == 1 ? v : v.substring(0, v.length() - 1));
     try {
       return Math.multiplyExact(n, multiplier);
@@ -41,7 +41,8 @@ public final class ConfigUnits {
       case 's' -> Duration.ofSeconds(n);
       default -> {
         if (!Character.isDigit(unit)) {
-          throw new NumberFormatException("unknown unit in duration '" + value + "' (use s, m, h or d)");
+          throw new NumberFormatException(
+              "unknown unit in duration '" + value + "' (use s, m, h or d)");
         }
         yield Duration.ofSeconds(n);
       }

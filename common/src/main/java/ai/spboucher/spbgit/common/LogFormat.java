@@ -10,21 +10,36 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * How the gateway and the runners write their logs: one line per event, either readable text (default) or,
- * with {@code SPB_LOG_FORMAT=json}, one JSON object per line ({@code ts}, {@code level}, {@code logger},
- * {@code msg}, and {@code error} with the stack trace) for log shippers.
+ * How the gateway and the runners write their logs: one line per event, either readable text
+ * (default) or, with {@code SPB_LOG_FORMAT=json}, one JSON object per line ({@code ts}, {@code
+ * level}, {@code logger}, {@code msg}, and {@code error} with the stack trace) for log shippers.
  */
 public final class LogFormat {
 
-  private LogFormat() {
+  private LogFormat() {}
+
+  /** The two formats, as {@code SPB_LOG_FORMAT} names them. */
+  public enum Kind {
+    TEXT,
+    JSON;
+
+    /**
+     * {@code json} (any case) is {@link #JSON}; anything else, unset included, is {@link #TEXT}.
+     */
+    public static Kind of(String format) {
+      return "json".equalsIgnoreCase(format) ? JSON : TEXT;
+    }
   }
 
-  /** Configures java.util.logging (which Vert.x, JGit and jnats log through) from {@code SPB_LOG_FORMAT}. */
-  public static void install(String format) {
-    boolean json = "json".equalsIgnoreCase(format);
+  /**
+   * Configures java.util.logging (which Vert.x, JGit and jnats log through) to write {@code kind}.
+   */
+  public static void install(Kind kind) {
+    boolean json = kind == Kind.JSON;
     // An operator's own logging configuration wins over the text default.
-    if (!json && (System.getProperty("java.util.logging.config.file") != null
-        || System.getProperty("java.util.logging.SimpleFormatter.format") != null)) {
+    if (!json
+        && (System.getProperty("java.util.logging.config.file") != null
+            || System.getProperty("java.util.logging.SimpleFormatter.format") != null)) {
       return;
     }
     LogManager.getLogManager().reset();
@@ -34,15 +49,21 @@ public final class LogFormat {
   }
 
   /**
-   * {@code <UTC time> <level> <logger> <message>[ | <stack trace>]} on one line: line breaks and other control
-   * characters in a message (which may quote what a client or a job sent) or a stack trace are escaped, so no
-   * event spans lines and none can forge another.
+   * {@code <UTC time> <level> <logger> <message>[ | <stack trace>]} on one line: line breaks and
+   * other control characters in a message (which may quote what a client or a job sent) or a stack
+   * trace are escaped, so no event spans lines and none can forge another.
    */
   static final class TextLines extends Formatter {
     @Override
     public String format(LogRecord record) {
-      StringBuilder line = new StringBuilder(160).append(record.getInstant()).append(' ')
-          .append(record.getLevel().getName()).append(' ').append(record.getLoggerName()).append(' ');
+      StringBuilder line =
+          new StringBuilder(160)
+              .append(record.getInstant())
+              .append(' ')
+              .append(record.getLevel().getName())
+              .append(' ')
+              .append(record.getLoggerName())
+              .append(' ');
       escape(line, formatMessage(record), false);
       if (record.getThrown() != null) {
         StringWriter trace = new StringWriter();
@@ -77,8 +98,8 @@ public final class LogFormat {
   }
 
   /**
-   * Escapes backslashes, every control character (C0, DEL, C1: line breaks, terminal escapes) and the Unicode
-   * line separators, JSON style; double quotes too when {@code quotes}.
+   * Escapes backslashes, every control character (C0, DEL, C1: line breaks, terminal escapes) and
+   * the Unicode line separators, JSON style; double quotes too when {@code quotes}.
    */
   private static StringBuilder escape(StringBuilder out, String value, boolean quotes) {
     for (int i = 0; i < value.length(); i++) {

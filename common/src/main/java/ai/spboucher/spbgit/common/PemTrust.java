@@ -12,14 +12,13 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * TLS that trusts exactly the certificates of one PEM file (a private CA), for the connections between the
- * product's own nodes: NATS ({@code SPB_NATS_CA}) and a runner's git relay to the gateway
- * ({@code SPB_GATEWAY_CA}). Reading the file blocks.
+ * TLS that trusts exactly the certificates of one PEM file (a private CA), for the connections
+ * between the product's own nodes: NATS ({@code SPB_NATS_CA}) and a runner's git relay to the
+ * gateway ({@code SPB_GATEWAY_CA}). Reading the file blocks.
  */
 public final class PemTrust {
 
-  private PemTrust() {
-  }
+  private PemTrust() {}
 
   /** A TLS 1.2+ context whose only trust anchors are the certificates in {@code caFile}. */
   public static SSLContext sslContext(Path caFile) throws IOException, GeneralSecurityException {
@@ -34,7 +33,8 @@ public final class PemTrust {
         throw new GeneralSecurityException("no certificate in " + caFile);
       }
     }
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     tmf.init(trust);
     SSLContext context = SSLContext.getInstance("TLS");
     context.init(null, tmf.getTrustManagers(), null);

@@ -14,11 +14,12 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Revoked job token ids ({@code jti}) with their expiry, persisted as JSON so revocations survive restarts and
- * can be read by the stand-alone hook. Entries are dropped once their token has expired anyway.
+ * Revoked job token ids ({@code jti}) with their expiry, persisted as JSON so revocations survive
+ * restarts and can be read by the stand-alone hook. Entries are dropped once their token has
+ * expired anyway.
  *
- * <p>{@link #isRevoked} is safe from any thread and never touches the disk; {@link #revoke} writes the file
- * (temp file, fsync, atomic rename) and so belongs on a worker thread.
+ * <p>{@link #isRevoked} is safe from any thread and never touches the disk; {@link #revoke} writes
+ * the file (temp file, fsync, atomic rename) and so belongs on a worker thread.
  */
 public final class RevocationList {
 
@@ -45,8 +46,13 @@ public final class RevocationList {
       for (JsonNode entry : entries) {
         JsonNode jti = entry.get("jti");
         JsonNode exp = entry.get("exp");
-        if (jti == null || !jti.isTextual() || exp == null || !exp.isIntegralNumber() || !exp.canConvertToLong()) {
-          throw new IOException(file + " has a revocation entry without a textual jti and an integer exp");
+        if (jti == null
+            || !jti.isTextual()
+            || exp == null
+            || !exp.isIntegralNumber()
+            || !exp.canConvertToLong()) {
+          throw new IOException(
+              file + " has a revocation entry without a textual jti and an integer exp");
         }
         list.revoked.put(jti.textValue(), Instant.ofEpochSecond(exp.longValue()));
       }
@@ -69,7 +75,8 @@ public final class RevocationList {
   private void persist() throws IOException {
     ObjectNode root = JSON.createObjectNode();
     ArrayNode entries = root.putArray("revoked");
-    revoked.forEach((jti, exp) -> entries.addObject().put("jti", jti).put("exp", exp.getEpochSecond()));
+    revoked.forEach(
+        (jti, exp) -> entries.addObject().put("jti", jti).put("exp", exp.getEpochSecond()));
     Files.createDirectories(file.toAbsolutePath().getParent());
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     DurableFiles.write(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root));

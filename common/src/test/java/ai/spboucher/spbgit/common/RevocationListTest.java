@@ -26,8 +26,7 @@ class RevocationListTest {
   private static final Instant NOW = Instant.parse("2030-01-01T12:00:00Z");
   private static final Clock CLOCK = Clock.fixed(NOW, ZoneOffset.UTC);
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void missingFileIsAnEmptyListAndIsNotCreatedByLoading() throws IOException {
@@ -51,7 +50,8 @@ class RevocationListTest {
     JsonNode entries = new ObjectMapper().readTree(file.toFile()).get("revoked");
     assertEquals(1, entries.size());
     assertEquals("jti-1", entries.get(0).get("jti").textValue());
-    assertEquals(NOW.plus(Duration.ofHours(1)).getEpochSecond(), entries.get(0).get("exp").longValue());
+    assertEquals(
+        NOW.plus(Duration.ofHours(1)).getEpochSecond(), entries.get(0).get("exp").longValue());
     assertEquals(List.of("revoked-job-tokens.json"), listDir(file.getParent()));
   }
 
@@ -87,9 +87,21 @@ class RevocationListTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "{not json", "[]", "null", "{}", "{\"revoked\": 5}", "{\"revoked\": {}}",
-      "{\"revoked\": [1]}", "{\"revoked\": [{\"exp\": 1}]}", "{\"revoked\": [{\"jti\": \"a\"}]}",
-      "{\"revoked\": [{\"jti\": \"a\", \"exp\": \"soon\"}]}", "{\"revoked\": [{\"jti\": 7, \"exp\": 1}]}"})
+  @ValueSource(
+      strings = {
+        "",
+        "{not json",
+        "[]",
+        "null",
+        "{}",
+        "{\"revoked\": 5}",
+        "{\"revoked\": {}}",
+        "{\"revoked\": [1]}",
+        "{\"revoked\": [{\"exp\": 1}]}",
+        "{\"revoked\": [{\"jti\": \"a\"}]}",
+        "{\"revoked\": [{\"jti\": \"a\", \"exp\": \"soon\"}]}",
+        "{\"revoked\": [{\"jti\": 7, \"exp\": 1}]}"
+      })
   void corruptFileFailsToLoad(String content) throws IOException {
     Path file = dir.resolve("revoked-job-tokens.json");
     Files.writeString(file, content, StandardCharsets.UTF_8);

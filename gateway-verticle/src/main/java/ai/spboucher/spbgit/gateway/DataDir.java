@@ -1,12 +1,12 @@
 package ai.spboucher.spbgit.gateway;
 
+import ai.spboucher.spbgit.common.DurableFiles;
+import ai.spboucher.spbgit.common.RevocationList;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.auth.TokenStore;
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
-import ai.spboucher.spbgit.common.DurableFiles;
-import ai.spboucher.spbgit.common.RevocationList;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,13 +18,18 @@ import java.time.Clock;
 import java.util.Map;
 
 /**
- * The gateway's state on disk, opened once at start-up (blocking):
- * {@code repos/}, {@code tokens.json}, {@code keys/}, {@code revoked-job-tokens.json}, the audit log
- * {@code agent-jobs.jsonl} and, on first start,
- * {@code initial-owner-token}.
+ * The gateway's state on disk, opened once at start-up (blocking): {@code repos/}, {@code
+ * tokens.json}, {@code keys/}, {@code revoked-job-tokens.json}, the audit log {@code
+ * agent-jobs.jsonl} and, on first start, {@code initial-owner-token}.
  */
-public record DataDir(Path root, RepositoryStore repos, TokenStore pats, SigningKey signingKey,
-                      Map<String, PublicKey> verificationKeys, RevocationList revocations, AuditLog audit) {
+public record DataDir(
+    Path root,
+    RepositoryStore repos,
+    TokenStore pats,
+    SigningKey signingKey,
+    Map<String, PublicKey> verificationKeys,
+    RevocationList revocations,
+    AuditLog audit) {
 
   private static final System.Logger LOG = System.getLogger(DataDir.class.getName());
   static final String INITIAL_OWNER_TOKEN = "initial-owner-token";
@@ -38,10 +43,15 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
     Path tokensFile = root.resolve("tokens.json");
     boolean firstStart = !Files.exists(tokensFile);
     TokenStore pats = TokenStore.load(tokensFile, clock);
-    DataDir dir = new DataDir(root, new RepositoryStore(root.resolve("repos")), pats,
-        SigningKey.loadOrCreate(root.resolve(KEYS)), SigningKey.verificationKeys(root.resolve(KEYS)),
-        RevocationList.load(root.resolve(REVOCATIONS), clock),
-        AuditLog.open(root.resolve(AUDIT_LOG), clock));
+    DataDir dir =
+        new DataDir(
+            root,
+            new RepositoryStore(root.resolve("repos")),
+            pats,
+            SigningKey.loadOrCreate(root.resolve(KEYS)),
+            SigningKey.verificationKeys(root.resolve(KEYS)),
+            RevocationList.load(root.resolve(REVOCATIONS), clock),
+            AuditLog.open(root.resolve(AUDIT_LOG), clock));
     if (firstStart && pats.isEmpty()) {
       dir.writeInitialOwnerToken();
     }
@@ -56,7 +66,8 @@ public record DataDir(Path root, RepositoryStore repos, TokenStore pats, Signing
     TokenStore.CreatedToken token = pats.create("initial owner token");
     Path file = root.resolve(INITIAL_OWNER_TOKEN);
     Files.deleteIfExists(file);
-    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(
+        file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     DurableFiles.write(file, (token.secret() + "\n").getBytes(StandardCharsets.UTF_8));
     LOG.log(System.Logger.Level.INFO, "created the owner token; it is in " + file.toAbsolutePath());
   }

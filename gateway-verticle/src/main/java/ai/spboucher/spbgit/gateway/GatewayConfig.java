@@ -1,79 +1,111 @@
 package ai.spboucher.spbgit.gateway;
 
-import ai.spboucher.spbgit.gateway.http.ConnectionLimits;
 import ai.spboucher.spbgit.common.ConfigUnits;
+import ai.spboucher.spbgit.common.NatsSettings;
+import ai.spboucher.spbgit.gateway.http.ConnectionLimits;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The gateway's configuration, validated once at start-up.
  *
- * @param dataDir        where repositories, tokens, keys and logs live
- * @param httpHost       the address to bind
- * @param httpPort       the port to bind; 0 picks a free one
- * @param publicUrl      the URL clients use, or null to derive it from the bound address
- * @param maxPushBytes   the largest receive-pack request body (and pack) accepted, after decompression
+ * @param dataDir where repositories, tokens, keys and logs live
+ * @param httpHost the address to bind
+ * @param httpPort the port to bind; 0 picks a free one
+ * @param publicUrl the URL clients use, or null to derive it from the bound address
+ * @param maxPushBytes the largest receive-pack request body (and pack) accepted, after
+ *     decompression
  * @param maxObjectBytes the largest single object accepted in a push
- * @param gitWorkers     threads for JGit work, so long clones never starve other blocking work
- * @param natsUrl        the NATS server carrying the job queue and job events
- * @param jobWallLimit   the wall-clock limit given to each job (its token lives a little longer, at most 2 h)
- * @param logRetention   how long job logs stay in JetStream for replay
- * @param model          the default model of llm-mode jobs; empty when no runner has a model provider, and then
- *                       jobs without {@code exec} are refused at once
- * @param models         the models a job may name (always includes {@code model})
- * @param natsReplicas   the replica count of the job streams (3 on a three-node NATS cluster)
- * @param diffTimeBudget the wall-clock time one proposal diff may take before it is answered "too large"
- * @param connections    the head and idle timeouts and the connection caps
- * @param maxPushInflatedBytes the bytes one push may inflate in all (objects, delta instructions and the objects
- *                       deltas build): a small pack of deltas can expand to gigabytes
- * @param maxDeltaDepth  the longest delta chain a push may store
- * @param pushTimeLimit  the wall-clock time one push may take, upload included
+ * @param gitWorkers threads for JGit work, so long clones never starve other blocking work
+ * @param nats the NATS server carrying the job queue and job events, and how to authenticate to it
+ * @param jobWallLimit the wall-clock limit given to each job (its token lives a little longer, at
+ *     most 2 h)
+ * @param logRetention how long job logs stay in JetStream for replay
+ * @param model the default model of llm-mode jobs; empty when no runner has a model provider, and
+ *     then jobs without {@code exec} are refused at once
+ * @param models the models a job may name (always includes {@code model})
+ * @param natsReplicas the replica count of the job streams (3 on a three-node NATS cluster)
+ * @param diffTimeBudget the wall-clock time one proposal diff may take before it is answered "too
+ *     large"
+ * @param connections the head and idle timeouts and the connection caps
+ * @param maxPushInflatedBytes the bytes one push may inflate in all (objects, delta instructions
+ *     and the objects deltas build): a small pack of deltas can expand to gigabytes
+ * @param maxDeltaDepth the longest delta chain a push may store
+ * @param pushTimeLimit the wall-clock time one push may take, upload included
  */
-public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String publicUrl, long maxPushBytes,
-                            long maxObjectBytes, int gitWorkers, String natsUrl, Duration jobWallLimit,
-                            Duration logRetention, String model, List<String> models, int natsReplicas,
-                            Duration diffTimeBudget, ConnectionLimits connections,
-                            long maxPushInflatedBytes, int maxDeltaDepth, Duration pushTimeLimit) {
+public record GatewayConfig(
+    Path dataDir,
+    String httpHost,
+    int httpPort,
+    String publicUrl,
+    long maxPushBytes,
+    long maxObjectBytes,
+    int gitWorkers,
+    NatsSettings nats,
+    Duration jobWallLimit,
+    Duration logRetention,
+    String model,
+    List<String> models,
+    int natsReplicas,
+    Duration diffTimeBudget,
+    ConnectionLimits connections,
+    long maxPushInflatedBytes,
+    int maxDeltaDepth,
+    Duration pushTimeLimit) {
 
-  /** Environment variables and their JSON keys; docs/operations.md documents each (GatewayConfigTest checks). */
-  static final Map<String, String> ENVIRONMENT = Map.ofEntries(
-      Map.entry("SPB_DATA_DIR", "dataDir"),
-      Map.entry("SPB_HTTP_HOST", "httpHost"),
-      Map.entry("SPB_HTTP_PORT", "httpPort"),
-      Map.entry("SPB_PUBLIC_URL", "publicUrl"),
-      Map.entry("SPB_MAX_PUSH_BYTES", "maxPushBytes"),
-      Map.entry("SPB_MAX_OBJECT_BYTES", "maxObjectBytes"),
-      Map.entry("SPB_GIT_WORKERS", "gitWorkers"),
-      Map.entry("SPB_NATS_URL", "natsUrl"),
-      Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
-      Map.entry("SPB_LOG_RETENTION", "logRetention"),
-      Map.entry("SPB_MODEL", "model"),
-      Map.entry("SPB_MODELS", "models"),
-      Map.entry("SPB_NATS_REPLICAS", "natsReplicas"),
-      Map.entry("SPB_DIFF_TIME_BUDGET", "diffTimeBudget"),
-      Map.entry("SPB_HEAD_TIMEOUT", "headTimeout"),
-      Map.entry("SPB_IDLE_TIMEOUT", "idleTimeout"),
-      Map.entry("SPB_MAX_CONNECTIONS", "maxConnections"),
-      Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"),
-      Map.entry("SPB_MAX_PUSH_INFLATED_BYTES", "maxPushInflatedBytes"),
-      Map.entry("SPB_MAX_DELTA_DEPTH", "maxDeltaDepth"),
-      Map.entry("SPB_PUSH_TIME_LIMIT", "pushTimeLimit"));
+  /**
+   * Environment variables and their JSON keys; docs/operations.md documents each (GatewayConfigTest
+   * checks).
+   */
+  static final Map<String, String> ENVIRONMENT =
+      Map.ofEntries(
+          Map.entry("SPB_DATA_DIR", "dataDir"),
+          Map.entry("SPB_HTTP_HOST", "httpHost"),
+          Map.entry("SPB_HTTP_PORT", "httpPort"),
+          Map.entry("SPB_PUBLIC_URL", "publicUrl"),
+          Map.entry("SPB_MAX_PUSH_BYTES", "maxPushBytes"),
+          Map.entry("SPB_MAX_OBJECT_BYTES", "maxObjectBytes"),
+          Map.entry("SPB_GIT_WORKERS", "gitWorkers"),
+          Map.entry("SPB_NATS_URL", "natsUrl"),
+          Map.entry("SPB_NATS_CREDS", "natsCreds"),
+          Map.entry("SPB_NATS_USER", "natsUser"),
+          Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
+          Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
+          Map.entry("SPB_NATS_CA", "natsCa"),
+          Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
+          Map.entry("SPB_LOG_RETENTION", "logRetention"),
+          Map.entry("SPB_MODEL", "model"),
+          Map.entry("SPB_MODELS", "models"),
+          Map.entry("SPB_NATS_REPLICAS", "natsReplicas"),
+          Map.entry("SPB_DIFF_TIME_BUDGET", "diffTimeBudget"),
+          Map.entry("SPB_HEAD_TIMEOUT", "headTimeout"),
+          Map.entry("SPB_IDLE_TIMEOUT", "idleTimeout"),
+          Map.entry("SPB_MAX_CONNECTIONS", "maxConnections"),
+          Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"),
+          Map.entry("SPB_MAX_PUSH_INFLATED_BYTES", "maxPushInflatedBytes"),
+          Map.entry("SPB_MAX_DELTA_DEPTH", "maxDeltaDepth"),
+          Map.entry("SPB_PUSH_TIME_LIMIT", "pushTimeLimit"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
-      throw new IllegalArgumentException("SPB_HTTP_PORT must be between 0 and 65535, got " + httpPort);
+      throw new IllegalArgumentException(
+          "SPB_HTTP_PORT must be between 0 and 65535, got " + httpPort);
     }
     if (maxPushBytes <= 0 || maxObjectBytes <= 0) {
-      throw new IllegalArgumentException("SPB_MAX_PUSH_BYTES and SPB_MAX_OBJECT_BYTES must be positive");
+      throw new IllegalArgumentException(
+          "SPB_MAX_PUSH_BYTES and SPB_MAX_OBJECT_BYTES must be positive");
     }
     if (maxPushInflatedBytes <= 0 || maxDeltaDepth < 1 || pushTimeLimit.toSeconds() < 1) {
-      throw new IllegalArgumentException("SPB_MAX_PUSH_INFLATED_BYTES must be positive, SPB_MAX_DELTA_DEPTH at least 1"
-          + " and SPB_PUSH_TIME_LIMIT at least 1s");
+      throw new IllegalArgumentException(
+          "SPB_MAX_PUSH_INFLATED_BYTES must be positive, SPB_MAX_DELTA_DEPTH at least 1"
+              + " and SPB_PUSH_TIME_LIMIT at least 1s");
     }
     if (gitWorkers < 1) {
       throw new IllegalArgumentException("SPB_GIT_WORKERS must be at least 1");
@@ -81,11 +113,10 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
     if (publicUrl != null && !publicUrl.matches("https?://[^\\s/]+(/[^\\s]*)?")) {
       throw new IllegalArgumentException("SPB_PUBLIC_URL must be an http(s) URL, got " + publicUrl);
     }
-    if (!natsUrl.matches("(nats|tls)://.+")) {
-      throw new IllegalArgumentException("SPB_NATS_URL must be a nats:// or tls:// URL, got " + natsUrl);
-    }
+    Objects.requireNonNull(nats, "nats");
     if (jobWallLimit.toSeconds() < 1 || jobWallLimit.compareTo(Duration.ofMinutes(100)) > 0) {
-      throw new IllegalArgumentException("SPB_JOB_WALL_LIMIT must be between 1s and 100m (job tokens live at most 2 h)");
+      throw new IllegalArgumentException(
+          "SPB_JOB_WALL_LIMIT must be between 1s and 100m (job tokens live at most 2 h)");
     }
     if (natsReplicas < 1 || natsReplicas > 5) {
       throw new IllegalArgumentException("SPB_NATS_REPLICAS must be between 1 and 5");
@@ -120,11 +151,13 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
           ConfigUnits.parseBytes(json.getString("maxPushBytes", "2g")),
           ConfigUnits.parseBytes(json.getString("maxObjectBytes", "100m")),
           Integer.parseInt(json.getString("gitWorkers", "16")),
-          json.getString("natsUrl", "nats://127.0.0.1:4222"),
+          NatsSettings.fromEnvironment(variables(json, NatsSettings.VARIABLES)),
           ConfigUnits.parseDuration(json.getString("jobWallLimit", "30m")),
           ConfigUnits.parseDuration(json.getString("logRetention", "30d")),
           json.getString("model", ""),
-          Arrays.stream(json.getString("models", "").split("[,\\s]+")).filter(m -> !m.isBlank()).toList(),
+          Arrays.stream(json.getString("models", "").split("[,\\s]+"))
+              .filter(m -> !m.isBlank())
+              .toList(),
           Integer.parseInt(json.getString("natsReplicas", "1")),
           ConfigUnits.parseDuration(json.getString("diffTimeBudget", "3s")),
           connectionLimits(json),
@@ -137,7 +170,8 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
   }
 
   private static ConnectionLimits connectionLimits(JsonObject json) {
-    // Unset, the cap is the default lowered to fit the descriptor limit; set, it must fit (see capFor).
+    // Unset, the cap is the default lowered to fit the descriptor limit; set, it must fit (see
+    // capFor).
     String max = json.getString("maxConnections");
     if (max != null && Integer.parseInt(max) < 1) {
       throw new IllegalArgumentException("SPB_MAX_CONNECTIONS must be at least 1");
@@ -152,13 +186,29 @@ public record GatewayConfig(Path dataDir, String httpHost, int httpPort, String 
   /** Builds the JSON form from environment variables (unset ones keep their defaults). */
   public static JsonObject fromEnvironment(Map<String, String> env) {
     JsonObject json = new JsonObject();
-    ENVIRONMENT.forEach((variable, key) -> {
-      String value = env.get(variable);
-      if (value != null && !value.isBlank()) {
-        json.put(key, value.trim());
-      }
-    });
+    ENVIRONMENT.forEach(
+        (variable, key) -> {
+          String value = env.get(variable);
+          if (value != null && !value.isBlank()) {
+            json.put(key, value.trim());
+          }
+        });
     return json;
+  }
+
+  /**
+   * The {@code variables} set in {@code json}, by their environment names, for readers shared with
+   * the runner.
+   */
+  private static Map<String, String> variables(JsonObject json, List<String> variables) {
+    Map<String, String> set = new HashMap<>();
+    for (String variable : variables) {
+      String value = json.getString(ENVIRONMENT.get(variable));
+      if (value != null) {
+        set.put(variable, value);
+      }
+    }
+    return set;
   }
 
   /** The URL clients reach the gateway at, given the port actually bound. */

@@ -2,49 +2,54 @@ package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.auth.Sessions;
 import ai.spboucher.spbgit.gateway.git.GitLimits;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.gateway.http.ConnectionGuard;
+import ai.spboucher.spbgit.gateway.http.HealthRoutes;
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
 import ai.spboucher.spbgit.gateway.http.JobRoutes;
 import ai.spboucher.spbgit.gateway.http.WebRoutes;
-import ai.spboucher.spbgit.gateway.auth.Sessions;
-import ai.spboucher.spbgit.gateway.nats.JobLogs;
-import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
-import java.util.function.Supplier;
 import ai.spboucher.spbgit.gateway.jobs.DiffBudget;
+import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
-import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
-import ai.spboucher.spbgit.gateway.http.HealthRoutes;
+import ai.spboucher.spbgit.gateway.nats.JobBus;
+import ai.spboucher.spbgit.gateway.nats.JobLogs;
+import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
+import com.sun.management.UnixOperatingSystemMXBean;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import ai.spboucher.spbgit.gateway.nats.JobBus;
-import ai.spboucher.spbgit.gateway.repos.RepoName;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
+import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
- * The gateway's HTTP server: the REST API and git smart HTTP on one port. Opens the data directory on a worker
- * thread and loads the API's OpenAPI document, then listens; logs {@code listening on <url>} with the real port
- * once ready.
+ * The gateway's HTTP server: the REST API and git smart HTTP on one port. Opens the data directory
+ * on a worker thread and loads the API's OpenAPI document, then listens; logs {@code listening on
+ * <url>} with the real port once ready.
  */
 public final class GatewayVerticle extends VerticleBase {
 
   private static final System.Logger LOG = System.getLogger(GatewayVerticle.class.getName());
   private static final long USAGE_FLUSH_MS = 30_000;
   private static final long REAP_MS = 5_000;
-  /** Replays of stored job events at once; each holds a thread while NATS and the viewer are slow. */
+
+  /**
+   * Replays of stored job events at once; each holds a thread while NATS and the viewer are slow.
+   */
   private static final int REPLAY_THREADS = 8;
 
   private final GatewayConfig config;
@@ -66,7 +71,10 @@ public final class GatewayVerticle extends VerticleBase {
     this(config, clock, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
   }
 
-  /** @param registry where the gateway's own metrics go; Vert.x's metrics too when it was built with it */
+  /**
+   * @param registry where the gateway's own metrics go; Vert.x's metrics too when it was built with
+   *     it
+   */
   public GatewayVerticle(GatewayConfig config, Clock clock, PrometheusMeterRegistry registry) {
     this.config = config;
     this.clock = clock;
@@ -75,40 +83,60 @@ public final class GatewayVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    // JGit can hold a thread for a whole clone: give it its own pool so API file I/O never queues behind it.
+    // JGit can hold a thread for a whole clone: give it its own pool so API file I/O never queues
+    // behind it.
     gitPool = vertx.createSharedWorkerExecutor("spb-git", config.gitWorkers());
-    // A replay waits on NATS and on its viewer for as long as the log takes to send: not on the shared workers.
-    replayPool = vertx.createSharedWorkerExecutor("spb-replay", REPLAY_THREADS, 10, TimeUnit.MINUTES);
-    return vertx.executeBlocking(() -> {
-          DataDir dir = DataDir.open(config.dataDir(), clock);
-          // Jobs no longer verify their fresh tokens one by one: a signing key that does not verify fails here.
-          dir.jobTokens(clock).checkSigningKey();
-          return dir;
-        })
-        .compose(dir -> {
-          data = dir;
-          return ApiContract.load(vertx);
-        })
-        .compose(contract -> {
-          guard = connectionGuard();
-          return vertx.createHttpServer(guard.configure(new HttpServerOptions().setDecompressionSupported(false)))
-              .connectionHandler(guard::opened)
-              .requestHandler(guard.admitting(router(data, contract)))
-              .listen(config.httpPort(), config.httpHost());
-        })
-        .onSuccess(s -> {
-          server = s;
-          guard.start();
-          publicUrl = config.publicUrl(s.actualPort());
-          vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
-          vertx.setPeriodic(REAP_MS, id -> {
-            jobs.reapOverdueJobs().onFailure(e -> LOG.log(System.Logger.Level.WARNING,
-                "cannot end the overdue jobs yet (tried again shortly)", e));
-            refreshQueueDepth();
-          });
-          LOG.log(System.Logger.Level.INFO, "listening on http://" + config.httpHost() + ":" + s.actualPort());
-          connectJobQueue();
-        });
+    // A replay waits on NATS and on its viewer for as long as the log takes to send: not on the
+    // shared workers.
+    replayPool =
+        vertx.createSharedWorkerExecutor("spb-replay", REPLAY_THREADS, 10, TimeUnit.MINUTES);
+    return vertx
+        .executeBlocking(
+            () -> {
+              DataDir dir = DataDir.open(config.dataDir(), clock);
+              // Jobs no longer verify their fresh tokens one by one: a signing key that does not
+              // verify fails here.
+              dir.jobTokens(clock).checkSigningKey();
+              return dir;
+            })
+        .compose(
+            dir -> {
+              data = dir;
+              return ApiContract.load(vertx);
+            })
+        .compose(
+            contract -> {
+              guard = connectionGuard();
+              return vertx
+                  .createHttpServer(
+                      guard.configure(new HttpServerOptions().setDecompressionSupported(false)))
+                  .connectionHandler(guard::opened)
+                  .requestHandler(guard.admitting(router(data, contract)))
+                  .listen(config.httpPort(), config.httpHost());
+            })
+        .onSuccess(
+            s -> {
+              server = s;
+              guard.start();
+              publicUrl = config.publicUrl(s.actualPort());
+              vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
+              vertx.setPeriodic(
+                  REAP_MS,
+                  id -> {
+                    jobs.reapOverdueJobs()
+                        .onFailure(
+                            e ->
+                                LOG.log(
+                                    System.Logger.Level.WARNING,
+                                    "cannot end the overdue jobs yet (tried again shortly)",
+                                    e));
+                    refreshQueueDepth();
+                  });
+              LOG.log(
+                  System.Logger.Level.INFO,
+                  "listening on http://" + config.httpHost() + ":" + s.actualPort());
+              connectJobQueue();
+            });
   }
 
   /** The routes, for the test that keeps the OpenAPI document in step with them. */
@@ -121,13 +149,23 @@ public final class GatewayVerticle extends VerticleBase {
     return contract;
   }
 
-  /** Sized to the process's descriptor limit, read now: a cap that does not fit it fails the start. */
+  /**
+   * Sized to the process's descriptor limit, read now: a cap that does not fit it fails the start.
+   */
   private ConnectionGuard connectionGuard() {
-    long descriptors = ((com.sun.management.UnixOperatingSystemMXBean)
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getMaxFileDescriptorCount();
+    long descriptors =
+        ((UnixOperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+            .getMaxFileDescriptorCount();
     int cap = config.connections().capFor(descriptors);
-    LOG.log(System.Logger.Level.INFO, "at most " + cap + " connections (" + config.connections()
-        .maxConnectionsPerAddress() + " per client address; file-descriptor limit " + descriptors + ")");
+    LOG.log(
+        System.Logger.Level.INFO,
+        "at most "
+            + cap
+            + " connections ("
+            + config.connections().maxConnectionsPerAddress()
+            + " per client address; file-descriptor limit "
+            + descriptors
+            + ")");
     return new ConnectionGuard(vertx, config.connections(), cap);
   }
 
@@ -135,28 +173,69 @@ public final class GatewayVerticle extends VerticleBase {
     this.contract = contract;
     JobTokens jobTokens = dir.jobTokens(clock);
     Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
-    jobs = new JobService(vertx, dir.audit(), jobTokens, dir.repos(), this::cloneUrl, config.jobWallLimit(),
-        config.models(), clock);
+    jobs =
+        new JobService(
+            vertx,
+            dir.audit(),
+            jobTokens,
+            dir.repos(),
+            this::cloneUrl,
+            config.jobWallLimit(),
+            config.models(),
+            clock);
     jobMetrics = new JobMetrics(registry, () -> jobs.list(null));
     jobs.measure(jobMetrics);
-    jobs.endInterruptedCreations().onFailure(e -> LOG.log(System.Logger.Level.ERROR,
-        "cannot end the jobs a previous run left queued (the deadline check ends them later)", e));
+    jobs.endInterruptedCreations()
+        .onFailure(
+            e ->
+                LOG.log(
+                    System.Logger.Level.ERROR,
+                    "cannot end the jobs a previous run left queued (the deadline check ends them later)",
+                    e));
     Sessions sessions = new Sessions(clock);
     Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs(replayPool);
     Router router = Router.router(vertx);
     new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
-    new ApiRoutes(vertx, contract, authenticator, dir.repos(), dir.pats(), jobTokens, sessions, this::cloneUrl,
-        clock).mount(router);
-    ProposalDiffs diffs = new ProposalDiffs(vertx, new Proposals(dir.repos()),
-        DiffBudget.withTime(config.diffTimeBudget()), registry);
-    new JobRoutes(vertx, contract, jobs, new JobViews(vertx, new Proposals(dir.repos())), diffs, dir.repos(), logs)
+    new ApiRoutes(
+            vertx,
+            contract,
+            authenticator,
+            dir.repos(),
+            dir.pats(),
+            jobTokens,
+            sessions,
+            this::cloneUrl,
+            clock)
         .mount(router);
-    new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl, guard::toWebSocket).mount(router);
+    ProposalDiffs diffs =
+        new ProposalDiffs(
+            vertx,
+            new Proposals(dir.repos()),
+            DiffBudget.withTime(config.diffTimeBudget()),
+            registry);
+    new JobRoutes(
+            vertx,
+            contract,
+            jobs,
+            new JobViews(vertx, new Proposals(dir.repos())),
+            diffs,
+            dir.repos(),
+            logs)
+        .mount(router);
+    new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl, guard::toWebSocket)
+        .mount(router);
     ApiRoutes.mountFallback(router);
     new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
-    GitLimits gitLimits = new GitLimits(config.maxPushBytes(), config.maxObjectBytes(), config.maxPushInflatedBytes(),
-        config.maxDeltaDepth(), config.pushTimeLimit());
-    new SmartHttpRoutes(vertx, gitPool, authenticator, dir.repos(), gitLimits, jobs::recordRefsWritten).mount(router);
+    GitLimits gitLimits =
+        new GitLimits(
+            config.maxPushBytes(),
+            config.maxObjectBytes(),
+            config.maxPushInflatedBytes(),
+            config.maxDeltaDepth(),
+            config.pushTimeLimit());
+    new SmartHttpRoutes(
+            vertx, gitPool, authenticator, dir.repos(), gitLimits, jobs::recordRefsWritten)
+        .mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
     routes = router;
@@ -164,24 +243,30 @@ public final class GatewayVerticle extends VerticleBase {
   }
 
   /**
-   * Connecting waits for NATS as long as it is down: on a thread of its own, so neither the event loop nor the
-   * worker pools wait with it, and the gateway serves git meanwhile.
+   * Connecting waits for NATS as long as it is down: on a thread of its own, so neither the event
+   * loop nor the worker pools wait with it, and the gateway serves git meanwhile.
    */
   private void connectJobQueue() {
     var context = vertx.getOrCreateContext();
-    Thread connector = new Thread(() -> {
-      try {
-        JobBus connected = JobBus.connect(config.natsUrl(), config.logRetention(), config.natsReplicas());
-        context.runOnContext(v -> {
-          bus = connected;
-          connected.observe(jobMetrics::count);
-          jobs.attach(connected);
-          LOG.log(System.Logger.Level.INFO, "connected to NATS at " + config.natsUrl());
-        });
-      } catch (Exception e) {
-        LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.natsUrl(), e);
-      }
-    }, "spb-nats-connect");
+    Thread connector =
+        new Thread(
+            () -> {
+              try {
+                JobBus connected =
+                    JobBus.connect(config.nats(), config.logRetention(), config.natsReplicas());
+                context.runOnContext(
+                    v -> {
+                      bus = connected;
+                      connected.observe(jobMetrics::count);
+                      jobs.attach(connected);
+                      LOG.log(
+                          System.Logger.Level.INFO, "connected to NATS at " + config.nats().url());
+                    });
+              } catch (Exception e) {
+                LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.nats().url(), e);
+              }
+            },
+            "spb-nats-connect");
     connector.setDaemon(true);
     connector.start();
   }
@@ -189,7 +274,8 @@ public final class GatewayVerticle extends VerticleBase {
   private void refreshQueueDepth() {
     JobBus queue = bus;
     if (queue != null && queue.isConnected()) {
-      vertx.executeBlocking(queue::queueDepth, false)
+      vertx
+          .executeBlocking(queue::queueDepth, false)
           .onSuccess(depth -> jobMetrics.queueDepth(depth));
     }
   }
@@ -205,34 +291,46 @@ public final class GatewayVerticle extends VerticleBase {
 
   private void flushTokenUsage() {
     if (data.pats().hasUnsavedUsage()) {
-      vertx.executeBlocking(() -> {
-        data.pats().save();
-        return null;
-      }).onFailure(e -> LOG.log(System.Logger.Level.WARNING, "cannot save token usage", e));
+      vertx
+          .executeBlocking(
+              () -> {
+                data.pats().save();
+                return null;
+              })
+          .onFailure(e -> LOG.log(System.Logger.Level.WARNING, "cannot save token usage", e));
     }
   }
 
   @Override
   public Future<?> stop() {
     Future<Void> closed = server == null ? Future.succeededFuture() : server.close();
-    return closed.compose(v -> data == null ? Future.succeededFuture() : vertx.executeBlocking(() -> {
-      if (bus != null) {
-        bus.close();
-      }
-      try {
-        data.pats().save();
-      } finally {
-        // Even when the token usage cannot be saved (a full disk), release the audit log's lock.
-        data.audit().close();
-      }
-      return null;
-    })).onComplete(ar -> {
-      if (gitPool != null) {
-        gitPool.close();
-      }
-      if (replayPool != null) {
-        replayPool.close();
-      }
-    });
+    return closed
+        .compose(
+            v ->
+                data == null
+                    ? Future.succeededFuture()
+                    : vertx.executeBlocking(
+                        () -> {
+                          if (bus != null) {
+                            bus.close();
+                          }
+                          try {
+                            data.pats().save();
+                          } finally {
+                            // Even when the token usage cannot be saved (a full disk), release the
+                            // audit log's lock.
+                            data.audit().close();
+                          }
+                          return null;
+                        }))
+        .onComplete(
+            ar -> {
+              if (gitPool != null) {
+                gitPool.close();
+              }
+              if (replayPool != null) {
+                replayPool.close();
+              }
+            });
   }
 }

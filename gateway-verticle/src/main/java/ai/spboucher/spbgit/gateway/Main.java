@@ -1,51 +1,54 @@
 package ai.spboucher.spbgit.gateway;
 
-import ai.spboucher.spbgit.proto.AuditChain;
+import ai.spboucher.spbgit.common.Launcher;
+import ai.spboucher.spbgit.common.RevocationList;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import ai.spboucher.spbgit.hooks.RefScope;
-import ai.spboucher.spbgit.common.RevocationList;
+import ai.spboucher.spbgit.proto.AuditChain;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * {@code java -jar spb-gateway.jar [serve]} starts the gateway; {@code mint-job-token --repo R --job J
- * --ttl SECONDS} prints a job token signed with the data directory's key. Configuration comes from the
- * environment (docs/operations.md).
+ * {@code java -jar spb-gateway.jar [serve]} starts the gateway; {@code mint-job-token --repo R
+ * --job J --ttl SECONDS} prints a job token signed with the data directory's key. Configuration
+ * comes from the environment (docs/operations.md).
  */
 public final class Main {
 
-  static final int USAGE = 2;
-  private static final String USAGE_TEXT = """
+  static final int USAGE = Launcher.USAGE;
+  private static final String USAGE_TEXT =
+      """
       usage: spb-gateway [serve]
              spb-gateway mint-job-token --repo REPO --job JOB [--ttl SECONDS]
              spb-gateway audit verify
              spb-gateway rotate-signing-key""";
 
-  private static final java.util.concurrent.atomic.AtomicBoolean SHUTTING_DOWN =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private static final Launcher LAUNCHER = new Launcher("spb-gateway");
 
-  private Main() {
-  }
+  private Main() {}
 
   public static void main(String[] args) {
-    configureLogging();
+    Map<String, String> env = System.getenv();
+    LAUNCHER.logging(env);
     String command = args.length == 0 ? "serve" : args[0];
     try {
-      GatewayConfig config = GatewayConfig.from(GatewayConfig.fromEnvironment(System.getenv()));
+      GatewayConfig config = GatewayConfig.from(GatewayConfig.fromEnvironment(env));
       switch (command) {
         case "serve" -> serve(config);
         case "mint-job-token" -> System.exit(mintJobToken(config, args, System.out));
@@ -62,26 +65,19 @@ public final class Main {
   private static void serve(GatewayConfig config) {
     // One registry for Vert.x's own metrics (HTTP, pools, event bus) and the gateway's job metrics.
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    Vertx vertx = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
-        .withMetrics(new MicrometerMetricsFactory(registry))
-        .build();
-    vertx.deployVerticle(new GatewayVerticle(config, Clock.systemUTC(), registry))
-        .onFailure(e -> {
-          if (!SHUTTING_DOWN.get()) {
-            System.err.println("spb-gateway: cannot start: " + e.getMessage());
-            // Not on the event loop: exit runs the shutdown hook, which waits for this very loop.
-            new Thread(() -> System.exit(1), "spb-gateway-exit").start();
-          }
-        });
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      SHUTTING_DOWN.set(true);
-      try {
-        vertx.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
-      } catch (Exception e) {
-        System.err.println("spb-gateway: stopped without a clean shutdown: " + e);
-      }
-    }));
+    Vertx vertx =
+        Vertx.builder()
+            .with(
+                new VertxOptions()
+                    .setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
+            .withMetrics(new MicrometerMetricsFactory(registry))
+            .build();
+    LAUNCHER.serve(
+        () ->
+            vertx
+                .deployVerticle(new GatewayVerticle(config, Clock.systemUTC(), registry))
+                .toCompletionStage(),
+        () -> vertx.close().toCompletionStage());
   }
 
   static int mintJobToken(GatewayConfig config, String[] args, PrintStream out) {
@@ -96,34 +92,45 @@ public final class Main {
     RepoName.of(repo);
     RefScope.forJob(job);
     if (ttl.toSeconds() < 1 || ttl.compareTo(JobTokenVerifier.MAX_LIFETIME) > 0) {
-      throw new IllegalArgumentException("--ttl must be between 1 and " + JobTokenVerifier.MAX_LIFETIME.toSeconds());
+      throw new IllegalArgumentException(
+          "--ttl must be between 1 and " + JobTokenVerifier.MAX_LIFETIME.toSeconds());
     }
     try {
       Clock clock = Clock.systemUTC();
       SigningKey key = SigningKey.loadOrCreate(config.dataDir().resolve(DataDir.KEYS));
-      RevocationList revocations = RevocationList.load(config.dataDir().resolve(DataDir.REVOCATIONS), clock);
+      RevocationList revocations =
+          RevocationList.load(config.dataDir().resolve(DataDir.REVOCATIONS), clock);
       out.println(new JobTokens(key, revocations, clock).issue(job, repo, ttl));
       return 0;
-    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+    } catch (IOException | GeneralSecurityException e) {
       System.err.println("spb-gateway: cannot read the data directory: " + e.getMessage());
       return 1;
     }
   }
 
-  /** Replaces the job-token signing key; tokens signed with the old one keep verifying until they expire. */
+  /**
+   * Replaces the job-token signing key; tokens signed with the old one keep verifying until they
+   * expire.
+   */
   static int rotateSigningKey(GatewayConfig config) {
     try {
       SigningKey key = SigningKey.rotate(config.dataDir().resolve(DataDir.KEYS));
-      System.out.println("new job-token signing key " + key.keyId() + "; restart the gateway to use it (the old "
-          + "key keeps verifying its tokens until they expire)");
+      System.out.println(
+          "new job-token signing key "
+              + key.keyId()
+              + "; restart the gateway to use it (the old "
+              + "key keeps verifying its tokens until they expire)");
       return 0;
-    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+    } catch (IOException | GeneralSecurityException e) {
       System.err.println("spb-gateway: cannot rotate the signing key: " + e.getMessage());
       return 1;
     }
   }
 
-  /** {@code audit verify}: checks the audit log's hash chain; exit 0 when intact, 1 naming the first bad line. */
+  /**
+   * {@code audit verify}: checks the audit log's hash chain; exit 0 when intact, 1 naming the first
+   * bad line.
+   */
   static int audit(GatewayConfig config, String[] args) {
     if (args.length != 2 || !"verify".equals(args[1])) {
       throw new IllegalArgumentException("usage: spb-gateway audit verify");
@@ -133,7 +140,7 @@ public final class Main {
       AuditChain.Result result = AuditLog.verify(file);
       (result.ok() ? System.out : System.err).println(file + ": " + result.message());
       return result.ok() ? 0 : 1;
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       System.err.println("spb-gateway: cannot read " + file + ": " + e.getMessage());
       return 1;
     }
@@ -151,11 +158,6 @@ public final class Main {
   }
 
   private static void exit(String message) {
-    System.err.println("spb-gateway: " + message);
-    System.exit(USAGE);
-  }
-
-  private static void configureLogging() {
-    ai.spboucher.spbgit.common.LogFormat.install(System.getenv("SPB_LOG_FORMAT"));
+    throw LAUNCHER.refuse(message);
   }
 }

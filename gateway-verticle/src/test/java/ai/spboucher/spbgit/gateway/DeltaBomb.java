@@ -8,10 +8,10 @@ import java.util.HexFormat;
 import java.util.zip.Deflater;
 
 /**
- * Packs that are small on the wire and expensive to unpack, built byte by byte as a hostile client would (no git
- * client writes them): a zero blob and many tiny ref-deltas that each copy it over and over into a distinct large
- * object, and chains of deltas on deltas. Each delta costs a few dozen bytes: a copy instruction takes up to
- * 16 MiB of its base in four bytes.
+ * Packs that are small on the wire and expensive to unpack, built byte by byte as a hostile client
+ * would (no git client writes them): a zero blob and many tiny ref-deltas that each copy it over
+ * and over into a distinct large object, and chains of deltas on deltas. Each delta costs a few
+ * dozen bytes: a copy instruction takes up to 16 MiB of its base in four bytes.
  */
 public final class DeltaBomb {
 
@@ -19,28 +19,38 @@ public final class DeltaBomb {
   private static final int OBJ_REF_DELTA = 7;
   private static final int MAX_COPY = 0xffffff;
 
-  /** What a pack is made of: its bytes and the id of the first object, a blob a ref may point at. */
-  public record Pack(byte[] bytes, String blobId) {
-  }
+  /**
+   * What a pack is made of: its bytes and the id of the first object, a blob a ref may point at.
+   */
+  public record Pack(byte[] bytes, String blobId) {}
 
-  private DeltaBomb() {
-  }
+  private DeltaBomb() {}
 
-  /** The request body of the delta bomb from the incident: an 8 MiB zero blob and 100 deltas of 96 MiB each. */
+  /**
+   * The request body of the delta bomb from the incident: an 8 MiB zero blob and 100 deltas of 96
+   * MiB each.
+   */
   public static byte[] receivePackBody(String ref, String oldId) throws Exception {
     Pack pack = bomb(8 << 20, 100, 96L << 20);
     return request(ref, oldId, pack.blobId(), pack);
   }
 
-  /** A receive-pack request setting {@code ref} from {@code oldId} to {@code newId}, carrying {@code pack}. */
+  /**
+   * A receive-pack request setting {@code ref} from {@code oldId} to {@code newId}, carrying {@code
+   * pack}.
+   */
   public static byte[] request(String ref, String oldId, String newId, Pack pack) {
-    return new PktLines().line(oldId + " " + newId + " " + ref + "\0report-status\n").flush()
-        .raw(pack.bytes()).bytes();
+    return new PktLines()
+        .line(oldId + " " + newId + " " + ref + "\0report-status\n")
+        .flush()
+        .raw(pack.bytes())
+        .bytes();
   }
 
   /**
-   * A zero blob of {@code baseBytes}, then {@code deltas} ref-deltas on it, each building an object of about
-   * {@code expandedBytes}: whole copies of the base, then eight bytes of its own so no two are the same object.
+   * A zero blob of {@code baseBytes}, then {@code deltas} ref-deltas on it, each building an object
+   * of about {@code expandedBytes}: whole copies of the base, then eight bytes of its own so no two
+   * are the same object.
    */
   public static Pack bomb(int baseBytes, int deltas, long expandedBytes) throws Exception {
     byte[] base = new byte[baseBytes];
@@ -63,8 +73,8 @@ public final class DeltaBomb {
   }
 
   /**
-   * A chain of {@code depth} ref-deltas, each on the object the previous one built (the first on a small blob),
-   * each adding one byte. The pack's blob id is the last object of the chain.
+   * A chain of {@code depth} ref-deltas, each on the object the previous one built (the first on a
+   * small blob), each adding one byte. The pack's blob id is the last object of the chain.
    */
   public static Pack chain(int depth) throws Exception {
     byte[] current = "delta chain base\n".getBytes(StandardCharsets.US_ASCII);
@@ -94,7 +104,10 @@ public final class DeltaBomb {
     return sha1.digest(content);
   }
 
-  /** A copy instruction: offset and size each in up to four and three little-endian bytes, zeros left out. */
+  /**
+   * A copy instruction: offset and size each in up to four and three little-endian bytes, zeros
+   * left out.
+   */
   private static void copy(ByteArrayOutputStream delta, long offset, long size) {
     while (size > 0) {
       int n = (int) Math.min(size, MAX_COPY);
@@ -129,7 +142,10 @@ public final class DeltaBomb {
     out.write((int) value);
   }
 
-  /** Pack format version 2: header, entries (type and size, a base id for ref-deltas, zlib data), SHA-1. */
+  /**
+   * Pack format version 2: header, entries (type and size, a base id for ref-deltas, zlib data),
+   * SHA-1.
+   */
   private static final class PackWriter {
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
 

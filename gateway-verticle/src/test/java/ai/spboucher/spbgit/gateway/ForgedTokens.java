@@ -17,8 +17,8 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Job tokens an attacker might present: signed with the gateway's real key but with bad claims, or forged
- * with another algorithm. Tests use these to try to get past the gate.
+ * Job tokens an attacker might present: signed with the gateway's real key but with bad claims, or
+ * forged with another algorithm. Tests use these to try to get past the gate.
  */
 public final class ForgedTokens {
 
@@ -29,17 +29,32 @@ public final class ForgedTokens {
   ForgedTokens(Vertx vertx, Path dataDir) throws Exception {
     Path keys = dataDir.resolve("keys");
     publicPem = Files.readAllBytes(keys.resolve("job-token-signing.pub.pem"));
-    keyId = ai.spboucher.spbgit.hooks.PublicKeys.keyId(
-        ai.spboucher.spbgit.hooks.PublicKeys.read(keys.resolve("job-token-signing.pub.pem")));
-    realKey = JWTAuth.create(vertx, new JWTAuthOptions().addPubSecKey(new PubSecKeyOptions().setAlgorithm("ES256")
-        .setBuffer(Files.readString(keys.resolve("job-token-signing.pem")))));
+    keyId =
+        ai.spboucher.spbgit.hooks.PublicKeys.keyId(
+            ai.spboucher.spbgit.hooks.PublicKeys.read(keys.resolve("job-token-signing.pub.pem")));
+    realKey =
+        JWTAuth.create(
+            vertx,
+            new JWTAuthOptions()
+                .addPubSecKey(
+                    new PubSecKeyOptions()
+                        .setAlgorithm("ES256")
+                        .setBuffer(Files.readString(keys.resolve("job-token-signing.pem")))));
   }
 
-  /** Claims a correctly issued token for {@code job} on {@code repo} would carry, valid for ten minutes. */
+  /**
+   * Claims a correctly issued token for {@code job} on {@code repo} would carry, valid for ten
+   * minutes.
+   */
   public static JsonObject validClaims(String repo, String job) {
     long now = Instant.now().getEpochSecond();
-    return new JsonObject().put("iss", JobTokenVerifier.ISSUER).put("aud", JobTokenVerifier.AUDIENCE)
-        .put("sub", job).put("jti", "forged-" + System.nanoTime()).put("iat", now).put("nbf", now)
+    return new JsonObject()
+        .put("iss", JobTokenVerifier.ISSUER)
+        .put("aud", JobTokenVerifier.AUDIENCE)
+        .put("sub", job)
+        .put("jti", "forged-" + System.nanoTime())
+        .put("iat", now)
+        .put("nbf", now)
         .put("exp", now + 600)
         .put("scope", new JsonObject().put("repo", repo).put("refs", "refs/agents/" + job + "/*"))
         .put("cap", new JsonArray().add("push:agent-ref"));
@@ -47,24 +62,35 @@ public final class ForgedTokens {
 
   /** Signed with the gateway's real ES256 key: only the claims can make it invalid. */
   public String signed(JsonObject claims) {
-    return realKey.generateToken(claims, new JWTOptions().setAlgorithm("ES256").setNoTimestamp(true)
-        .setHeader(new JsonObject().put("kid", keyId)));
+    return realKey.generateToken(
+        claims,
+        new JWTOptions()
+            .setAlgorithm("ES256")
+            .setNoTimestamp(true)
+            .setHeader(new JsonObject().put("kid", keyId)));
   }
 
   /** The unsigned {@code alg: none} form. */
   public String algNone(JsonObject claims) {
-    return encode(new JsonObject().put("alg", "none").put("typ", "JWT").put("kid", keyId)) + "."
-        + encode(claims) + ".";
+    return encode(new JsonObject().put("alg", "none").put("typ", "JWT").put("kid", keyId))
+        + "."
+        + encode(claims)
+        + ".";
   }
 
   /** HS256 keyed with the gateway's public key: the classic key-confusion forgery. */
   String hs256WithPublicKey(JsonObject claims) throws Exception {
-    String signingInput = encode(new JsonObject().put("alg", "HS256").put("typ", "JWT").put("kid", keyId)) + "."
-        + encode(claims);
+    String signingInput =
+        encode(new JsonObject().put("alg", "HS256").put("typ", "JWT").put("kid", keyId))
+            + "."
+            + encode(claims);
     Mac mac = Mac.getInstance("HmacSHA256");
     mac.init(new SecretKeySpec(publicPem, "HmacSHA256"));
-    return signingInput + "." + Base64.getUrlEncoder().withoutPadding()
-        .encodeToString(mac.doFinal(signingInput.getBytes(StandardCharsets.US_ASCII)));
+    return signingInput
+        + "."
+        + Base64.getUrlEncoder()
+            .withoutPadding()
+            .encodeToString(mac.doFinal(signingInput.getBytes(StandardCharsets.US_ASCII)));
   }
 
   /** A valid token with one character of its signature changed. */
@@ -81,10 +107,13 @@ public final class ForgedTokens {
   }
 
   public static JsonObject claimsOf(String token) {
-    return new JsonObject(new String(Base64.getUrlDecoder().decode(token.split("\\.")[1]), StandardCharsets.UTF_8));
+    return new JsonObject(
+        new String(Base64.getUrlDecoder().decode(token.split("\\.")[1]), StandardCharsets.UTF_8));
   }
 
   private static String encode(JsonObject json) {
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(json.encode().getBytes(StandardCharsets.UTF_8));
+    return Base64.getUrlEncoder()
+        .withoutPadding()
+        .encodeToString(json.encode().getBytes(StandardCharsets.UTF_8));
   }
 }

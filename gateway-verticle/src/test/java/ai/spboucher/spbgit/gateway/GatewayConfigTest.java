@@ -14,9 +14,8 @@ import org.junit.jupiter.api.Test;
 
 class GatewayConfigTest {
 
-  /** Read by the launcher and the NATS connection rather than by GatewayConfig, and documented with it. */
-  private static final Set<String> READ_ELSEWHERE = Set.of("SPB_LOG_FORMAT", "SPB_NATS_CREDS", "SPB_NATS_USER",
-      "SPB_NATS_PASSWORD", "SPB_NATS_PASSWORD_FILE", "SPB_NATS_CA");
+  /** Read by the launcher rather than by GatewayConfig, and documented with it. */
+  private static final Set<String> READ_ELSEWHERE = Set.of("SPB_LOG_FORMAT");
 
   @Test
   void everySettingIsDocumentedWithTheDefaultItHas() throws Exception {
@@ -34,7 +33,9 @@ class GatewayConfigTest {
       var literal = documented.literalDefault(variable);
       if (literal.isPresent()) {
         literals++;
-        assertEquals(defaults, GatewayConfig.from(GatewayConfig.fromEnvironment(Map.of(variable, literal.get()))),
+        assertEquals(
+            defaults,
+            GatewayConfig.from(GatewayConfig.fromEnvironment(Map.of(variable, literal.get()))),
             variable + "=" + literal.get() + " as documented is not the default");
       }
     }
@@ -59,9 +60,18 @@ class GatewayConfigTest {
 
   @Test
   void readsTheEnvironment() {
-    GatewayConfig config = GatewayConfig.from(GatewayConfig.fromEnvironment(Map.of(
-        "SPB_DATA_DIR", "/srv/spb", "SPB_HTTP_PORT", "0", "SPB_PUBLIC_URL", "https://git.example.org/",
-        "SPB_MAX_PUSH_BYTES", "64k")));
+    GatewayConfig config =
+        GatewayConfig.from(
+            GatewayConfig.fromEnvironment(
+                Map.of(
+                    "SPB_DATA_DIR",
+                    "/srv/spb",
+                    "SPB_HTTP_PORT",
+                    "0",
+                    "SPB_PUBLIC_URL",
+                    "https://git.example.org/",
+                    "SPB_MAX_PUSH_BYTES",
+                    "64k")));
     assertEquals(Path.of("/srv/spb"), config.dataDir());
     assertEquals(0, config.httpPort());
     assertEquals("https://git.example.org", config.publicUrl(1234));
@@ -74,35 +84,63 @@ class GatewayConfigTest {
     assertEquals(512L << 20, defaults.maxPushInflatedBytes());
     assertEquals(250, defaults.maxDeltaDepth());
     assertEquals(java.time.Duration.ofMinutes(10), defaults.pushTimeLimit());
-    GatewayConfig set = GatewayConfig.from(GatewayConfig.fromEnvironment(Map.of(
-        "SPB_MAX_PUSH_INFLATED_BYTES", "4g", "SPB_MAX_DELTA_DEPTH", "50", "SPB_PUSH_TIME_LIMIT", "90s")));
+    GatewayConfig set =
+        GatewayConfig.from(
+            GatewayConfig.fromEnvironment(
+                Map.of(
+                    "SPB_MAX_PUSH_INFLATED_BYTES",
+                    "4g",
+                    "SPB_MAX_DELTA_DEPTH",
+                    "50",
+                    "SPB_PUSH_TIME_LIMIT",
+                    "90s")));
     assertEquals(4L << 30, set.maxPushInflatedBytes());
     assertEquals(50, set.maxDeltaDepth());
     assertEquals(java.time.Duration.ofSeconds(90), set.pushTimeLimit());
-    for (String[] nonsense : new String[][] {{"maxPushInflatedBytes", "0"}, {"maxDeltaDepth", "0"},
-        {"pushTimeLimit", "0s"}}) {
-      assertThrows(IllegalArgumentException.class,
-          () -> GatewayConfig.from(new JsonObject().put(nonsense[0], nonsense[1])), nonsense[0]);
+    for (String[] nonsense :
+        new String[][] {
+          {"maxPushInflatedBytes", "0"}, {"maxDeltaDepth", "0"}, {"pushTimeLimit", "0s"}
+        }) {
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> GatewayConfig.from(new JsonObject().put(nonsense[0], nonsense[1])),
+          nonsense[0]);
     }
   }
 
   @Test
   void failsFastOnNonsense() {
-    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("httpPort", "70000")));
-    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("httpPort", "x")));
-    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("maxPushBytes", "0")));
-    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("publicUrl", "ftp://x")));
-    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("maxConnections", "0")));
-    assertThrows(IllegalArgumentException.class, () -> GatewayConfig.from(new JsonObject().put("headTimeout", "0s")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> GatewayConfig.from(new JsonObject().put("httpPort", "70000")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> GatewayConfig.from(new JsonObject().put("httpPort", "x")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> GatewayConfig.from(new JsonObject().put("maxPushBytes", "0")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> GatewayConfig.from(new JsonObject().put("publicUrl", "ftp://x")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> GatewayConfig.from(new JsonObject().put("maxConnections", "0")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> GatewayConfig.from(new JsonObject().put("headTimeout", "0s")));
   }
 
   @Test
   void diffTimeBudgetDefaultsToThreeSecondsAndStaysBetweenOneSecondAndTenMinutes() {
-    assertEquals(java.time.Duration.ofSeconds(3), GatewayConfig.from(new JsonObject()).diffTimeBudget());
-    assertEquals(java.time.Duration.ofSeconds(30), GatewayConfig.from(GatewayConfig.fromEnvironment(
-        Map.of("SPB_DIFF_TIME_BUDGET", "30s"))).diffTimeBudget());
+    assertEquals(
+        java.time.Duration.ofSeconds(3), GatewayConfig.from(new JsonObject()).diffTimeBudget());
+    assertEquals(
+        java.time.Duration.ofSeconds(30),
+        GatewayConfig.from(GatewayConfig.fromEnvironment(Map.of("SPB_DIFF_TIME_BUDGET", "30s")))
+            .diffTimeBudget());
     for (String outOfBounds : new String[] {"0s", "11m"}) {
-      assertThrows(IllegalArgumentException.class,
+      assertThrows(
+          IllegalArgumentException.class,
           () -> GatewayConfig.from(new JsonObject().put("diffTimeBudget", outOfBounds)));
     }
   }

@@ -28,11 +28,13 @@ public final class GitCli {
     return run(dir, Map.of(), args);
   }
 
-  public Result run(Path dir, Map<String, String> env, String... args) throws IOException, InterruptedException {
+  public Result run(Path dir, Map<String, String> env, String... args)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
     command.add("git");
     command.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+    ProcessBuilder pb =
+        new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
     pb.environment().put("HOME", home.toString());
     pb.environment().put("GIT_CONFIG_NOSYSTEM", "1");
     pb.environment().put("GIT_TERMINAL_PROMPT", "0");
@@ -54,7 +56,8 @@ public final class GitCli {
   public Result ok(Path dir, String... args) throws IOException, InterruptedException {
     Result r = run(dir, args);
     if (!r.ok()) {
-      throw new AssertionError("git " + String.join(" ", args) + " failed (" + r.exit() + "):\n" + r.output());
+      throw new AssertionError(
+          "git " + String.join(" ", args) + " failed (" + r.exit() + "):\n" + r.output());
     }
     return r;
   }

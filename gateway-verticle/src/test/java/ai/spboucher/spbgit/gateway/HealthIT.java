@@ -7,16 +7,19 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Health, readiness and metrics endpoints, with NATS unreachable (the gateway still serves git). */
+/**
+ * Health, readiness and metrics endpoints, with NATS unreachable (the gateway still serves git).
+ */
 class HealthIT {
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void liveButNotReadyWithoutNatsAndExposesMetrics() throws Exception {
-    try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), new io.vertx.core.json.JsonObject()
-        .put("natsUrl", "nats://127.0.0.1:" + freePort()))) {
+    try (TestGateway gateway =
+        TestGateway.start(
+            tmp.resolve("data"),
+            new io.vertx.core.json.JsonObject().put("natsUrl", "nats://127.0.0.1:" + freePort()))) {
       assertEquals(200, gateway.api("GET", "/healthz", null, null).statusCode());
       var ready = gateway.api("GET", "/readyz", null, null);
       assertEquals(503, ready.statusCode());
@@ -25,8 +28,12 @@ class HealthIT {
       assertTrue(metrics.contains("spb_jobs{status=\"finished\"}"), metrics);
       assertTrue(metrics.contains("spb_job_queue_depth"), metrics);
       gateway.createRepo("still-serving");
-      var refused = gateway.api("POST", "/api/v1/repos/still-serving/agent-jobs", gateway.ownerToken,
-          "{\"task\":\"t\",\"exec\":\"true\"}");
+      var refused =
+          gateway.api(
+              "POST",
+              "/api/v1/repos/still-serving/agent-jobs",
+              gateway.ownerToken,
+              "{\"task\":\"t\",\"exec\":\"true\"}");
       assertEquals(503, refused.statusCode(), refused.body());
       assertTrue(refused.body().contains("NATS"), refused.body());
     }

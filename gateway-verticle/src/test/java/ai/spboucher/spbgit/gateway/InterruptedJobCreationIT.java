@@ -1,10 +1,10 @@
 package ai.spboucher.spbgit.gateway;
 
-import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.ServerSocket;
@@ -18,27 +18,38 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A gateway that crashed between recording a job ({@code job_created}) and recording that the queue stored it
- * ({@code job_dispatched}): the job was never acknowledged, and its token is not kept anywhere to queue it again.
- * The next start ends it with a recorded reason and revokes its token, once.
+ * A gateway that crashed between recording a job ({@code job_created}) and recording that the queue
+ * stored it ({@code job_dispatched}): the job was never acknowledged, and its token is not kept
+ * anywhere to queue it again. The next start ends it with a recorded reason and revokes its token,
+ * once.
  */
 class InterruptedJobCreationIT {
 
   private static final String JOB = "mx2cut0f-f1rs";
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void aJobCreatedButNeverQueuedEndsRunnerErrorWhenTheGatewayStarts() throws Exception {
     Path data = tmp.resolve("data");
     Instant now = Instant.now();
     try (AuditLog log = AuditLog.open(data.resolve("agent-jobs.jsonl"), Clock.systemUTC())) {
-      log.append(new JsonObject().put("event", "job_created").put("job", JOB).put("repo", "demo")
-          .put("requester", "pat_0123456789ab").put("task", "cut off").put("exec", "true").put("test_command", "")
-          .put("base", "main").put("mode", "exec").put("provider", (String) null).put("model", (String) null)
-          .put("token_id", "cut-off-token-id").put("token_expires", now.plus(Duration.ofMinutes(42)).toString())
-          .put("deadline", now.plus(Duration.ofMinutes(40)).toString()));
+      log.append(
+          new JsonObject()
+              .put("event", "job_created")
+              .put("job", JOB)
+              .put("repo", "demo")
+              .put("requester", "pat_0123456789ab")
+              .put("task", "cut off")
+              .put("exec", "true")
+              .put("test_command", "")
+              .put("base", "main")
+              .put("mode", "exec")
+              .put("provider", (String) null)
+              .put("model", (String) null)
+              .put("token_id", "cut-off-token-id")
+              .put("token_expires", now.plus(Duration.ofMinutes(42)).toString())
+              .put("deadline", now.plus(Duration.ofMinutes(40)).toString()));
     }
     JsonObject noNats = new JsonObject().put("natsUrl", "nats://127.0.0.1:" + freePort());
 
@@ -46,14 +57,19 @@ class InterruptedJobCreationIT {
       JsonObject job = awaitFinished(gateway);
       assertEquals("runner_error", job.getString("exit_reason"), job.encodePrettily());
       assertEquals("the gateway stopped before the job was queued", job.getString("detail"));
-      assertTrue(Files.readString(data.resolve("revoked-job-tokens.json")).contains("cut-off-token-id"),
+      assertTrue(
+          Files.readString(data.resolve("revoked-job-tokens.json")).contains("cut-off-token-id"),
           "its token is revoked");
     }
     try (TestGateway gateway = TestGateway.start(data, noNats)) {
       assertEquals("finished", jobs(gateway).getJsonObject(0).getString("status"));
     }
-    assertEquals(List.of("job_created", "job_finished"), Files.readAllLines(data.resolve("agent-jobs.jsonl"))
-        .stream().map(line -> new JsonObject(line).getString("event")).toList(), "ended once, on the first start");
+    assertEquals(
+        List.of("job_created", "job_finished"),
+        Files.readAllLines(data.resolve("agent-jobs.jsonl")).stream()
+            .map(line -> new JsonObject(line).getString("event"))
+            .toList(),
+        "ended once, on the first start");
     AuditChain.Result chain = AuditLog.verify(data.resolve("agent-jobs.jsonl"));
     assertTrue(chain.ok(), chain.message());
   }

@@ -29,15 +29,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A job's environment comes from {@code .spbgit/agent.yml} on the repository's default branch when it is created:
- * it is recorded in {@code job_created}, sent in the {@code JobRequest} and shown in the job JSON; a bad file is
- * refused with its line and key and nothing is recorded; neither a job's base nor a proposal can change it until an
- * owner approves the change onto the default branch. The gateway, NATS, git pushes and repositories are real; the
- * test reads the request from the queue's stream and reports the start as a runner does.
+ * A job's environment comes from {@code .spbgit/agent.yml} on the repository's default branch when
+ * it is created: it is recorded in {@code job_created}, sent in the {@code JobRequest} and shown in
+ * the job JSON; a bad file is refused with its line and key and nothing is recorded; neither a
+ * job's base nor a proposal can change it until an owner approves the change onto the default
+ * branch. The gateway, NATS, git pushes and repositories are real; the test reads the request from
+ * the queue's stream and reports the start as a runner does.
  */
 class JobEnvironmentIT {
 
-  private static final String PYTHON_FILE = """
+  private static final String PYTHON_FILE =
+      """
       image: python
       setup: |
         python3 -m venv /work/.venv
@@ -48,8 +50,7 @@ class JobEnvironmentIT {
       test: /work/.venv/bin/pytest -q
       """;
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   private static NatsServerProcess nats;
   private static TestGateway gateway;
   private static Connection runner;
@@ -83,15 +84,20 @@ class JobEnvironmentIT {
     JsonObject job = createJob("py", new JsonObject().put("task", "t").put("exec", "true"));
     JsonObject environment = job.getJsonObject("environment");
     assertEquals("python", environment.getString("image"), job.encodePrettily());
-    assertEquals(List.of("pypi.example.org:443"), environment.getJsonArray("setup_egress").getList());
+    assertEquals(
+        List.of("pypi.example.org:443"), environment.getJsonArray("setup_egress").getList());
     assertEquals(blob, environment.getString("blob"));
     assertEquals(64, environment.getString("hash").length());
-    assertEquals("/work/.venv/bin/pytest -q", job.getString("test_command"), "the file's test is the default");
+    assertEquals(
+        "/work/.venv/bin/pytest -q",
+        job.getString("test_command"),
+        "the file's test is the default");
     assertEquals("a runner offering image 'python'", job.getString("waiting_for"));
 
     JsonObject created = auditEntry(job.getString("id"), "job_created");
     assertEquals("python", created.getString("image"));
-    assertEquals(environment.getString("hash"), created.getJsonObject("environment").getString("hash"));
+    assertEquals(
+        environment.getString("hash"), created.getJsonObject("environment").getString("hash"));
     assertEquals(blob, created.getJsonObject("environment").getString("blob"));
 
     Environment sent = requestOf(job.getString("id")).getEnvironment();
@@ -103,10 +109,17 @@ class JobEnvironmentIT {
     assertEquals(List.of("requirements.txt"), sent.getCacheKeyFilesList());
     assertEquals(environment.getString("hash"), sent.getHash());
 
-    publishStatus(job.getString("id"), StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1")
-        .setContainerId("c0ffee").setImageDigest("sha256:" + "ab".repeat(32)).setCache(CacheOutcome.CACHE_HIT)
-        .build());
-    JsonObject started = awaitJob("py", job.getString("id"), j -> "started".equals(j.getString("status")));
+    publishStatus(
+        job.getString("id"),
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId("r1")
+            .setContainerId("c0ffee")
+            .setImageDigest("sha256:" + "ab".repeat(32))
+            .setCache(CacheOutcome.CACHE_HIT)
+            .build());
+    JsonObject started =
+        awaitJob("py", job.getString("id"), j -> "started".equals(j.getString("status")));
     assertEquals("sha256:" + "ab".repeat(32), started.getString("image_digest"));
     assertEquals("hit", started.getString("cache"));
     assertNull(started.getValue("waiting_for"), "a runner has it");
@@ -114,31 +127,47 @@ class JobEnvironmentIT {
     assertEquals("hit", startEntry.getString("cache"));
     assertEquals("sha256:" + "ab".repeat(32), startEntry.getString("image_digest"));
 
-    JsonObject explicit = createJob("py", new JsonObject().put("task", "t").put("exec", "true")
-        .put("test_command", "make check"));
-    assertEquals("make check", explicit.getString("test_command"), "the request's test command wins");
+    JsonObject explicit =
+        createJob(
+            "py",
+            new JsonObject()
+                .put("task", "t")
+                .put("exec", "true")
+                .put("test_command", "make check"));
+    assertEquals(
+        "make check", explicit.getString("test_command"), "the request's test command wins");
 
     JsonObject shown = get("/api/v1/repos/py/agent-environment");
     assertEquals(".spbgit/agent.yml", shown.getString("path"));
     assertEquals("main", shown.getString("branch"));
     assertEquals(blob, shown.getString("blob"));
-    assertEquals(environment.getString("hash"), shown.getJsonObject("environment").getString("hash"));
-    assertEquals(List.of("/work/.venv"), shown.getJsonObject("environment").getJsonArray("cache").getList());
+    assertEquals(
+        environment.getString("hash"), shown.getJsonObject("environment").getString("hash"));
+    assertEquals(
+        List.of("/work/.venv"), shown.getJsonObject("environment").getJsonArray("cache").getList());
   }
 
   @Test
   void aBadFileIsRefusedWithItsLineAndKeyAndNothingIsRecorded() throws Exception {
-    repoWithFile("bad", "image: python\nsetup: pip install -r requirements.txt\nsetup_egress: pypi.org:443\n");
+    repoWithFile(
+        "bad",
+        "image: python\nsetup: pip install -r requirements.txt\nsetup_egress: pypi.org:443\n");
 
-    HttpResponse<String> refused = gateway.api("POST", "/api/v1/repos/bad/agent-jobs", gateway.ownerToken,
-        new JsonObject().put("task", "t").put("exec", "true").encode());
+    HttpResponse<String> refused =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/bad/agent-jobs",
+            gateway.ownerToken,
+            new JsonObject().put("task", "t").put("exec", "true").encode());
     assertEquals(400, refused.statusCode(), refused.body());
-    assertEquals(".spbgit/agent.yml line 3: 'setup_egress' must be a list",
+    assertEquals(
+        ".spbgit/agent.yml line 3: 'setup_egress' must be a list",
         new JsonObject(refused.body()).getString("error"));
     assertEquals(0, audit("bad").size(), "nothing recorded: " + audit("bad").encodePrettily());
 
     JsonObject shown = get("/api/v1/repos/bad/agent-environment");
-    assertEquals(".spbgit/agent.yml line 3: 'setup_egress' must be a list", shown.getString("error"));
+    assertEquals(
+        ".spbgit/agent.yml line 3: 'setup_egress' must be a list", shown.getString("error"));
     assertEquals(3, shown.getInteger("line"));
     assertEquals("setup_egress", shown.getString("key"));
     assertEquals("main", shown.getString("branch"));
@@ -156,7 +185,8 @@ class JobEnvironmentIT {
     assertNull(shown.getValue("blob"), shown.encodePrettily());
     assertTrue(shown.containsKey("blob"));
     assertEquals("base", shown.getJsonObject("environment").getString("image"));
-    assertEquals(List.of(), shown.getJsonObject("environment").getJsonArray("setup_egress").getList());
+    assertEquals(
+        List.of(), shown.getJsonObject("environment").getJsonArray("setup_egress").getList());
 
     JsonObject job = createJob("plain", new JsonObject().put("task", "t").put("exec", "true"));
     assertEquals("base", job.getJsonObject("environment").getString("image"));
@@ -168,22 +198,30 @@ class JobEnvironmentIT {
     JsonObject empty = get("/api/v1/repos/empty/agent-environment");
     assertEquals("main", empty.getString("branch"));
     assertNull(empty.getValue("blob"));
-    assertEquals(404, gateway.api("GET", "/api/v1/repos/nosuch/agent-environment", gateway.ownerToken, null)
-        .statusCode());
-    assertEquals(401, gateway.api("GET", "/api/v1/repos/plain/agent-environment", null, null).statusCode());
+    assertEquals(
+        404,
+        gateway
+            .api("GET", "/api/v1/repos/nosuch/agent-environment", gateway.ownerToken, null)
+            .statusCode());
+    assertEquals(
+        401, gateway.api("GET", "/api/v1/repos/plain/agent-environment", null, null).statusCode());
   }
 
   @Test
   void theDefaultBranchFileIsUsedWhateverTheJobsBase() throws Exception {
     Path work = repoWithFile("based", PYTHON_FILE);
     git.ok(work, "checkout", "-q", "-b", "wide");
-    Files.writeString(work.resolve(".spbgit/agent.yml"), "image: node\negress: [evil.example.org:443]\n");
+    Files.writeString(
+        work.resolve(".spbgit/agent.yml"), "image: node\negress: [evil.example.org:443]\n");
     git.ok(work, "commit", "-q", "-am", "a wider environment on another branch");
     git.ok(work, "push", "-q", gateway.pushUrl("based", gateway.ownerToken), "wide");
 
-    JsonObject job = createJob("based", new JsonObject().put("task", "t").put("exec", "true").put("base", "wide"));
+    JsonObject job =
+        createJob(
+            "based", new JsonObject().put("task", "t").put("exec", "true").put("base", "wide"));
     assertEquals("wide", job.getString("base"));
-    assertEquals("python", job.getJsonObject("environment").getString("image"), job.encodePrettily());
+    assertEquals(
+        "python", job.getJsonObject("environment").getString("image"), job.encodePrettily());
     Environment sent = requestOf(job.getString("id")).getEnvironment();
     assertEquals("python", sent.getImage());
     assertEquals(List.of(), sent.getEgressList(), "the other branch's egress is not granted");
@@ -195,45 +233,81 @@ class JobEnvironmentIT {
     JsonObject first = createJob("prop", new JsonObject().put("task", "widen").put("exec", "true"));
     String id = first.getString("id");
     JobRequest request = requestOf(id);
-    publishStatus(id, StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1").setContainerId("c1")
-        .build());
-    Files.writeString(work.resolve(".spbgit/agent.yml"), "image: node\negress: [evil.example.org:443]\n");
+    publishStatus(
+        id,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId("r1")
+            .setContainerId("c1")
+            .build());
+    Files.writeString(
+        work.resolve(".spbgit/agent.yml"), "image: node\negress: [evil.example.org:443]\n");
     git.ok(work, "commit", "-q", "-am", "widen\n\nAgent-Job: " + id);
     String proposal = git.ok(work, "rev-parse", "HEAD").output().strip();
-    git.ok(work, "push", "-q", gateway.pushUrl("prop", request.getJobToken()), "HEAD:refs/agents/" + id + "/proposal");
-    publishStatus(id, StatusChange.newBuilder().setStatus(JobStatus.FINISHED).setExitReason("ok").setRunnerId("r1")
-        .setContainerId("c1").build());
+    git.ok(
+        work,
+        "push",
+        "-q",
+        gateway.pushUrl("prop", request.getJobToken()),
+        "HEAD:refs/agents/" + id + "/proposal");
+    publishStatus(
+        id,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.FINISHED)
+            .setExitReason("ok")
+            .setRunnerId("r1")
+            .setContainerId("c1")
+            .build());
     awaitJob("prop", id, j -> "finished".equals(j.getString("status")));
 
     JsonObject diff = get("/api/v1/repos/prop/agent-jobs/" + id + "/diff");
     assertTrue(diff.getBoolean("changes_environment"), diff.encodePrettily());
 
     JsonObject next = createJob("prop", new JsonObject().put("task", "t").put("exec", "true"));
-    assertEquals("python", next.getJsonObject("environment").getString("image"), "the proposal is not approved");
+    assertEquals(
+        "python",
+        next.getJsonObject("environment").getString("image"),
+        "the proposal is not approved");
     assertEquals(List.of(), requestOf(next.getString("id")).getEnvironment().getEgressList());
 
-    HttpResponse<String> approved = gateway.api("POST", "/api/v1/repos/prop/agent-jobs/" + id + "/approve",
-        gateway.ownerToken, new JsonObject().put("branch", "main").put("sha", proposal).encode());
+    HttpResponse<String> approved =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/prop/agent-jobs/" + id + "/approve",
+            gateway.ownerToken,
+            new JsonObject().put("branch", "main").put("sha", proposal).encode());
     assertEquals(200, approved.statusCode(), approved.body());
     JsonObject after = createJob("prop", new JsonObject().put("task", "t").put("exec", "true"));
-    assertEquals("node", after.getJsonObject("environment").getString("image"), after.encodePrettily());
-    assertEquals(List.of("evil.example.org:443"), requestOf(after.getString("id")).getEnvironment().getEgressList());
+    assertEquals(
+        "node", after.getJsonObject("environment").getString("image"), after.encodePrettily());
+    assertEquals(
+        List.of("evil.example.org:443"),
+        requestOf(after.getString("id")).getEnvironment().getEgressList());
   }
 
   @Test
   void aProposalLeavingSpbgitAloneIsNotFlagged() throws Exception {
     Path work = repoWithFile("calm", PYTHON_FILE);
-    String id = createJob("calm", new JsonObject().put("task", "t").put("exec", "true")).getString("id");
+    String id =
+        createJob("calm", new JsonObject().put("task", "t").put("exec", "true")).getString("id");
     JobRequest request = requestOf(id);
     Files.writeString(work.resolve("spbgit.txt"), "not the environment\n");
     git.ok(work, "add", ".");
     git.ok(work, "commit", "-q", "-m", "a file named like it");
-    git.ok(work, "push", "-q", gateway.pushUrl("calm", request.getJobToken()), "HEAD:refs/agents/" + id + "/proposal");
+    git.ok(
+        work,
+        "push",
+        "-q",
+        gateway.pushUrl("calm", request.getJobToken()),
+        "HEAD:refs/agents/" + id + "/proposal");
     JsonObject diff = get("/api/v1/repos/calm/agent-jobs/" + id + "/diff");
     assertFalse(diff.getBoolean("changes_environment"), diff.encodePrettily());
   }
 
-  /** A repository whose default branch has {@code .spbgit/agent.yml} with {@code text}; returns the work tree. */
+  /**
+   * A repository whose default branch has {@code .spbgit/agent.yml} with {@code text}; returns the
+   * work tree.
+   */
   private static Path repoWithFile(String repo, String text) throws Exception {
     gateway.createRepo(repo);
     Path work = git.workTree(tmp, repo);
@@ -246,8 +320,9 @@ class JobEnvironmentIT {
   }
 
   private static JsonObject createJob(String repo, JsonObject body) throws Exception {
-    HttpResponse<String> created = gateway.api("POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken,
-        body.encode());
+    HttpResponse<String> created =
+        gateway.api(
+            "POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
     assertEquals(201, created.statusCode(), created.body());
     return new JsonObject(created.body());
   }
@@ -259,36 +334,53 @@ class JobEnvironmentIT {
   }
 
   private static JsonArray audit(String repo) throws Exception {
-    HttpResponse<String> response = gateway.api("GET", "/api/v1/agent-jobs?repo=" + repo, gateway.ownerToken, null);
+    HttpResponse<String> response =
+        gateway.api("GET", "/api/v1/agent-jobs?repo=" + repo, gateway.ownerToken, null);
     assertEquals(200, response.statusCode(), response.body());
     return new JsonArray(response.body());
   }
 
   private static JsonObject auditEntry(String job, String event) throws Exception {
-    HttpResponse<String> response = gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null);
-    return new JsonArray(response.body()).stream().map(JsonObject.class::cast)
-        .filter(e -> event.equals(e.getString("event"))).findFirst()
-        .orElseThrow(() -> new AssertionError("no " + event + " for " + job + ": " + response.body()));
+    HttpResponse<String> response =
+        gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null);
+    return new JsonArray(response.body())
+        .stream()
+            .map(JsonObject.class::cast)
+            .filter(e -> event.equals(e.getString("event")))
+            .findFirst()
+            .orElseThrow(
+                () -> new AssertionError("no " + event + " for " + job + ": " + response.body()));
   }
 
   /**
-   * The job's request as the queue stored it, read by the sequence {@code job_dispatched} recorded: whichever
-   * runner consumer it is routed to, it stays there (no runner takes it in this test).
+   * The job's request as the queue stored it, read by the sequence {@code job_dispatched} recorded:
+   * whichever runner consumer it is routed to, it stays there (no runner takes it in this test).
    */
   private static JobRequest requestOf(String job) throws Exception {
     long sequence = auditEntry(job, "job_dispatched").getLong("queue_seq");
-    return JobRequest.parseFrom(runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
+    return JobRequest.parseFrom(
+        runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
   }
 
   private static void publishStatus(String id, StatusChange change) throws Exception {
     long sequence = change.getStatus() == JobStatus.STARTED ? 1 : 2;
-    JobEvent event = JobEvent.newBuilder().setJobId(id).setSequence(sequence)
-        .setTimestampEpochMs(System.currentTimeMillis()).setStatus(change).build();
-    runner.jetStream().publish(Subjects.statusEvents(id), event.toByteArray(),
-        PublishOptions.builder().messageId(id + ".status." + sequence).build());
+    JobEvent event =
+        JobEvent.newBuilder()
+            .setJobId(id)
+            .setSequence(sequence)
+            .setTimestampEpochMs(System.currentTimeMillis())
+            .setStatus(change)
+            .build();
+    runner
+        .jetStream()
+        .publish(
+            Subjects.statusEvents(id),
+            event.toByteArray(),
+            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 
-  private static JsonObject awaitJob(String repo, String id, Predicate<JsonObject> condition) throws Exception {
+  private static JsonObject awaitJob(String repo, String id, Predicate<JsonObject> condition)
+      throws Exception {
     String path = "/api/v1/repos/" + repo + "/agent-jobs/" + id;
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     JsonObject job = get(path);

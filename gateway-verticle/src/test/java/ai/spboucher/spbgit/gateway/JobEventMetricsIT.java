@@ -35,10 +35,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The log-line and egress-refusal metrics count what runners store, once each: events published onto a real
- * nats-server the way a runner publishes them (JetStream, {@code Nats-Msg-Id} {@code <job>.<kind>.<n>}) show up
- * in {@code /metrics}, and neither a runner's duplicate publish, nor viewers replaying the job (the text log, the
- * log websocket, the egress list), nor a NATS restart adds to them.
+ * The log-line and egress-refusal metrics count what runners store, once each: events published
+ * onto a real nats-server the way a runner publishes them (JetStream, {@code Nats-Msg-Id} {@code
+ * <job>.<kind>.<n>}) show up in {@code /metrics}, and neither a runner's duplicate publish, nor
+ * viewers replaying the job (the text log, the log websocket, the egress list), nor a NATS restart
+ * adds to them.
  */
 class JobEventMetricsIT {
 
@@ -48,18 +49,28 @@ class JobEventMetricsIT {
   private static final String PROXY_REFUSALS = "spb_egress_refusals_total{via=\"proxy\"}";
   private static final String MODEL_REFUSALS = "spb_egress_refusals_total{via=\"model_endpoint\"}";
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void countsLogLinesAndEgressRefusalsOnceWhateverViewersReplay() throws Exception {
     try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
-         TestGateway gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
-         Connection runner = Nats.connect(nats.url())) {
+        TestGateway gateway =
+            TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
+        Connection runner = Nats.connect(nats.url())) {
       awaitReady(gateway);
       String id = startJob(gateway);
-      Map<String, Double> zero = Map.of(STDOUT_LINES, 0.0, STDERR_LINES, 0.0, RUNNER_LINES, 0.0,
-          PROXY_REFUSALS, 0.0, MODEL_REFUSALS, 0.0);
+      Map<String, Double> zero =
+          Map.of(
+              STDOUT_LINES,
+              0.0,
+              STDERR_LINES,
+              0.0,
+              RUNNER_LINES,
+              0.0,
+              PROXY_REFUSALS,
+              0.0,
+              MODEL_REFUSALS,
+              0.0);
       assertEquals(zero, metrics(gateway, zero));
 
       RunnerEvents events = new RunnerEvents(runner, id);
@@ -71,16 +82,28 @@ class JobEventMetricsIT {
       events.egress(true, "proxy", "");
       events.egress(false, "proxy", "not on the allow-list");
       events.egress(false, "model_endpoint", "budget_exceeded: the job's token budget is spent");
-      events.repeatLast();  // A runner retrying a publish whose acknowledgement it missed.
+      events.repeatLast(); // A runner retrying a publish whose acknowledgement it missed.
 
-      Map<String, Double> expected = Map.of(STDOUT_LINES, 3.0, STDERR_LINES, 1.0, RUNNER_LINES, 1.0,
-          PROXY_REFUSALS, 1.0, MODEL_REFUSALS, 1.0);
+      Map<String, Double> expected =
+          Map.of(
+              STDOUT_LINES,
+              3.0,
+              STDERR_LINES,
+              1.0,
+              RUNNER_LINES,
+              1.0,
+              PROXY_REFUSALS,
+              1.0,
+              MODEL_REFUSALS,
+              1.0);
       assertEquals(expected, awaitMetrics(gateway, expected));
 
       String job = "/api/v1/repos/demo/agent-jobs/" + id;
-      assertEquals("[spb-runner] job " + id + " starting\none\ntwo\nthree\nwarning: x\nno newline yet",
+      assertEquals(
+          "[spb-runner] job " + id + " starting\none\ntwo\nthree\nwarning: x\nno newline yet",
           gateway.api("GET", job + "/log", gateway.ownerToken, null).body());
-      JsonArray attempts = new JsonArray(gateway.api("GET", job + "/egress", gateway.ownerToken, null).body());
+      JsonArray attempts =
+          new JsonArray(gateway.api("GET", job + "/egress", gateway.ownerToken, null).body());
       assertEquals(3, attempts.size(), attempts.encode());
       assertEquals(5, followLog(gateway, job).size());
 
@@ -88,16 +111,31 @@ class JobEventMetricsIT {
       nats.kill();
       nats.restart();
       awaitReady(gateway);
-      events.log(LogStream.STDOUT, "\n");  // Ends "no newline yet": after the replays, so it is counted last.
-      Map<String, Double> afterReplays = Map.of(STDOUT_LINES, 4.0, STDERR_LINES, 1.0, RUNNER_LINES, 1.0,
-          PROXY_REFUSALS, 1.0, MODEL_REFUSALS, 1.0);
+      events.log(
+          LogStream.STDOUT,
+          "\n"); // Ends "no newline yet": after the replays, so it is counted last.
+      Map<String, Double> afterReplays =
+          Map.of(
+              STDOUT_LINES,
+              4.0,
+              STDERR_LINES,
+              1.0,
+              RUNNER_LINES,
+              1.0,
+              PROXY_REFUSALS,
+              1.0,
+              MODEL_REFUSALS,
+              1.0);
       assertEquals(afterReplays, awaitMetrics(gateway, afterReplays));
       Thread.sleep(1000);
       assertEquals(afterReplays, metrics(gateway, afterReplays), "a replay was counted");
     }
   }
 
-  /** Publishes a job's events as its runner does: synchronously, numbered per subject, deduplicated by id. */
+  /**
+   * Publishes a job's events as its runner does: synchronously, numbered per subject, deduplicated
+   * by id.
+   */
   private static final class RunnerEvents {
 
     private final Connection connection;
@@ -112,15 +150,29 @@ class JobEventMetricsIT {
     }
 
     void log(LogStream stream, String data) throws Exception {
-      JobEvent event = base(++logSequence).setLog(LogChunk.newBuilder().setStream(stream)
-          .setData(ByteString.copyFrom(data, StandardCharsets.UTF_8))).build();
+      JobEvent event =
+          base(++logSequence)
+              .setLog(
+                  LogChunk.newBuilder()
+                      .setStream(stream)
+                      .setData(ByteString.copyFrom(data, StandardCharsets.UTF_8)))
+              .build();
       publish(Subjects.logEvents(jobId), "log", event);
     }
 
     void egress(boolean allowed, String via, String failure) throws Exception {
-      JobEvent event = base(++egressSequence).setEgress(EgressAttempt.newBuilder().setMethod("CONNECT")
-          .setHost("example.org").setPort(443).setAllowed(allowed).setFailure(failure).setVia(via)
-          .setStartedEpochMs(System.currentTimeMillis())).build();
+      JobEvent event =
+          base(++egressSequence)
+              .setEgress(
+                  EgressAttempt.newBuilder()
+                      .setMethod("CONNECT")
+                      .setHost("example.org")
+                      .setPort(443)
+                      .setAllowed(allowed)
+                      .setFailure(failure)
+                      .setVia(via)
+                      .setStartedEpochMs(System.currentTimeMillis()))
+              .build();
       publish(Subjects.egressEvents(jobId), "egress", event);
     }
 
@@ -129,22 +181,31 @@ class JobEventMetricsIT {
     }
 
     private JobEvent.Builder base(long sequence) {
-      return JobEvent.newBuilder().setJobId(jobId).setSequence(sequence)
+      return JobEvent.newBuilder()
+          .setJobId(jobId)
+          .setSequence(sequence)
           .setTimestampEpochMs(System.currentTimeMillis());
     }
 
     private void publish(String subject, String kind, JobEvent event) throws Exception {
-      PublishOptions options = PublishOptions.builder().messageId(jobId + "." + kind + "." + event.getSequence())
-          .build();
+      PublishOptions options =
+          PublishOptions.builder()
+              .messageId(jobId + "." + kind + "." + event.getSequence())
+              .build();
       PublishAck ack = connection.jetStream().publish(subject, event.toByteArray(), options);
       assertFalse(ack.isDuplicate());
-      last = () -> {
-        try {
-          assertTrue(connection.jetStream().publish(subject, event.toByteArray(), options).isDuplicate());
-        } catch (Exception e) {
-          throw new AssertionError(e);
-        }
-      };
+      last =
+          () -> {
+            try {
+              assertTrue(
+                  connection
+                      .jetStream()
+                      .publish(subject, event.toByteArray(), options)
+                      .isDuplicate());
+            } catch (Exception e) {
+              throw new AssertionError(e);
+            }
+          };
     }
   }
 
@@ -164,32 +225,43 @@ class JobEventMetricsIT {
     GitCli git = new GitCli(Files.createDirectories(gateway.dataDir.resolveSibling("home")));
     Path work = git.workTree(gateway.dataDir.getParent(), "work");
     git.ok(work, "push", "-q", gateway.pushUrl("demo", gateway.ownerToken), "main");
-    var created = gateway.api("POST", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken,
-        "{\"task\":\"count\",\"exec\":\"true\"}");
+    var created =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/demo/agent-jobs",
+            gateway.ownerToken,
+            "{\"task\":\"count\",\"exec\":\"true\"}");
     assertEquals(201, created.statusCode(), created.body());
     return new JsonObject(created.body()).getString("id");
   }
 
-  /** Every log frame of the websocket, from the start: a replay, then the live tail (nothing more comes). */
+  /**
+   * Every log frame of the websocket, from the start: a replay, then the live tail (nothing more
+   * comes).
+   */
   private static List<JsonObject> followLog(TestGateway gateway, String job) throws Exception {
     LinkedBlockingQueue<JsonObject> frames = new LinkedBlockingQueue<>();
-    WebSocket socket = HttpClient.newHttpClient().newWebSocketBuilder()
-        .header("Authorization", "Bearer " + gateway.ownerToken)
-        .buildAsync(URI.create(gateway.baseUrl.replace("http", "ws") + job + "/logs?after=0"),
-            new WebSocket.Listener() {
-              private final StringBuilder partial = new StringBuilder();
+    WebSocket socket =
+        HttpClient.newHttpClient()
+            .newWebSocketBuilder()
+            .header("Authorization", "Bearer " + gateway.ownerToken)
+            .buildAsync(
+                URI.create(gateway.baseUrl.replace("http", "ws") + job + "/logs?after=0"),
+                new WebSocket.Listener() {
+                  private final StringBuilder partial = new StringBuilder();
 
-              @Override
-              public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
-                partial.append(data);
-                if (last) {
-                  frames.add(new JsonObject(partial.toString()));
-                  partial.setLength(0);
-                }
-                ws.request(1);
-                return CompletableFuture.completedFuture(null);
-              }
-            }).get(30, TimeUnit.SECONDS);
+                  @Override
+                  public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+                    partial.append(data);
+                    if (last) {
+                      frames.add(new JsonObject(partial.toString()));
+                      partial.setLength(0);
+                    }
+                    ws.request(1);
+                    return CompletableFuture.completedFuture(null);
+                  }
+                })
+            .get(30, TimeUnit.SECONDS);
     List<JsonObject> logs = new ArrayList<>();
     JsonObject frame;
     while ((frame = frames.poll(3, TimeUnit.SECONDS)) != null) {
@@ -213,7 +285,8 @@ class JobEventMetricsIT {
   }
 
   /** The current values of the series named by {@code wanted}'s keys. */
-  private static Map<String, Double> metrics(TestGateway gateway, Map<String, Double> wanted) throws Exception {
+  private static Map<String, Double> metrics(TestGateway gateway, Map<String, Double> wanted)
+      throws Exception {
     Map<String, Double> all = gateway.metrics();
     Map<String, Double> values = new HashMap<>();
     for (String series : wanted.keySet()) {

@@ -25,54 +25,63 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Requests to the live-log websocket endpoint that are not websocket handshakes get a JSON client error, and the
- * gateway does not log them as server faults. Found by the load and abuse suite: a plain GET was answered 500,
- * a malformed handshake got the HTTP server's own plain-text 400 or 426, and each was logged as a server error
- * with its stack.
+ * Requests to the live-log websocket endpoint that are not websocket handshakes get a JSON client
+ * error, and the gateway does not log them as server faults. Found by the load and abuse suite: a
+ * plain GET was answered 500, a malformed handshake got the HTTP server's own plain-text 400 or
+ * 426, and each was logged as a server error with its stack.
  */
 class LogSocketHandshakeIT {
 
   private static final String KEY = "dGhlIHNhbXBsZSBub25jZQ==";
   private static final Logger ERRORS = Logger.getLogger(HttpErrors.class.getName());
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static NatsServerProcess nats;
   static TestGateway gateway;
   static String logs;
   static final List<String> severe = new CopyOnWriteArrayList<>();
-  static final Handler recorder = new Handler() {
-    @Override
-    public void publish(LogRecord record) {
-      if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
-        severe.add(record.getMessage());
-      }
-    }
+  static final Handler recorder =
+      new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+          if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
+            severe.add(record.getMessage());
+          }
+        }
 
-    @Override
-    public void flush() {
-    }
+        @Override
+        public void flush() {}
 
-    @Override
-    public void close() {
-    }
-  };
+        @Override
+        public void close() {}
+      };
 
   @BeforeAll
   static void start() throws Exception {
     nats = NatsServerProcess.start(tmp.resolve("nats"));
     gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
     long deadline = System.currentTimeMillis() + 30_000;
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200 && System.currentTimeMillis() < deadline) {
+    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200
+        && System.currentTimeMillis() < deadline) {
       Thread.sleep(100);
     }
     gateway.createRepo("demo");
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    git.ok(git.workTree(tmp, "work"), "push", "-q", gateway.pushUrl("demo", gateway.ownerToken), "main");
-    var created = gateway.api("POST", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken,
-        "{\"task\":\"wait\",\"exec\":\"true\"}");
+    git.ok(
+        git.workTree(tmp, "work"),
+        "push",
+        "-q",
+        gateway.pushUrl("demo", gateway.ownerToken),
+        "main");
+    var created =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/demo/agent-jobs",
+            gateway.ownerToken,
+            "{\"task\":\"wait\",\"exec\":\"true\"}");
     assertEquals(201, created.statusCode(), created.body());
-    logs = "/api/v1/repos/demo/agent-jobs/" + new JsonObject(created.body()).getString("id") + "/logs";
+    logs =
+        "/api/v1/repos/demo/agent-jobs/" + new JsonObject(created.body()).getString("id") + "/logs";
     ERRORS.addHandler(recorder);
   }
 
@@ -93,23 +102,39 @@ class LogSocketHandshakeIT {
 
   @Test
   void malformedHandshakesAreClientErrorsInJson() throws Exception {
-    assertRefused(400, "Upgrade: websocket", "Connection: keep-alive", "Sec-WebSocket-Key: " + KEY,
+    assertRefused(
+        400,
+        "Upgrade: websocket",
+        "Connection: keep-alive",
+        "Sec-WebSocket-Key: " + KEY,
         "Sec-WebSocket-Version: 13");
     assertRefused(400, "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13");
-    String answer = assertRefused(426, "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: " + KEY,
-        "Sec-WebSocket-Version: 8");
+    String answer =
+        assertRefused(
+            426,
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            "Sec-WebSocket-Key: " + KEY,
+            "Sec-WebSocket-Version: 8");
     assertTrue(answer.contains("\r\nsec-websocket-version: 13\r\n"), answer);
     assertEquals(List.of(), severe);
   }
 
   @Test
   void aWellFormedHandshakeIsStillUpgraded() throws Exception {
-    String answer = exchange("Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: " + KEY,
-        "Sec-WebSocket-Version: 13");
+    String answer =
+        exchange(
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            "Sec-WebSocket-Key: " + KEY,
+            "Sec-WebSocket-Version: 13");
     assertTrue(answer.startsWith("HTTP/1.1 101 "), answer);
   }
 
-  /** Sends the handshake and asserts a JSON error with {@code status}; returns the answer's head, lower case. */
+  /**
+   * Sends the handshake and asserts a JSON error with {@code status}; returns the answer's head,
+   * lower case.
+   */
   private static String assertRefused(int status, String... headers) throws Exception {
     String answer = exchange(headers);
     assertTrue(answer.startsWith("HTTP/1.1 " + status + " "), answer);
@@ -120,22 +145,31 @@ class LogSocketHandshakeIT {
   }
 
   /**
-   * A GET of the log endpoint with {@code headers}, over a raw socket (an HTTP client will not send handshake
-   * headers of its own choosing); returns the answer's head and, for a refusal, its body.
+   * A GET of the log endpoint with {@code headers}, over a raw socket (an HTTP client will not send
+   * handshake headers of its own choosing); returns the answer's head and, for a refusal, its body.
    */
   private static String exchange(String... headers) throws Exception {
     URI base = URI.create(gateway.baseUrl);
     try (Socket socket = new Socket(base.getHost(), base.getPort())) {
       socket.setSoTimeout(30_000);
-      StringBuilder request = new StringBuilder("GET " + logs + " HTTP/1.1\r\nHost: " + base.getAuthority()
-          + "\r\nAuthorization: Bearer " + gateway.ownerToken + "\r\n");
+      StringBuilder request =
+          new StringBuilder(
+              "GET "
+                  + logs
+                  + " HTTP/1.1\r\nHost: "
+                  + base.getAuthority()
+                  + "\r\nAuthorization: Bearer "
+                  + gateway.ownerToken
+                  + "\r\n");
       for (String header : headers) {
         request.append(header).append("\r\n");
       }
       OutputStream out = socket.getOutputStream();
       out.write(request.append("\r\n").toString().getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+      BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
       StringBuilder answer = new StringBuilder();
       int length = 0;
       for (String line = in.readLine(); line != null && !line.isEmpty(); line = in.readLine()) {

@@ -9,7 +9,6 @@ import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,37 +20,54 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Websocket log viewers under the connection guard: a viewer of a quiet job outlives the head timeout many times,
- * and a viewer that closes gives its slot back, although Vert.x reports no close of an upgraded connection.
+ * Websocket log viewers under the connection guard: a viewer of a quiet job outlives the head
+ * timeout many times, and a viewer that closes gives its slot back, although Vert.x reports no
+ * close of an upgraded connection.
  */
 class LogViewerSlotsIT {
 
   private static final int PER_ADDRESS = 5;
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static NatsServerProcess nats;
   static TestGateway gateway;
   static String logs;
-  static final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  static final HttpClient client =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @BeforeAll
   static void start() throws Exception {
     nats = NatsServerProcess.start(tmp.resolve("nats"));
-    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url())
-        .put("headTimeout", "1s").put("maxConnectionsPerAddress", String.valueOf(PER_ADDRESS)));
+    gateway =
+        TestGateway.start(
+            tmp.resolve("data"),
+            new JsonObject()
+                .put("natsUrl", nats.url())
+                .put("headTimeout", "1s")
+                .put("maxConnectionsPerAddress", String.valueOf(PER_ADDRESS)));
     long deadline = System.currentTimeMillis() + 30_000;
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200 && System.currentTimeMillis() < deadline) {
+    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200
+        && System.currentTimeMillis() < deadline) {
       Thread.sleep(100);
     }
     gateway.createRepo("demo");
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    git.ok(git.workTree(tmp, "work"), "push", "-q", gateway.pushUrl("demo", gateway.ownerToken), "main");
+    git.ok(
+        git.workTree(tmp, "work"),
+        "push",
+        "-q",
+        gateway.pushUrl("demo", gateway.ownerToken),
+        "main");
     // No runner takes it: the job stays queued and its log quiet.
-    var created = gateway.api("POST", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken,
-        "{\"task\":\"wait\",\"exec\":\"true\"}");
+    var created =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/demo/agent-jobs",
+            gateway.ownerToken,
+            "{\"task\":\"wait\",\"exec\":\"true\"}");
     assertEquals(201, created.statusCode(), created.body());
-    logs = "/api/v1/repos/demo/agent-jobs/" + new JsonObject(created.body()).getString("id") + "/logs";
+    logs =
+        "/api/v1/repos/demo/agent-jobs/" + new JsonObject(created.body()).getString("id") + "/logs";
   }
 
   @AfterAll
@@ -68,7 +84,8 @@ class LogViewerSlotsIT {
     }
     Thread.sleep(3_000);
     for (Viewer viewer : viewers) {
-      assertFalse(viewer.closed.isDone(), "a quiet viewer was closed: " + viewer.closed.getNow(null));
+      assertFalse(
+          viewer.closed.isDone(), "a quiet viewer was closed: " + viewer.closed.getNow(null));
       viewer.socket.sendClose(WebSocket.NORMAL_CLOSURE, "done").get(5, TimeUnit.SECONDS);
       viewer.closed.get(5, TimeUnit.SECONDS);
     }
@@ -85,19 +102,26 @@ class LogViewerSlotsIT {
   private record Viewer(WebSocket socket, CompletableFuture<String> closed) {
     static Viewer open() throws Exception {
       CompletableFuture<String> closed = new CompletableFuture<>();
-      WebSocket socket = client.newWebSocketBuilder().header("Authorization", "Bearer " + gateway.ownerToken)
-          .buildAsync(URI.create(gateway.baseUrl.replace("http:", "ws:") + logs), new WebSocket.Listener() {
-            @Override
-            public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-              closed.complete(statusCode + " " + reason);
-              return null;
-            }
+      WebSocket socket =
+          client
+              .newWebSocketBuilder()
+              .header("Authorization", "Bearer " + gateway.ownerToken)
+              .buildAsync(
+                  URI.create(gateway.baseUrl.replace("http:", "ws:") + logs),
+                  new WebSocket.Listener() {
+                    @Override
+                    public CompletionStage<?> onClose(
+                        WebSocket webSocket, int statusCode, String reason) {
+                      closed.complete(statusCode + " " + reason);
+                      return null;
+                    }
 
-            @Override
-            public void onError(WebSocket webSocket, Throwable error) {
-              closed.complete(error.toString());
-            }
-          }).get(10, TimeUnit.SECONDS);
+                    @Override
+                    public void onError(WebSocket webSocket, Throwable error) {
+                      closed.complete(error.toString());
+                    }
+                  })
+              .get(10, TimeUnit.SECONDS);
       return new Viewer(socket, closed);
     }
   }

@@ -7,7 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
-/** A real {@code nats-server -js} on a free port with its own store, which tests can stop, kill and restart. */
+/**
+ * A real {@code nats-server -js} on a free port with its own store, which tests can stop, kill and
+ * restart.
+ */
 public final class NatsServerProcess implements AutoCloseable {
 
   private final Path storeDir;
@@ -35,18 +38,27 @@ public final class NatsServerProcess implements AutoCloseable {
 
   /** Starts (again) on the same port and store, waiting until it accepts connections. */
   public void restart() throws Exception {
-    process = new ProcessBuilder("nats-server", "-js", "-a", "127.0.0.1", "-p", String.valueOf(port),
-        "-sd", storeDir.toString())
-        .redirectErrorStream(true)
-        .redirectOutput(storeDir.resolve("nats-server.log").toFile())
-        .start();
+    process =
+        new ProcessBuilder(
+                "nats-server",
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                String.valueOf(port),
+                "-sd",
+                storeDir.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(storeDir.resolve("nats-server.log").toFile())
+            .start();
     long deadline = System.currentTimeMillis() + 15_000;
     while (System.currentTimeMillis() < deadline) {
       try (Socket s = new Socket("127.0.0.1", port)) {
         return;
       } catch (IOException e) {
         if (!process.isAlive()) {
-          throw new IOException("nats-server exited: " + Files.readString(storeDir.resolve("nats-server.log")));
+          throw new IOException(
+              "nats-server exited: " + Files.readString(storeDir.resolve("nats-server.log")));
         }
         Thread.sleep(50);
       }

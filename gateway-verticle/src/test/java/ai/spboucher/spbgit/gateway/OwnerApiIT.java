@@ -17,8 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** Repositories and personal access tokens through the REST API. */
 class OwnerApiIT {
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static TestGateway gateway;
 
   @BeforeAll
@@ -33,25 +32,40 @@ class OwnerApiIT {
 
   @Test
   void createsListsAndDeletesRepositories() throws Exception {
-    HttpResponse<String> created = gateway.api("POST", "/api/v1/repos", gateway.ownerToken,
-        "{\"name\":\"my-repo.v2\",\"description\":\"A test\"}");
+    HttpResponse<String> created =
+        gateway.api(
+            "POST",
+            "/api/v1/repos",
+            gateway.ownerToken,
+            "{\"name\":\"my-repo.v2\",\"description\":\"A test\"}");
     assertEquals(201, created.statusCode(), created.body());
-    assertEquals(gateway.baseUrl + "/my-repo.v2.git", new JsonObject(created.body()).getString("clone_url"));
+    assertEquals(
+        gateway.baseUrl + "/my-repo.v2.git", new JsonObject(created.body()).getString("clone_url"));
     assertTrue(Files.isDirectory(gateway.repoDir("my-repo.v2").resolve("objects")));
 
     JsonArray listed = new JsonArray(gateway.api("GET", "/api/v1/repos", null, null).body());
-    assertTrue(listed.stream().map(JsonObject.class::cast)
-        .anyMatch(r -> r.getString("name").equals("my-repo.v2") && r.getString("description").equals("A test")));
+    assertTrue(
+        listed.stream()
+            .map(JsonObject.class::cast)
+            .anyMatch(
+                r ->
+                    r.getString("name").equals("my-repo.v2")
+                        && r.getString("description").equals("A test")));
 
     assertEquals(401, gateway.api("DELETE", "/api/v1/repos/my-repo.v2", null, null).statusCode());
-    assertEquals(204, gateway.api("DELETE", "/api/v1/repos/my-repo.v2", gateway.ownerToken, null).statusCode());
+    assertEquals(
+        204,
+        gateway.api("DELETE", "/api/v1/repos/my-repo.v2", gateway.ownerToken, null).statusCode());
     assertFalse(Files.exists(gateway.repoDir("my-repo.v2")));
-    assertEquals(404, gateway.api("DELETE", "/api/v1/repos/my-repo.v2", gateway.ownerToken, null).statusCode());
+    assertEquals(
+        404,
+        gateway.api("DELETE", "/api/v1/repos/my-repo.v2", gateway.ownerToken, null).statusCode());
   }
 
   @Test
   void personalAccessTokensAreShownOnceStoredHashedAndRevocable() throws Exception {
-    HttpResponse<String> created = gateway.api("POST", "/api/v1/tokens", gateway.ownerToken, "{\"label\":\"laptop\"}");
+    HttpResponse<String> created =
+        gateway.api("POST", "/api/v1/tokens", gateway.ownerToken, "{\"label\":\"laptop\"}");
     assertEquals(201, created.statusCode(), created.body());
     JsonObject token = new JsonObject(created.body());
     String secret = token.getString("token");
@@ -64,10 +78,17 @@ class OwnerApiIT {
     assertTrue(listing.contains("laptop"));
     assertFalse(listing.contains("spbpat_"), "listing never shows secrets");
 
-    assertEquals(201, gateway.api("POST", "/api/v1/repos", secret, "{\"name\":\"by-new-token\"}").statusCode());
-    assertEquals(204, gateway.api("DELETE", "/api/v1/tokens/" + token.getString("id"), gateway.ownerToken, null)
-        .statusCode());
-    assertEquals(401, gateway.api("POST", "/api/v1/repos", secret, "{\"name\":\"after-revoke\"}").statusCode());
+    assertEquals(
+        201,
+        gateway.api("POST", "/api/v1/repos", secret, "{\"name\":\"by-new-token\"}").statusCode());
+    assertEquals(
+        204,
+        gateway
+            .api("DELETE", "/api/v1/tokens/" + token.getString("id"), gateway.ownerToken, null)
+            .statusCode());
+    assertEquals(
+        401,
+        gateway.api("POST", "/api/v1/repos", secret, "{\"name\":\"after-revoke\"}").statusCode());
     assertEquals(401, gateway.api("GET", "/api/v1/tokens", secret, null).statusCode());
   }
 }

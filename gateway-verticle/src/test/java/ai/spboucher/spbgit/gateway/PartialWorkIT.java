@@ -28,32 +28,38 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A job that hits a limit leaves its work as {@code refs/agents/<id>/partial}, never as the proposal: the API shows
- * that commit ({@code partial_sha}) and its diff ({@code ?ref=partial}, labelled), and refuses to approve it. The
- * gateway, NATS and git are real; the test takes the job from the queue and reports it as a runner does, and
- * pushes with the job's own token as the runner's git relay does.
+ * A job that hits a limit leaves its work as {@code refs/agents/<id>/partial}, never as the
+ * proposal: the API shows that commit ({@code partial_sha}) and its diff ({@code ?ref=partial},
+ * labelled), and refuses to approve it. The gateway, NATS and git are real; the test takes the job
+ * from the queue and reports it as a runner does, and pushes with the job's own token as the
+ * runner's git relay does.
  */
 class PartialWorkIT {
 
   private static final String REPO = "demo";
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void aJobThatLeftOnlyPartialWorkShowsItsShaAndDiffButOffersNothingToApprove() throws Exception {
     try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
-         TestGateway gateway = TestGateway.start(tmp.resolve("data"),
-             new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
-         Connection runner = Nats.connect(nats.url())) {
+        TestGateway gateway =
+            TestGateway.start(
+                tmp.resolve("data"),
+                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
+        Connection runner = Nats.connect(nats.url())) {
       awaitReady(gateway);
       GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
       gateway.createRepo(REPO);
       Path work = git.workTree(tmp, "work");
       git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
       String base = git.ok(work, "rev-parse", "HEAD").output().strip();
-      HttpResponse<String> created = gateway.api("POST", "/api/v1/repos/" + REPO + "/agent-jobs",
-          gateway.ownerToken, new JsonObject().put("task", "Greet in the README").encode());
+      HttpResponse<String> created =
+          gateway.api(
+              "POST",
+              "/api/v1/repos/" + REPO + "/agent-jobs",
+              gateway.ownerToken,
+              new JsonObject().put("task", "Greet in the README").encode());
       assertEquals(201, created.statusCode(), created.body());
       String id = new JsonObject(created.body()).getString("id");
       String jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
@@ -61,34 +67,63 @@ class PartialWorkIT {
       JobRequest request = takeRequest(runner);
       assertEquals(id, request.getJobId());
       assertEquals(Mode.MODE_LLM, request.getMode());
-      publishStatus(runner, id, 1, StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1")
-          .setContainerId("c0ffee").build());
+      publishStatus(
+          runner,
+          id,
+          1,
+          StatusChange.newBuilder()
+              .setStatus(JobStatus.STARTED)
+              .setRunnerId("r1")
+              .setContainerId("c0ffee")
+              .build());
       Files.writeString(work.resolve("README.md"), "hello work\nhello agent\n");
       git.ok(work, "commit", "-q", "-am", "Greet in the README\n\nAgent-Job: " + id);
       String partial = git.ok(work, "rev-parse", "HEAD").output().strip();
-      git.ok(work, "push", "-q", gateway.pushUrl(REPO, request.getJobToken()), "HEAD:refs/agents/" + id + "/partial");
-      publishStatus(runner, id, 2, StatusChange.newBuilder().setStatus(JobStatus.FINISHED)
-          .setExitReason("budget_exceeded").setRunnerId("r1").setContainerId("c0ffee")
-          .setDetail("the agent stopped on the runner's breach notice").setProvider("openai").setModel("gpt-test")
-          .setInputTokens(800).setOutputTokens(200).build());
+      git.ok(
+          work,
+          "push",
+          "-q",
+          gateway.pushUrl(REPO, request.getJobToken()),
+          "HEAD:refs/agents/" + id + "/partial");
+      publishStatus(
+          runner,
+          id,
+          2,
+          StatusChange.newBuilder()
+              .setStatus(JobStatus.FINISHED)
+              .setExitReason("budget_exceeded")
+              .setRunnerId("r1")
+              .setContainerId("c0ffee")
+              .setDetail("the agent stopped on the runner's breach notice")
+              .setProvider("openai")
+              .setModel("gpt-test")
+              .setInputTokens(800)
+              .setOutputTokens(200)
+              .build());
 
       JsonObject job = awaitFinished(gateway, jobPath);
       assertEquals("budget_exceeded", job.getString("exit_reason"), job.encodePrettily());
       assertEquals(partial, job.getString("partial_sha"), job.encodePrettily());
       assertNull(job.getString("proposal_sha"));
       assertNull(job.getString("test_result"));
-      assertTrue(job.getJsonArray("refs_written").encode().contains("refs/agents/" + id + "/partial"),
+      assertTrue(
+          job.getJsonArray("refs_written").encode().contains("refs/agents/" + id + "/partial"),
           job.encodePrettily());
       for (String list : List.of("/api/v1/repos/" + REPO + "/agent-jobs", "/api/v1/jobs")) {
-        JsonObject listed = new JsonArray(gateway.api("GET", list, gateway.ownerToken, null).body()).getJsonObject(0);
+        JsonObject listed =
+            new JsonArray(gateway.api("GET", list, gateway.ownerToken, null).body())
+                .getJsonObject(0);
         assertEquals(partial, listed.getString("partial_sha"), list);
       }
 
-      HttpResponse<String> noProposal = gateway.api("GET", jobPath + "/diff", gateway.ownerToken, null);
+      HttpResponse<String> noProposal =
+          gateway.api("GET", jobPath + "/diff", gateway.ownerToken, null);
       assertEquals(404, noProposal.statusCode(), noProposal.body());
-      assertEquals("job " + id + " has no proposal; its partial work is at ?ref=partial",
+      assertEquals(
+          "job " + id + " has no proposal; its partial work is at ?ref=partial",
           new JsonObject(noProposal.body()).getString("error"));
-      HttpResponse<String> response = gateway.api("GET", jobPath + "/diff?ref=partial", gateway.ownerToken, null);
+      HttpResponse<String> response =
+          gateway.api("GET", jobPath + "/diff?ref=partial", gateway.ownerToken, null);
       assertEquals(200, response.statusCode(), response.body());
       JsonObject diff = new JsonObject(response.body());
       assertEquals("refs/agents/" + id + "/partial", diff.getString("ref"));
@@ -101,37 +136,68 @@ class PartialWorkIT {
       assertEquals("README.md", readme.getString("path"));
       assertEquals(1, readme.getInteger("additions"));
       assertEquals(0, readme.getInteger("deletions"));
-      assertEquals(List.of("context hello work", "add hello agent"),
-          readme.getJsonArray("hunks").getJsonObject(0).getJsonArray("lines").stream().map(JsonObject.class::cast)
-              .map(l -> l.getString("type") + " " + l.getString("text")).toList());
+      assertEquals(
+          List.of("context hello work", "add hello agent"),
+          readme.getJsonArray("hunks").getJsonObject(0).getJsonArray("lines").stream()
+              .map(JsonObject.class::cast)
+              .map(l -> l.getString("type") + " " + l.getString("text"))
+              .toList());
 
-      HttpResponse<String> approve = gateway.api("POST", jobPath + "/approve", gateway.ownerToken,
-          new JsonObject().put("branch", "agent/" + id).put("sha", partial).encode());
+      HttpResponse<String> approve =
+          gateway.api(
+              "POST",
+              jobPath + "/approve",
+              gateway.ownerToken,
+              new JsonObject().put("branch", "agent/" + id).put("sha", partial).encode());
       assertEquals(409, approve.statusCode(), approve.body());
-      assertEquals("job " + id + " has no proposal to approve; its partial work (refs/agents/" + id
-          + "/partial) is for review only and cannot be approved", new JsonObject(approve.body()).getString("error"));
-      assertFalse(git.refs(gateway.repoDir(REPO)).contains("refs/heads/agent/"), "no branch was created");
-      assertNull(new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body()).getValue("decision"));
+      assertEquals(
+          "job "
+              + id
+              + " has no proposal to approve; its partial work (refs/agents/"
+              + id
+              + "/partial) is for review only and cannot be approved",
+          new JsonObject(approve.body()).getString("error"));
+      assertFalse(
+          git.refs(gateway.repoDir(REPO)).contains("refs/heads/agent/"), "no branch was created");
+      assertNull(
+          new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body())
+              .getValue("decision"));
     }
   }
 
   /** Takes the next job request from the runners' queue, as a runner does. */
   private static JobRequest takeRequest(Connection runner) throws Exception {
-    JetStreamSubscription queue = runner.jetStream().subscribe(Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
-        PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE)));
+    JetStreamSubscription queue =
+        runner
+            .jetStream()
+            .subscribe(
+                Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
+                PullSubscribeOptions.bind(
+                    Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE)));
     List<Message> taken = queue.fetch(1, Duration.ofSeconds(10));
     assertEquals(1, taken.size(), "the job was queued");
     taken.get(0).ack();
     return JobRequest.parseFrom(taken.get(0).getData());
   }
 
-  /** Publishes a status change as a runner does: numbered per job, deduplicated by its message id. */
-  private static void publishStatus(Connection runner, String id, long sequence, StatusChange change)
-      throws Exception {
-    JobEvent event = JobEvent.newBuilder().setJobId(id).setSequence(sequence)
-        .setTimestampEpochMs(System.currentTimeMillis()).setStatus(change).build();
-    runner.jetStream().publish(Subjects.statusEvents(id), event.toByteArray(),
-        PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  /**
+   * Publishes a status change as a runner does: numbered per job, deduplicated by its message id.
+   */
+  private static void publishStatus(
+      Connection runner, String id, long sequence, StatusChange change) throws Exception {
+    JobEvent event =
+        JobEvent.newBuilder()
+            .setJobId(id)
+            .setSequence(sequence)
+            .setTimestampEpochMs(System.currentTimeMillis())
+            .setStatus(change)
+            .build();
+    runner
+        .jetStream()
+        .publish(
+            Subjects.statusEvents(id),
+            event.toByteArray(),
+            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 
   private static JsonObject awaitFinished(TestGateway gateway, String jobPath) throws Exception {

@@ -35,7 +35,8 @@ public final class PktLines {
 
   /** A valid pack with no objects, for ref updates that point at objects the server already has. */
   public static byte[] emptyPack() throws Exception {
-    ByteBuffer header = ByteBuffer.allocate(12).put("PACK".getBytes(StandardCharsets.US_ASCII)).putInt(2).putInt(0);
+    ByteBuffer header =
+        ByteBuffer.allocate(12).put("PACK".getBytes(StandardCharsets.US_ASCII)).putInt(2).putInt(0);
     byte[] head = header.array();
     byte[] trailer = MessageDigest.getInstance("SHA-1").digest(head);
     ByteBuffer pack = ByteBuffer.allocate(32).put(head).put(trailer);
@@ -44,7 +45,10 @@ public final class PktLines {
 
   /** A receive-pack request creating {@code ref} at {@code id}. */
   public static byte[] createRef(String ref, String id, String capabilities) throws Exception {
-    return new PktLines().line(ZERO_ID + " " + id + " " + ref + "\0" + capabilities + "\n").flush()
-        .raw(emptyPack()).bytes();
+    return new PktLines()
+        .line(ZERO_ID + " " + id + " " + ref + "\0" + capabilities + "\n")
+        .flush()
+        .raw(emptyPack())
+        .bytes();
   }
 }

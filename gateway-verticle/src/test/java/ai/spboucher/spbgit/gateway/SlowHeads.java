@@ -12,19 +12,20 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A slow-loris: connections from one source address that send the start of a request head, then one more header
- * line now and then, and never finish it. Tells which of them the server still holds, which it closed and after how
- * long, and which it answered. Sources other than 127.0.0.1 (any of 127.0.0.0/8 on Linux) let a test be several
- * clients at once.
+ * A slow-loris: connections from one source address that send the start of a request head, then one
+ * more header line now and then, and never finish it. Tells which of them the server still holds,
+ * which it closed and after how long, and which it answered. Sources other than 127.0.0.1 (any of
+ * 127.0.0.0/8 on Linux) let a test be several clients at once.
  *
- * <p>Threading: one thread per instance watches and feeds the connections; the accessors may be called from any
- * thread.
+ * <p>Threading: one thread per instance watches and feeds the connections; the accessors may be
+ * called from any thread.
  */
 public final class SlowHeads implements AutoCloseable {
 
   private static final long TRICKLE_MS = 1_000;
-  private static final byte[] START = ("GET /api/v1/repos HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow-heads\r\n")
-      .getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] START =
+      ("GET /api/v1/repos HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow-heads\r\n")
+          .getBytes(StandardCharsets.US_ASCII);
 
   /** One connection and what became of it. */
   private static final class Slow {
@@ -53,11 +54,12 @@ public final class SlowHeads implements AutoCloseable {
   }
 
   /**
-   * Opens {@code count} connections from {@code source} to {@code port} on 127.0.0.1, each sending a partial head.
-   * A connection that cannot be made within {@code connectTimeout} (a server that stopped accepting) is counted in
-   * {@link #failedToConnect()}.
+   * Opens {@code count} connections from {@code source} to {@code port} on 127.0.0.1, each sending
+   * a partial head. A connection that cannot be made within {@code connectTimeout} (a server that
+   * stopped accepting) is counted in {@link #failedToConnect()}.
    */
-  public static SlowHeads open(String source, int port, int count, Duration connectTimeout) throws IOException {
+  public static SlowHeads open(String source, int port, int count, Duration connectTimeout)
+      throws IOException {
     Selector selector = Selector.open();
     List<Slow> opened = new ArrayList<>();
     int failed = 0;
@@ -65,7 +67,9 @@ public final class SlowHeads implements AutoCloseable {
       SocketChannel channel = SocketChannel.open();
       try {
         channel.bind(new InetSocketAddress(source, 0));
-        channel.socket().connect(new InetSocketAddress("127.0.0.1", port), (int) connectTimeout.toMillis());
+        channel
+            .socket()
+            .connect(new InetSocketAddress("127.0.0.1", port), (int) connectTimeout.toMillis());
         channel.write(ByteBuffer.wrap(START));
         channel.configureBlocking(false);
         Slow slow = new Slow(channel);
@@ -148,19 +152,31 @@ public final class SlowHeads implements AutoCloseable {
     return failedToConnect;
   }
 
-  /** Connections the server answered with this status before closing (a refusal rather than a timeout). */
+  /**
+   * Connections the server answered with this status before closing (a refusal rather than a
+   * timeout).
+   */
   public int answered(int status) {
-    return (int) connections.stream().filter(s -> s.answer.toString().startsWith("HTTP/1.1 " + status + " "))
-        .count();
+    return (int)
+        connections.stream()
+            .filter(s -> s.answer.toString().startsWith("HTTP/1.1 " + status + " "))
+            .count();
   }
 
   /** The longest any closed connection was open, from its connect to the server's close. */
   public Duration longestBeforeClose() {
-    return Duration.ofNanos(connections.stream().filter(s -> s.closedAt != 0)
-        .mapToLong(s -> s.closedAt - s.openedAt).max().orElse(0));
+    return Duration.ofNanos(
+        connections.stream()
+            .filter(s -> s.closedAt != 0)
+            .mapToLong(s -> s.closedAt - s.openedAt)
+            .max()
+            .orElse(0));
   }
 
-  /** Waits until the server closed every connection, or {@code limit} passed; true if it closed them all. */
+  /**
+   * Waits until the server closed every connection, or {@code limit} passed; true if it closed them
+   * all.
+   */
   public boolean awaitAllClosed(Duration limit) throws InterruptedException {
     long deadline = System.nanoTime() + limit.toNanos();
     while (held() > 0 && System.nanoTime() < deadline) {

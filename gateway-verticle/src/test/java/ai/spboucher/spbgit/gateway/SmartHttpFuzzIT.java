@@ -46,12 +46,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Generated git smart-HTTP requests against a real gateway: pkt-line bodies with random and invalid lengths,
- * flush and delim packets, oversize lines, truncation, receive-pack commands with bad ref names, bad ids and
- * capability garbage, corrupt packs and gzip, with no, owner, job and bad credentials. After every request:
- * no 5xx, a 4xx carries a JSON error, and every ref that changed was changed by a well-formed command its pusher
- * was allowed to make; a job token never writes outside {@code refs/agents/<job>/}. At the end the gateway still
- * serves a real {@code git clone}, and no object was added or lost.
+ * Generated git smart-HTTP requests against a real gateway: pkt-line bodies with random and invalid
+ * lengths, flush and delim packets, oversize lines, truncation, receive-pack commands with bad ref
+ * names, bad ids and capability garbage, corrupt packs and gzip, with no, owner, job and bad
+ * credentials. After every request: no 5xx, a 4xx carries a JSON error, and every ref that changed
+ * was changed by a well-formed command its pusher was allowed to make; a job token never writes
+ * outside {@code refs/agents/<job>/}. At the end the gateway still serves a real {@code git clone},
+ * and no object was added or lost.
  */
 class SmartHttpFuzzIT {
 
@@ -61,46 +62,96 @@ class SmartHttpFuzzIT {
   private static final String ZERO = "0".repeat(40);
   private static final String RECEIVE_TYPE = "application/x-git-receive-pack-request";
   private static final String UPLOAD_TYPE = "application/x-git-upload-pack-request";
-  private static final List<String> CAPABILITIES = List.of("report-status", "report-status-v2", "side-band-64k",
-      "side-band", "atomic", "delete-refs", "ofs-delta", "quiet", "push-options", "agent=git/2.39.5",
-      "object-format=sha1", "object-format=sha256", "push-cert=x", "no-thin", "session-id=\u00e9", "=", " ");
+  private static final List<String> CAPABILITIES =
+      List.of(
+          "report-status",
+          "report-status-v2",
+          "side-band-64k",
+          "side-band",
+          "atomic",
+          "delete-refs",
+          "ofs-delta",
+          "quiet",
+          "push-options",
+          "agent=git/2.39.5",
+          "object-format=sha1",
+          "object-format=sha256",
+          "push-cert=x",
+          "no-thin",
+          "session-id=\u00e9",
+          "=",
+          " ");
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static TestGateway gateway;
   static GitCli git;
   static String head;
   static Map<Credential, String> credentials;
   static byte[] emptyPack;
-  /** HTTP/1.1, as git speaks it over plain HTTP (the JDK client would otherwise try an h2c upgrade). */
-  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(5)).build();
+
+  /**
+   * HTTP/1.1, as git speaks it over plain HTTP (the JDK client would otherwise try an h2c upgrade).
+   */
+  static final HttpClient HTTP =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
 
   /** Who a request claims to be. */
-  enum Credential { NONE, OWNER, JOB, JOB_OTHER_REPO, JOB_REVOKED, JOB_MUTATED, GARBAGE, MALFORMED_HEADER }
+  enum Credential {
+    NONE,
+    OWNER,
+    JOB,
+    JOB_OTHER_REPO,
+    JOB_REVOKED,
+    JOB_MUTATED,
+    GARBAGE,
+    MALFORMED_HEADER
+  }
 
   /** One generated request and the bytes it sent. */
-  record Attempt(String method, String path, Credential credential, String contentType, String contentEncoding,
-                 String gitProtocol, boolean chunked, byte[] body) {
+  record Attempt(
+      String method,
+      String path,
+      Credential credential,
+      String contentType,
+      String contentEncoding,
+      String gitProtocol,
+      boolean chunked,
+      byte[] body) {
     @Override
     public String toString() {
-      return method + " " + path + " as " + credential + ", type " + contentType + ", encoding " + contentEncoding
-          + ", Git-Protocol " + gitProtocol + (chunked ? ", chunked" : "") + ", body "
+      return method
+          + " "
+          + path
+          + " as "
+          + credential
+          + ", type "
+          + contentType
+          + ", encoding "
+          + contentEncoding
+          + ", Git-Protocol "
+          + gitProtocol
+          + (chunked ? ", chunked" : "")
+          + ", body "
           + (body == null ? "none" : Fuzz.show(body));
     }
   }
 
   /** One receive-pack command as sent. */
-  record Command(String oldId, String newId, String ref) {
-  }
+  record Command(String oldId, String newId, String ref) {}
 
-  /** The command section of a strictly well-formed receive-pack body, and what followed its flush. */
-  record Commands(List<Command> commands, Set<String> capabilities, byte[] rest) {
-  }
+  /**
+   * The command section of a strictly well-formed receive-pack body, and what followed its flush.
+   */
+  record Commands(List<Command> commands, Set<String> capabilities, byte[] rest) {}
 
   @BeforeAll
   static void startGateway() throws Exception {
-    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("maxPushBytes", String.valueOf(PUSH_LIMIT)));
+    gateway =
+        TestGateway.start(
+            tmp.resolve("data"), new JsonObject().put("maxPushBytes", String.valueOf(PUSH_LIMIT)));
     git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     gateway.createRepo("demo");
     gateway.createRepo("other");
@@ -108,10 +159,13 @@ class SmartHttpFuzzIT {
     git.ok(work, "push", "-q", gateway.pushUrl("demo", gateway.ownerToken), "main");
     head = git.ok(work, "rev-parse", "HEAD").output().strip();
     String job = gateway.jobToken("demo", JOB, 3600);
-    git.ok(work, "push", "-q", gateway.pushUrl("demo", job), "main:refs/agents/" + JOB + "/existing");
+    git.ok(
+        work, "push", "-q", gateway.pushUrl("demo", job), "main:refs/agents/" + JOB + "/existing");
     String revoked = gateway.jobToken("demo", JOB, 3600);
     String jti = ForgedTokens.claimsOf(revoked).getString("jti");
-    assertEquals(204, gateway.api("DELETE", "/api/v1/job-tokens/" + jti, gateway.ownerToken, null).statusCode());
+    assertEquals(
+        204,
+        gateway.api("DELETE", "/api/v1/job-tokens/" + jti, gateway.ownerToken, null).statusCode());
     char[] mutated = job.toCharArray();
     mutated[mutated.length - 5] ^= 0x01;
     credentials = new HashMap<>();
@@ -142,7 +196,8 @@ class SmartHttpFuzzIT {
       Attempt attempt = null;
       try {
         attempt = attempt(Fuzz.randomFor(seed, i));
-        Map<String, Map<String, String>> before = Map.of("demo", refs("demo"), "other", refs("other"));
+        Map<String, Map<String, String>> before =
+            Map.of("demo", refs("demo"), "other", refs("other"));
         HttpResponse<byte[]> response = send(attempt);
         statuses.merge(response.statusCode(), 1, Integer::sum);
         checkResponse(attempt, response);
@@ -150,27 +205,53 @@ class SmartHttpFuzzIT {
           refChanges += checkRefChanges(attempt, repo, before.get(repo), refs(repo));
         }
       } catch (Throwable failure) {
-        fail(Fuzz.failureMessage("smart HTTP fuzz", seed, i, tries,
-            attempt == null ? "(the generator failed)" : attempt.toString(), failure), failure);
+        fail(
+            Fuzz.failureMessage(
+                "smart HTTP fuzz",
+                seed,
+                i,
+                tries,
+                attempt == null ? "(the generator failed)" : attempt.toString(),
+                failure),
+            failure);
       }
     }
-    System.out.println("smart HTTP fuzz, seed " + seed + ": " + tries + " requests, statuses " + statuses + ", "
-        + refChanges + " ref changes by well-formed pushes");
+    System.out.println(
+        "smart HTTP fuzz, seed "
+            + seed
+            + ": "
+            + tries
+            + " requests, statuses "
+            + statuses
+            + ", "
+            + refChanges
+            + " ref changes by well-formed pushes");
     for (String repo : objectsBefore.keySet()) {
-      assertEquals(objectsBefore.get(repo), objects(repo), "objects of " + repo + " were added or lost");
+      assertEquals(
+          objectsBefore.get(repo), objects(repo), "objects of " + repo + " were added or lost");
     }
     assertGatewayStillServes();
   }
 
-  /** The control: well-formed pushes sent the same way do change refs, and the checks accept them. */
+  /**
+   * The control: well-formed pushes sent the same way do change refs, and the checks accept them.
+   */
   @Test
   void wellFormedPushesSentTheSameWayAreCarriedOut() throws Exception {
     String jobRef = "refs/agents/" + JOB + "/control";
     String ownerRef = "refs/heads/control";
     for (Credential credential : List.of(Credential.JOB, Credential.OWNER)) {
       String ref = credential == Credential.JOB ? jobRef : ownerRef;
-      Attempt attempt = new Attempt("POST", "/demo.git/git-receive-pack", credential, RECEIVE_TYPE, null, null,
-          false, PktLines.createRef(ref, head, "report-status"));
+      Attempt attempt =
+          new Attempt(
+              "POST",
+              "/demo.git/git-receive-pack",
+              credential,
+              RECEIVE_TYPE,
+              null,
+              null,
+              false,
+              PktLines.createRef(ref, head, "report-status"));
       Map<String, String> before = refs("demo");
       HttpResponse<byte[]> response = send(attempt);
       checkResponse(attempt, response);
@@ -178,16 +259,34 @@ class SmartHttpFuzzIT {
       assertEquals(1, checkRefChanges(attempt, "demo", before, refs("demo")));
       assertEquals(head, refs("demo").get(ref));
     }
-    Attempt delete = new Attempt("POST", "/demo.git/git-receive-pack", Credential.OWNER, RECEIVE_TYPE, null, null,
-        false, new PktLines().line(head + " " + ZERO + " " + ownerRef + "\0report-status delete-refs\n").flush()
-            .bytes());
+    Attempt delete =
+        new Attempt(
+            "POST",
+            "/demo.git/git-receive-pack",
+            Credential.OWNER,
+            RECEIVE_TYPE,
+            null,
+            null,
+            false,
+            new PktLines()
+                .line(head + " " + ZERO + " " + ownerRef + "\0report-status delete-refs\n")
+                .flush()
+                .bytes());
     Map<String, String> before = refs("demo");
     assertEquals(200, send(delete).statusCode());
     assertEquals(1, checkRefChanges(delete, "demo", before, refs("demo")));
     assertEquals(null, refs("demo").get(ownerRef));
 
-    Attempt outside = new Attempt("POST", "/demo.git/git-receive-pack", Credential.JOB, RECEIVE_TYPE, null, null,
-        false, PktLines.createRef("refs/heads/control-job", head, "report-status"));
+    Attempt outside =
+        new Attempt(
+            "POST",
+            "/demo.git/git-receive-pack",
+            Credential.JOB,
+            RECEIVE_TYPE,
+            null,
+            null,
+            false,
+            PktLines.createRef("refs/heads/control-job", head, "report-status"));
     before = refs("demo");
     checkResponse(outside, send(outside));
     assertEquals(before, refs("demo"));
@@ -203,10 +302,24 @@ class SmartHttpFuzzIT {
     }
     int kind = random.nextInt(20);
     if (kind < 2) {
-      String service = List.of("git-upload-pack", "git-receive-pack", "git-upload-archive", "", "git-receive-pack\0",
-          "GIT-RECEIVE-PACK").get(random.nextInt(6));
-      return new Attempt("GET", "/" + repo(random) + ".git/info/refs?service=" + urlEncode(service), credential, null,
-          null, gitProtocol(random), false, null);
+      String service =
+          List.of(
+                  "git-upload-pack",
+                  "git-receive-pack",
+                  "git-upload-archive",
+                  "",
+                  "git-receive-pack\0",
+                  "GIT-RECEIVE-PACK")
+              .get(random.nextInt(6));
+      return new Attempt(
+          "GET",
+          "/" + repo(random) + ".git/info/refs?service=" + urlEncode(service),
+          credential,
+          null,
+          null,
+          gitProtocol(random),
+          false,
+          null);
     }
     boolean receive = kind < 14;
     // The owner may rewrite main; keeping it fixed lets the final clone check what it serves.
@@ -226,8 +339,15 @@ class SmartHttpFuzzIT {
       }
     }
     String type = random.nextInt(25) == 0 ? "text/plain" : receive ? RECEIVE_TYPE : UPLOAD_TYPE;
-    return new Attempt("POST", "/" + repo(random) + ".git/" + (receive ? "git-receive-pack" : "git-upload-pack"),
-        credential, type, encoding, gitProtocol(random), random.nextInt(8) == 0, body);
+    return new Attempt(
+        "POST",
+        "/" + repo(random) + ".git/" + (receive ? "git-receive-pack" : "git-upload-pack"),
+        credential,
+        type,
+        encoding,
+        gitProtocol(random),
+        random.nextInt(8) == 0,
+        body);
   }
 
   private static String repo(Random random) {
@@ -238,7 +358,9 @@ class SmartHttpFuzzIT {
     return switch (random.nextInt(6)) {
       case 0 -> "version=2";
       case 1 -> "version=1";
-      case 2 -> "version=2:object-format=sha256:" + randomText(random, 8).replaceAll("[^\\x21-\\x7e]", "x");
+      case 2 ->
+          "version=2:object-format=sha256:"
+              + randomText(random, 8).replaceAll("[^\\x21-\\x7e]", "x");
       default -> null;
     };
   }
@@ -253,7 +375,12 @@ class SmartHttpFuzzIT {
     PktLines body = new PktLines();
     int commands = 1 + random.nextInt(4);
     for (int i = 0; i < commands; i++) {
-      String line = objectId(random, true) + " " + objectId(random, false) + " " + refName(random, mayNameMain);
+      String line =
+          objectId(random, true)
+              + " "
+              + objectId(random, false)
+              + " "
+              + refName(random, mayNameMain);
       if (i == 0) {
         line += "\0" + capabilities(random);
       }
@@ -266,8 +393,8 @@ class SmartHttpFuzzIT {
   }
 
   /**
-   * A push that is well formed but for its ref names (and sometimes a stale old id): the gate, not the parser,
-   * has to stop it.
+   * A push that is well formed but for its ref names (and sometimes a stale old id): the gate, not
+   * the parser, has to stop it.
    */
   private static byte[] wellFramedPush(Random random, boolean mayNameMain) {
     PktLines body = new PktLines();
@@ -279,8 +406,12 @@ class SmartHttpFuzzIT {
       String oldId = delete || random.nextInt(4) == 0 ? head : ZERO;
       String line = oldId + " " + (delete ? ZERO : head) + " " + refName(random, mayNameMain);
       if (i == 0) {
-        line += "\0" + String.join(" ", List.of("report-status", "side-band-64k", "atomic", "delete-refs", "quiet")
-            .subList(0, 1 + random.nextInt(5)));
+        line +=
+            "\0"
+                + String.join(
+                    " ",
+                    List.of("report-status", "side-band-64k", "atomic", "delete-refs", "quiet")
+                        .subList(0, 1 + random.nextInt(5)));
       }
       body.line(line + "\n");
     }
@@ -290,23 +421,38 @@ class SmartHttpFuzzIT {
   private static byte[] uploadPackBody(Random random) {
     PktLines body = new PktLines();
     if (random.nextBoolean()) {
-      body.line("command=" + List.of("ls-refs", "fetch", "object-info", "bundle-uri", "evil").get(random.nextInt(5))
-          + "\n");
+      body.line(
+          "command="
+              + List.of("ls-refs", "fetch", "object-info", "bundle-uri", "evil")
+                  .get(random.nextInt(5))
+              + "\n");
       body.line("agent=git/2.39.5\n");
       body.raw("0001".getBytes(StandardCharsets.US_ASCII));
     }
     int lines = random.nextInt(6);
     for (int i = 0; i < lines; i++) {
-      body.line(switch (random.nextInt(9)) {
-        case 0, 1 -> "want " + objectId(random, false) + (i == 0 ? " " + capabilities(random) : "") + "\n";
-        case 2 -> "have " + objectId(random, false) + "\n";
-        case 3 -> "deepen " + List.of("1", "0", "-1", "99999999999", "x").get(random.nextInt(5)) + "\n";
-        case 4 -> "filter " + List.of("blob:none", "tree:0", "sparse:oid=" + head, "x").get(random.nextInt(4)) + "\n";
-        case 5 -> "ref-prefix " + refName(random, true) + "\n";
-        case 6 -> "shallow " + objectId(random, false) + "\n";
-        case 7 -> "peel\n";
-        default -> "done\n";
-      });
+      body.line(
+          switch (random.nextInt(9)) {
+            case 0, 1 ->
+                "want "
+                    + objectId(random, false)
+                    + (i == 0 ? " " + capabilities(random) : "")
+                    + "\n";
+            case 2 -> "have " + objectId(random, false) + "\n";
+            case 3 ->
+                "deepen "
+                    + List.of("1", "0", "-1", "99999999999", "x").get(random.nextInt(5))
+                    + "\n";
+            case 4 ->
+                "filter "
+                    + List.of("blob:none", "tree:0", "sparse:oid=" + head, "x")
+                        .get(random.nextInt(4))
+                    + "\n";
+            case 5 -> "ref-prefix " + refName(random, true) + "\n";
+            case 6 -> "shallow " + objectId(random, false) + "\n";
+            case 7 -> "peel\n";
+            default -> "done\n";
+          });
     }
     body.flush();
     if (random.nextBoolean()) {
@@ -339,7 +485,9 @@ class SmartHttpFuzzIT {
       case 8 -> mayNameMain ? "refs/heads/main" : "refs/heads/main2";
       case 9 -> "refs/heads/fuzz-" + random.nextInt(5);
       case 10 -> "refs/agents/" + RefNameFuzz.jobId(random) + "/proposal";
-      default -> List.of("refs/tags/v1", "HEAD", "refs/agents/" + JOB, "refs/meta/config").get(random.nextInt(4));
+      default ->
+          List.of("refs/tags/v1", "HEAD", "refs/agents/" + JOB, "refs/meta/config")
+              .get(random.nextInt(4));
     };
   }
 
@@ -347,8 +495,10 @@ class SmartHttpFuzzIT {
     List<String> caps = new ArrayList<>();
     int count = random.nextInt(5);
     for (int i = 0; i < count; i++) {
-      caps.add(random.nextInt(6) == 0 ? randomText(random, 1 + random.nextInt(12))
-          : CAPABILITIES.get(random.nextInt(CAPABILITIES.size())));
+      caps.add(
+          random.nextInt(6) == 0
+              ? randomText(random, 1 + random.nextInt(12))
+              : CAPABILITIES.get(random.nextInt(CAPABILITIES.size())));
     }
     return String.join(random.nextInt(10) == 0 ? "  " : " ", caps);
   }
@@ -367,7 +517,9 @@ class SmartHttpFuzzIT {
         // A header announcing objects that never come, or a pack with bytes after its trailer.
         byte[] announce = emptyPack.clone();
         announce[11] = (byte) (1 + random.nextInt(255));
-        yield random.nextBoolean() ? announce : concat(emptyPack, randomBytes(random, 1 + random.nextInt(20)));
+        yield random.nextBoolean()
+            ? announce
+            : concat(emptyPack, randomBytes(random, 1 + random.nextInt(20)));
       }
       default -> emptyPack;
     };
@@ -376,13 +528,24 @@ class SmartHttpFuzzIT {
   private static byte[] oversizeBody(Random random) {
     PktLines commands = new PktLines();
     for (int i = 0; commands.bytes().length < PUSH_LIMIT + 1024; i++) {
-      commands.line(ZERO + " " + head + " refs/agents/" + JOB + "/flood-" + i + (i == 0 ? "\0report-status" : "")
-          + "\n");
+      commands.line(
+          ZERO
+              + " "
+              + head
+              + " refs/agents/"
+              + JOB
+              + "/flood-"
+              + i
+              + (i == 0 ? "\0report-status" : "")
+              + "\n");
     }
     return commands.flush().raw(emptyPack).bytes();
   }
 
-  /** Damages a body at the byte level: pkt-line lengths, special packets, oversize lines, truncation, bit flips. */
+  /**
+   * Damages a body at the byte level: pkt-line lengths, special packets, oversize lines,
+   * truncation, bit flips.
+   */
   private static byte[] mutateBytes(Random random, byte[] body) {
     int at = body.length == 0 ? 0 : random.nextInt(body.length + 1);
     return switch (random.nextInt(9)) {
@@ -394,37 +557,53 @@ class SmartHttpFuzzIT {
         }
         yield flipped;
       }
-      case 2 -> splice(body, at, List.of("0000", "0001", "0002", "0003", "0004", "0005", "000", "zzzz", "-001",
-          "ffff", "FFF0", "fff1", "0x10", " 010").get(random.nextInt(14)).getBytes(StandardCharsets.US_ASCII));
+      case 2 ->
+          splice(
+              body,
+              at,
+              List.of(
+                      "0000", "0001", "0002", "0003", "0004", "0005", "000", "zzzz", "-001", "ffff",
+                      "FFF0", "fff1", "0x10", " 010")
+                  .get(random.nextInt(14))
+                  .getBytes(StandardCharsets.US_ASCII));
       case 3 -> {
         // One line at, or just over, the largest pkt-line (65520 bytes including the length).
         int size = 65516 + random.nextInt(3);
         byte[] line = new byte[4 + Math.min(size, 65520)];
-        System.arraycopy(String.format("%04x", Math.min(size + 4, 0xffff)).getBytes(StandardCharsets.US_ASCII), 0,
-            line, 0, 4);
+        System.arraycopy(
+            String.format("%04x", Math.min(size + 4, 0xffff)).getBytes(StandardCharsets.US_ASCII),
+            0,
+            line,
+            0,
+            4);
         Arrays.fill(line, 4, line.length, (byte) 'a');
         yield splice(body, at, line);
       }
       case 4 -> {
         // A length that promises more than the body holds.
-        yield concat(body, String.format("%04x", 5 + random.nextInt(0xfff0)).getBytes(StandardCharsets.US_ASCII));
+        yield concat(
+            body,
+            String.format("%04x", 5 + random.nextInt(0xfff0)).getBytes(StandardCharsets.US_ASCII));
       }
       case 5 -> splice(body, at, randomBytes(random, 1 + random.nextInt(16)));
       case 6 -> concat(body, body);
       case 7 -> randomBytes(random, random.nextInt(64));
-      default -> splice(body, at, new PktLines().line(randomText(random, random.nextInt(40))).bytes());
+      default ->
+          splice(body, at, new PktLines().line(randomText(random, random.nextInt(40))).bytes());
     };
   }
 
   // ---- sending and checking ----
 
   private static HttpResponse<byte[]> send(Attempt attempt) throws Exception {
-    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(gateway.baseUrl + attempt.path()))
-        .timeout(Duration.ofSeconds(60));
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(gateway.baseUrl + attempt.path()))
+            .timeout(Duration.ofSeconds(60));
     if (attempt.body() == null) {
       request.GET();
     } else if (attempt.chunked()) {
-      request.POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(attempt.body())));
+      request.POST(
+          HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(attempt.body())));
     } else {
       request.POST(HttpRequest.BodyPublishers.ofByteArray(attempt.body()));
     }
@@ -450,24 +629,34 @@ class SmartHttpFuzzIT {
     String text = new String(response.body(), StandardCharsets.UTF_8);
     assertTrue(status < 500, "server error " + status + ": " + text);
     if (status >= 400) {
-      assertEquals("application/json", response.headers().firstValue("Content-Type").orElse(""), text);
+      assertEquals(
+          "application/json", response.headers().firstValue("Content-Type").orElse(""), text);
       assertNotNull(new JsonObject(text).getString("error"), text);
     }
     if (status == 200 && attempt.path().endsWith("/git-receive-pack")) {
-      assertTrue(mayPushTo(attempt.credential(), attempt.path().startsWith("/demo.git/") ? "demo" : "other"),
+      assertTrue(
+          mayPushTo(
+              attempt.credential(), attempt.path().startsWith("/demo.git/") ? "demo" : "other"),
           "a push was served for " + attempt.credential());
     }
   }
 
-  /** Whether the credential may push to {@code repo} at all: the owner, or a job token scoped to it. */
+  /**
+   * Whether the credential may push to {@code repo} at all: the owner, or a job token scoped to it.
+   */
   private static boolean mayPushTo(Credential credential, String repo) {
-    return credential == Credential.OWNER || credential == Credential.JOB && repo.equals("demo")
+    return credential == Credential.OWNER
+        || credential == Credential.JOB && repo.equals("demo")
         || credential == Credential.JOB_OTHER_REPO && repo.equals("other");
   }
 
-  /** Every ref of {@code repo} that changed must have been changed by a well-formed command its pusher may make. */
-  private static int checkRefChanges(Attempt attempt, String repo, Map<String, String> before,
-                                     Map<String, String> after) throws IOException {
+  /**
+   * Every ref of {@code repo} that changed must have been changed by a well-formed command its
+   * pusher may make.
+   */
+  private static int checkRefChanges(
+      Attempt attempt, String repo, Map<String, String> before, Map<String, String> after)
+      throws IOException {
     Set<String> changed = new HashSet<>(before.keySet());
     changed.addAll(after.keySet());
     changed.removeIf(ref -> Objects.equals(before.get(ref), after.get(ref)));
@@ -480,50 +669,63 @@ class SmartHttpFuzzIT {
       // All or nothing: every command, applied in order, must be one the pusher may make.
       Map<String, String> state = new HashMap<>(before);
       for (Command command : commands.commands()) {
-        assertTrue(permitted(attempt.credential(), repo, command, commands)
+        assertTrue(
+            permitted(attempt.credential(), repo, command, commands)
                 && matchesOld(command, state.getOrDefault(command.ref(), ZERO)),
             "an atomic push changed refs although it holds a command that must fail: " + command);
         state.put(command.ref(), command.newId());
       }
     }
     for (String ref : changed) {
-      // The values the ref can take through its permitted commands, applied in order from where it was.
+      // The values the ref can take through its permitted commands, applied in order from where it
+      // was.
       Set<String> reachable = new HashSet<>(List.of(before.getOrDefault(ref, ZERO)));
       for (Command command : commands.commands()) {
-        if (command.ref().equals(ref) && permitted(attempt.credential(), repo, command, commands)
+        if (command.ref().equals(ref)
+            && permitted(attempt.credential(), repo, command, commands)
             && reachable.stream().anyMatch(value -> matchesOld(command, value))) {
           reachable.add(command.newId());
         }
       }
-      assertTrue(reachable.contains(after.getOrDefault(ref, ZERO)), "changed " + Fuzz.show(ref)
-          + " though no permitted command leads there");
+      assertTrue(
+          reachable.contains(after.getOrDefault(ref, ZERO)),
+          "changed " + Fuzz.show(ref) + " though no permitted command leads there");
     }
     return changed.size();
   }
 
   /**
-   * Whether {@code command} applies to a ref at {@code current}: its old id must match, except that a delete
-   * naming the zero id deletes whatever is there (git and JGit both allow it, without compare-and-swap).
+   * Whether {@code command} applies to a ref at {@code current}: its old id must match, except that
+   * a delete naming the zero id deletes whatever is there (git and JGit both allow it, without
+   * compare-and-swap).
    */
   private static boolean matchesOld(Command command, String current) {
-    return command.oldId().equals(current) || command.oldId().equals(ZERO) && command.newId().equals(ZERO);
+    return command.oldId().equals(current)
+        || command.oldId().equals(ZERO) && command.newId().equals(ZERO);
   }
 
   /** Whether the pusher may make {@code command} and the server can carry it out (ids aside). */
-  private static boolean permitted(Credential credential, String repo, Command command, Commands commands)
-      throws IOException {
-    boolean authorized = mayPushTo(credential, repo)
-        && (credential == Credential.OWNER || GitRefFormat.insideAgentScope(JOB, command.ref()));
+  private static boolean permitted(
+      Credential credential, String repo, Command command, Commands commands) throws IOException {
+    boolean authorized =
+        mayPushTo(credential, repo)
+            && (credential == Credential.OWNER
+                || GitRefFormat.insideAgentScope(JOB, command.ref()));
     boolean deletesOnly = commands.commands().stream().allMatch(c -> c.newId().equals(ZERO));
     byte[] expectedPack = deletesOnly ? new byte[0] : emptyPack;
-    return authorized && GitRefFormat.accepts(command.ref())
+    return authorized
+        && GitRefFormat.accepts(command.ref())
         && (command.newId().equals(ZERO) || exists(repo, command.newId()))
         && Arrays.equals(commands.rest(), expectedPack);
   }
 
-  /** The commands of {@code attempt} if it is a push to {@code repo} with a strictly well-formed body, else null. */
+  /**
+   * The commands of {@code attempt} if it is a push to {@code repo} with a strictly well-formed
+   * body, else null.
+   */
   private static Commands wellFormedPush(Attempt attempt, String repo) {
-    if (!attempt.method().equals("POST") || !attempt.path().equals("/" + repo + ".git/git-receive-pack")
+    if (!attempt.method().equals("POST")
+        || !attempt.path().equals("/" + repo + ".git/git-receive-pack")
         || !RECEIVE_TYPE.equals(attempt.contentType())) {
       return null;
     }
@@ -571,17 +773,26 @@ class SmartHttpFuzzIT {
       if (!line.matches("[0-9a-fA-F]{40} [0-9a-fA-F]{40} [^\\x00]+")) {
         return null;
       }
-      commands.add(new Command(line.substring(0, 40).toLowerCase(Locale.ROOT),
-          line.substring(41, 81).toLowerCase(Locale.ROOT), line.substring(82)));
+      commands.add(
+          new Command(
+              line.substring(0, 40).toLowerCase(Locale.ROOT),
+              line.substring(41, 81).toLowerCase(Locale.ROOT),
+              line.substring(82)));
     }
-    return commands.isEmpty() ? null : new Commands(commands, capabilities, Arrays.copyOfRange(body, pos, body.length));
+    return commands.isEmpty()
+        ? null
+        : new Commands(commands, capabilities, Arrays.copyOfRange(body, pos, body.length));
   }
 
   /** As JGit reads pkt-line text: UTF-8, or ISO-8859-1 when it is not. */
   private static String text(byte[] bytes) {
     try {
-      return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
     } catch (CharacterCodingException e) {
       return new String(bytes, StandardCharsets.ISO_8859_1);
     }
@@ -608,11 +819,15 @@ class SmartHttpFuzzIT {
   }
 
   private static Repository open(String name) throws IOException {
-    return new FileRepositoryBuilder().setGitDir(gateway.repoDir(name).toFile()).setMustExist(true).build();
+    return new FileRepositoryBuilder()
+        .setGitDir(gateway.repoDir(name).toFile())
+        .setMustExist(true)
+        .build();
   }
 
   private static String objects(String repo) throws Exception {
-    return git.ok(gateway.repoDir(repo), "count-objects", "-v").output()
+    return git.ok(gateway.repoDir(repo), "count-objects", "-v")
+        .output()
         .replaceAll("(?m)^(size|size-pack|size-garbage|prune-packable|garbage):.*$", "");
   }
 
@@ -643,7 +858,8 @@ class SmartHttpFuzzIT {
   }
 
   private static byte[] splice(byte[] bytes, int at, byte[] insert) {
-    return concat(Arrays.copyOf(bytes, at), concat(insert, Arrays.copyOfRange(bytes, at, bytes.length)));
+    return concat(
+        Arrays.copyOf(bytes, at), concat(insert, Arrays.copyOfRange(bytes, at, bytes.length)));
   }
 
   private static byte[] concat(byte[] a, byte[] b) {
@@ -669,7 +885,8 @@ class SmartHttpFuzzIT {
   private static String randomText(Random random, int length) {
     StringBuilder out = new StringBuilder();
     for (int i = 0; i < length; i++) {
-      out.append((char) (random.nextInt(4) == 0 ? random.nextInt(0x100) : 0x21 + random.nextInt(0x5e)));
+      out.append(
+          (char) (random.nextInt(4) == 0 ? random.nextInt(0x100) : 0x21 + random.nextInt(0x5e)));
     }
     return out.toString();
   }

@@ -14,8 +14,8 @@ import java.time.Clock;
 import java.time.Duration;
 
 /**
- * A real gateway for end-to-end tests: deployed in this JVM on a free port with its own data directory, and a
- * blocking HTTP client for driving the API from the test thread.
+ * A real gateway for end-to-end tests: deployed in this JVM on a free port with its own data
+ * directory, and a blocking HTTP client for driving the API from the test thread.
  */
 public final class TestGateway implements AutoCloseable {
 
@@ -24,7 +24,8 @@ public final class TestGateway implements AutoCloseable {
   public final GatewayVerticle verticle;
   public final String baseUrl;
   public final String ownerToken;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private TestGateway(Vertx vertx, Path dataDir, GatewayVerticle verticle) throws IOException {
     this.vertx = vertx;
@@ -42,9 +43,14 @@ public final class TestGateway implements AutoCloseable {
     return start(dataDir, overrides, Clock.systemUTC());
   }
 
-  /** A gateway that reads the time from {@code clock} (jobs' deadlines, token lifetimes, the overdue-job check). */
-  public static TestGateway start(Path dataDir, JsonObject overrides, Clock clock) throws Exception {
-    JsonObject json = new JsonObject().put("dataDir", dataDir.toString()).put("httpPort", "0").mergeIn(overrides);
+  /**
+   * A gateway that reads the time from {@code clock} (jobs' deadlines, token lifetimes, the
+   * overdue-job check).
+   */
+  public static TestGateway start(Path dataDir, JsonObject overrides, Clock clock)
+      throws Exception {
+    JsonObject json =
+        new JsonObject().put("dataDir", dataDir.toString()).put("httpPort", "0").mergeIn(overrides);
     Vertx vertx = Vertx.vertx();
     GatewayVerticle verticle = new GatewayVerticle(GatewayConfig.from(json), clock);
     vertx.deployVerticle(verticle).await();
@@ -55,7 +61,9 @@ public final class TestGateway implements AutoCloseable {
     return baseUrl + "/" + repo + ".git";
   }
 
-  /** The repository URL with a credential embedded as the Basic password, as git clients send it. */
+  /**
+   * The repository URL with a credential embedded as the Basic password, as git clients send it.
+   */
   public String pushUrl(String repo, String token) {
     return "http://agent:" + token + "@127.0.0.1:" + verticle.actualPort() + "/" + repo + ".git";
   }
@@ -64,10 +72,16 @@ public final class TestGateway implements AutoCloseable {
     return dataDir.resolve("repos").resolve(repo + ".git");
   }
 
-  public HttpResponse<String> api(String method, String path, String token, String body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30))
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-            : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+  public HttpResponse<String> api(String method, String path, String token, String body)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(baseUrl + path))
+            .timeout(Duration.ofSeconds(30))
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
     if (token != null) {
       b.header("Authorization", "Bearer " + token);
     }
@@ -78,20 +92,26 @@ public final class TestGateway implements AutoCloseable {
   }
 
   /**
-   * Every series {@code GET /metrics} reports now, by its name with labels as printed
-   * ({@code spb_jobs_finished_total{exit_reason="ok"}}), with its value.
+   * Every series {@code GET /metrics} reports now, by its name with labels as printed ({@code
+   * spb_jobs_finished_total{exit_reason="ok"}}), with its value.
    */
   public java.util.Map<String, Double> metrics() throws Exception {
     HttpResponse<String> response = api("GET", "/metrics", null, null);
     if (response.statusCode() != 200) {
-      throw new IOException("GET /metrics answered " + response.statusCode() + ": " + response.body());
+      throw new IOException(
+          "GET /metrics answered " + response.statusCode() + ": " + response.body());
     }
     java.util.Map<String, Double> values = new java.util.HashMap<>();
-    response.body().lines().filter(l -> !l.isBlank() && !l.startsWith("#")).forEach(line -> {
-      // The value follows the labels (which may hold spaces), or the bare name.
-      int end = line.indexOf('}') >= 0 ? line.lastIndexOf('}') + 1 : line.indexOf(' ');
-      values.put(line.substring(0, end), Double.valueOf(line.substring(end).strip()));
-    });
+    response
+        .body()
+        .lines()
+        .filter(l -> !l.isBlank() && !l.startsWith("#"))
+        .forEach(
+            line -> {
+              // The value follows the labels (which may hold spaces), or the bare name.
+              int end = line.indexOf('}') >= 0 ? line.lastIndexOf('}') + 1 : line.indexOf(' ');
+              values.put(line.substring(0, end), Double.valueOf(line.substring(end).strip()));
+            });
     return values;
   }
 
@@ -100,15 +120,20 @@ public final class TestGateway implements AutoCloseable {
   }
 
   public void createRepo(String name) throws Exception {
-    HttpResponse<String> r = api("POST", "/api/v1/repos", ownerToken, new JsonObject().put("name", name).encode());
+    HttpResponse<String> r =
+        api("POST", "/api/v1/repos", ownerToken, new JsonObject().put("name", name).encode());
     if (r.statusCode() != 201) {
       throw new AssertionError("cannot create " + name + ": " + r.statusCode() + " " + r.body());
     }
   }
 
   public String jobToken(String repo, String job, long ttlSeconds) throws Exception {
-    HttpResponse<String> r = api("POST", "/api/v1/job-tokens", ownerToken,
-        new JsonObject().put("repo", repo).put("job", job).put("ttl", ttlSeconds).encode());
+    HttpResponse<String> r =
+        api(
+            "POST",
+            "/api/v1/job-tokens",
+            ownerToken,
+            new JsonObject().put("repo", repo).put("job", job).put("ttl", ttlSeconds).encode());
     if (r.statusCode() != 201) {
       throw new AssertionError("cannot mint a job token: " + r.statusCode() + " " + r.body());
     }

@@ -13,10 +13,11 @@ import org.eclipse.jgit.transport.ReceiveCommand;
 import org.eclipse.jgit.transport.ReceivePack;
 
 /**
- * The in-process pre-receive gate for pushes made with a job token: every command {@link PushGate} refuses (outside
- * the token's repository and ref scope, over the job's ref limits, not pointing at a commit) is rejected with a
- * reason naming the rule. JGit calls it on the thread running {@link ReceivePack#receive}, before any ref is
- * updated and after the pushed objects were stored, so their types can be read.
+ * The in-process pre-receive gate for pushes made with a job token: every command {@link PushGate}
+ * refuses (outside the token's repository and ref scope, over the job's ref limits, not pointing at
+ * a commit) is rejected with a reason naming the rule. JGit calls it on the thread running {@link
+ * ReceivePack#receive}, before any ref is updated and after the pushed objects were stored, so
+ * their types can be read.
  */
 public final class JobTokenPreReceiveHook implements PreReceiveHook {
 
@@ -35,22 +36,25 @@ public final class JobTokenPreReceiveHook implements PreReceiveHook {
     List<PushGate.Update> updates = new ArrayList<>(commands.size());
     Set<String> existing = new HashSet<>();
     try {
-      for (Ref ref : rp.getRepository().getRefDatabase().getRefsByPrefix(claims.refScope().prefix())) {
+      for (Ref ref :
+          rp.getRepository().getRefDatabase().getRefsByPrefix(claims.refScope().prefix())) {
         existing.add(ref.getName());
       }
       ObjectReader reader = rp.getRevWalk().getObjectReader();
       for (ReceiveCommand command : commands) {
         if (command.getResult() == ReceiveCommand.Result.NOT_ATTEMPTED) {
           pending.add(command);
-          updates.add(new PushGate.Update(command.getRefName(), RefTarget.of(reader, command.getNewId())));
+          updates.add(
+              new PushGate.Update(command.getRefName(), RefTarget.of(reader, command.getNewId())));
         }
       }
     } catch (IOException e) {
       // Fail closed: a push the gate could not check is refused as a whole.
       for (ReceiveCommand command : commands) {
         if (command.getResult() == ReceiveCommand.Result.NOT_ATTEMPTED) {
-          command.setResult(ReceiveCommand.Result.REJECTED_OTHER_REASON, "cannot read the repository to check the "
-              + "push: " + e.getMessage());
+          command.setResult(
+              ReceiveCommand.Result.REJECTED_OTHER_REASON,
+              "cannot read the repository to check the " + "push: " + e.getMessage());
         }
       }
       return;
@@ -60,8 +64,11 @@ public final class JobTokenPreReceiveHook implements PreReceiveHook {
     List<PushGate.Verdict> verdicts = PushGate.evaluate(claims, repo, updates, existing, atomic);
     for (int i = 0; i < pending.size(); i++) {
       ReceiveCommand command = pending.get(i);
-      verdicts.get(i).refusal()
-          .ifPresent(reason -> command.setResult(ReceiveCommand.Result.REJECTED_OTHER_REASON, reason));
+      verdicts
+          .get(i)
+          .refusal()
+          .ifPresent(
+              reason -> command.setResult(ReceiveCommand.Result.REJECTED_OTHER_REASON, reason));
     }
   }
 }

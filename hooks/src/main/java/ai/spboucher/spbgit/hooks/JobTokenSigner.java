@@ -13,36 +13,44 @@ import java.time.Instant;
 import java.util.Base64;
 
 /**
- * Signs job tokens: compact JWS with ES256 over the claims {@link JobTokenVerifier} requires, so the one pair of
- * classes holds the whole token format. Written against the JCA like the verifier; no JWT library is involved on
- * either side.
+ * Signs job tokens: compact JWS with ES256 over the claims {@link JobTokenVerifier} requires, so
+ * the one pair of classes holds the whole token format. Written against the JCA like the verifier;
+ * no JWT library is involved on either side.
  *
- * <p>Threading: instances are thread-safe; {@link #sign} is CPU only (one elliptic-curve signature, about a tenth
- * of a millisecond), cheap enough for the event loop.
+ * <p>Threading: instances are thread-safe; {@link #sign} is CPU only (one elliptic-curve signature,
+ * about a tenth of a millisecond), cheap enough for the event loop.
  */
 public final class JobTokenSigner {
 
   /** A token as issued, with the claims the gateway records about it (never the token itself). */
-  public record Issued(String token, String tokenId, Instant expiresAt) {
-  }
+  public record Issued(String token, String tokenId, Instant expiresAt) {}
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
   private static final SecureRandom RANDOM = new SecureRandom();
-  /** The JOSE form (R || S), as the verifier reads it; one instance per thread, as JCA objects are not shared. */
-  private static final ThreadLocal<Signature> ES256 = ThreadLocal.withInitial(() -> {
-    try {
-      return Signature.getInstance("SHA256withECDSAinP1363Format");
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("ES256 (SHA256withECDSAinP1363Format) is not available", e);
-    }
-  });
+
+  /**
+   * The JOSE form (R || S), as the verifier reads it; one instance per thread, as JCA objects are
+   * not shared.
+   */
+  private static final ThreadLocal<Signature> ES256 =
+      ThreadLocal.withInitial(
+          () -> {
+            try {
+              return Signature.getInstance("SHA256withECDSAinP1363Format");
+            } catch (GeneralSecurityException e) {
+              throw new IllegalStateException(
+                  "ES256 (SHA256withECDSAinP1363Format) is not available", e);
+            }
+          });
 
   private final String keyId;
   private final PrivateKey key;
   private final Clock clock;
 
-  /** @param keyId the {@code kid} the verifier looks the public key up by */
+  /**
+   * @param keyId the {@code kid} the verifier looks the public key up by
+   */
   public JobTokenSigner(String keyId, PrivateKey key, Clock clock) {
     this.keyId = keyId;
     this.key = key;
@@ -52,32 +60,40 @@ public final class JobTokenSigner {
   /**
    * A token for {@code jobId} on {@code repo}, valid from now for {@code ttl}.
    *
-   * @throws IllegalArgumentException for a lifetime outside 1 s to {@link JobTokenVerifier#MAX_LIFETIME}, or a
-   *                                  job id that is not ref-safe
+   * @throws IllegalArgumentException for a lifetime outside 1 s to {@link
+   *     JobTokenVerifier#MAX_LIFETIME}, or a job id that is not ref-safe
    */
   public Issued sign(String jobId, String repo, Duration ttl) {
     if (ttl.isNegative() || ttl.isZero() || ttl.compareTo(JobTokenVerifier.MAX_LIFETIME) > 0) {
-      throw new IllegalArgumentException("job token lifetime must be between 1 second and "
-          + JobTokenVerifier.MAX_LIFETIME.toMinutes() + " minutes");
+      throw new IllegalArgumentException(
+          "job token lifetime must be between 1 second and "
+              + JobTokenVerifier.MAX_LIFETIME.toMinutes()
+              + " minutes");
     }
     RefScope scope = RefScope.forJob(jobId);
     long now = clock.instant().getEpochSecond();
     long expires = now + ttl.toSeconds();
     String tokenId = newTokenId();
-    ObjectNode header = JSON.createObjectNode()
-        .put("alg", JobTokenVerifier.ALGORITHM).put("typ", "JWT").put("kid", keyId);
-    ObjectNode claims = JSON.createObjectNode()
-        .put("iss", JobTokenVerifier.ISSUER)
-        .put("aud", JobTokenVerifier.AUDIENCE)
-        .put("sub", jobId)
-        .put("jti", tokenId)
-        .put("iat", now)
-        .put("nbf", now)
-        .put("exp", expires);
+    ObjectNode header =
+        JSON.createObjectNode()
+            .put("alg", JobTokenVerifier.ALGORITHM)
+            .put("typ", "JWT")
+            .put("kid", keyId);
+    ObjectNode claims =
+        JSON.createObjectNode()
+            .put("iss", JobTokenVerifier.ISSUER)
+            .put("aud", JobTokenVerifier.AUDIENCE)
+            .put("sub", jobId)
+            .put("jti", tokenId)
+            .put("iat", now)
+            .put("nbf", now)
+            .put("exp", expires);
     claims.putObject("scope").put("repo", repo).put("refs", scope.glob());
     claims.putArray("cap").add(JobTokenClaims.PUSH_AGENT_REF);
     String signingInput = encode(header) + "." + encode(claims);
-    return new Issued(signingInput + "." + BASE64URL.encodeToString(signature(signingInput)), tokenId,
+    return new Issued(
+        signingInput + "." + BASE64URL.encodeToString(signature(signingInput)),
+        tokenId,
         Instant.ofEpochSecond(expires));
   }
 
@@ -88,7 +104,8 @@ public final class JobTokenSigner {
       es256.update(signingInput.getBytes(StandardCharsets.US_ASCII));
       return es256.sign();
     } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("cannot sign a job token with key " + keyId + ": " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "cannot sign a job token with key " + keyId + ": " + e.getMessage(), e);
     }
   }
 

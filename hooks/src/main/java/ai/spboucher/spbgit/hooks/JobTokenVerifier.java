@@ -25,57 +25,78 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
- * Verifies job tokens: compact JWS, ES256 only, signed by one of the gateway's keys (looked up by {@code kid}),
- * issued by {@link #ISSUER} for {@link #AUDIENCE}, currently valid, at most {@link #MAX_LIFETIME} long, not
- * revoked, and carrying a consistent job scope.
+ * Verifies job tokens: compact JWS, ES256 only, signed by one of the gateway's keys (looked up by
+ * {@code kid}), issued by {@link #ISSUER} for {@link #AUDIENCE}, currently valid, at most {@link
+ * #MAX_LIFETIME} long, not revoked, and carrying a consistent job scope.
  *
- * <p>Deliberately written against the JCA rather than a general JWT library: the algorithm is pinned before
- * the header is trusted for anything else, so {@code alg: none} and HMAC-with-the-public-key forgeries have
- * no code path to succeed through.
+ * <p>Deliberately written against the JCA rather than a general JWT library: the algorithm is
+ * pinned before the header is trusted for anything else, so {@code alg: none} and
+ * HMAC-with-the-public-key forgeries have no code path to succeed through.
  *
- * <p>Each push reaches the gateway as two authenticated requests carrying the same token, so an instance
- * remembers up to {@link #REMEMBERED_SIGNATURES} tokens whose signature it verified and does not redo the
- * elliptic-curve computation for exactly the same string under the same keys. Every other check, the header,
- * the {@code kid}, the times, the revocation list and the scope, runs on every call. Instances are thread-safe.
+ * <p>Each push reaches the gateway as two authenticated requests carrying the same token, so an
+ * instance remembers up to {@link #REMEMBERED_SIGNATURES} tokens whose signature it verified and
+ * does not redo the elliptic-curve computation for exactly the same string under the same keys.
+ * Every other check, the header, the {@code kid}, the times, the revocation list and the scope,
+ * runs on every call. Instances are thread-safe.
  */
 public final class JobTokenVerifier {
 
   /** The {@code iss} every job token carries. */
   public static final String ISSUER = "spb-git-gateway";
+
   /** The {@code aud} every job token carries. */
   public static final String AUDIENCE = "spb-git-push";
-  /** The longest a token may live, {@code exp - iat}; longer claims are refused even if correctly signed. */
+
+  /**
+   * The longest a token may live, {@code exp - iat}; longer claims are refused even if correctly
+   * signed.
+   */
   public static final Duration MAX_LIFETIME = Duration.ofHours(2);
-  /** How far ahead of this clock a token's {@code iat} may be, for clocks of other nodes that run fast. */
+
+  /**
+   * How far ahead of this clock a token's {@code iat} may be, for clocks of other nodes that run
+   * fast.
+   */
   public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
+
   /** The only accepted JWS algorithm. */
   public static final String ALGORITHM = "ES256";
 
   /** Enough for every job pushing at once; only tokens with a valid signature ever enter. */
   public static final int REMEMBERED_SIGNATURES = 256;
+
   private static final int MAX_TOKEN_LENGTH = 8192;
   private static final int ES256_SIGNATURE_LENGTH = 64;
+
   /**
-   * Strict on purpose: a duplicate member or anything after the object would let two JSON parsers read the same
-   * signed bytes differently (RFC 7515 section 4 allows rejecting duplicates; here they are always rejected).
+   * Strict on purpose: a duplicate member or anything after the object would let two JSON parsers
+   * read the same signed bytes differently (RFC 7515 section 4 allows rejecting duplicates; here
+   * they are always rejected).
    */
-  private static final ObjectMapper JSON = JsonMapper.builder()
-      .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-      .build();
+  private static final ObjectMapper JSON =
+      JsonMapper.builder()
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
+
   private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
+
   /**
-   * ES256 verification taking the JOSE signature form (R || S) as it is, so no DER is built by hand. One instance
-   * per thread: a JCA object is not thread-safe, and looking one up through the providers on every verification
-   * was a measurable part of the gate's cost (docs/benchmarks.md); {@code initVerify} resets it before each use.
+   * ES256 verification taking the JOSE signature form (R || S) as it is, so no DER is built by
+   * hand. One instance per thread: a JCA object is not thread-safe, and looking one up through the
+   * providers on every verification was a measurable part of the gate's cost (docs/benchmarks.md);
+   * {@code initVerify} resets it before each use.
    */
-  private static final ThreadLocal<Signature> ES256 = ThreadLocal.withInitial(() -> {
-    try {
-      return Signature.getInstance("SHA256withECDSAinP1363Format");
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("ES256 (SHA256withECDSAinP1363Format) is not available", e);
-    }
-  });
+  private static final ThreadLocal<Signature> ES256 =
+      ThreadLocal.withInitial(
+          () -> {
+            try {
+              return Signature.getInstance("SHA256withECDSAinP1363Format");
+            } catch (GeneralSecurityException e) {
+              throw new IllegalStateException(
+                  "ES256 (SHA256withECDSAinP1363Format) is not available", e);
+            }
+          });
 
   private final Map<String, PublicKey> keysById;
   private final Predicate<String> isRevoked;
@@ -83,17 +104,22 @@ public final class JobTokenVerifier {
   private final Set<String> verifiedSignatures = ConcurrentHashMap.newKeySet();
 
   /**
-   * @param keysById  the gateway's public keys by {@code kid}; several during a key rotation
-   * @param isRevoked answers whether a token id ({@code jti}) was revoked; consulted on every verification
-   * @param clock     the time source for {@code exp}/{@code nbf}
+   * @param keysById the gateway's public keys by {@code kid}; several during a key rotation
+   * @param isRevoked answers whether a token id ({@code jti}) was revoked; consulted on every
+   *     verification
+   * @param clock the time source for {@code exp}/{@code nbf}
    */
-  public JobTokenVerifier(Map<String, PublicKey> keysById, Predicate<String> isRevoked, Clock clock) {
+  public JobTokenVerifier(
+      Map<String, PublicKey> keysById, Predicate<String> isRevoked, Clock clock) {
     this.keysById = Map.copyOf(keysById);
     this.isRevoked = isRevoked;
     this.clock = clock;
   }
 
-  /** Whether {@code credential} has the shape of a JWT (three dot-separated parts), so it is not a PAT. */
+  /**
+   * Whether {@code credential} has the shape of a JWT (three dot-separated parts), so it is not a
+   * PAT.
+   */
   public static boolean looksLikeJwt(String credential) {
     if (credential == null || !credential.startsWith("eyJ")) {
       return false;
@@ -139,7 +165,8 @@ public final class JobTokenVerifier {
     return claimsFrom(decodeJson(parts[1], "payload"));
   }
 
-  private static void verifySignature(PublicKey key, String[] parts) throws InvalidJobTokenException {
+  private static void verifySignature(PublicKey key, String[] parts)
+      throws InvalidJobTokenException {
     byte[] joseSignature = decode(parts[2], "signature");
     if (joseSignature.length != ES256_SIGNATURE_LENGTH) {
       throw new InvalidJobTokenException("job token signature is invalid");
@@ -177,8 +204,10 @@ public final class JobTokenVerifier {
       // Otherwise a future iat would stretch the two-hour limit, which is measured from iat.
       throw new InvalidJobTokenException("job token was issued in the future");
     }
-    if (Duration.between(issuedAt, expiresAt).compareTo(MAX_LIFETIME) > 0 || expiresAt.isBefore(issuedAt)) {
-      throw new InvalidJobTokenException("job token lifetime exceeds " + MAX_LIFETIME.toMinutes() + " minutes");
+    if (Duration.between(issuedAt, expiresAt).compareTo(MAX_LIFETIME) > 0
+        || expiresAt.isBefore(issuedAt)) {
+      throw new InvalidJobTokenException(
+          "job token lifetime exceeds " + MAX_LIFETIME.toMinutes() + " minutes");
     }
     String tokenId = requiredText(payload, "jti");
     if (isRevoked.test(tokenId)) {
@@ -201,9 +230,11 @@ public final class JobTokenVerifier {
     }
     List<String> capabilities = stringList(payload.get("cap"));
     if (!capabilities.contains(JobTokenClaims.PUSH_AGENT_REF)) {
-      throw new InvalidJobTokenException("job token lacks the " + JobTokenClaims.PUSH_AGENT_REF + " capability");
+      throw new InvalidJobTokenException(
+          "job token lacks the " + JobTokenClaims.PUSH_AGENT_REF + " capability");
     }
-    return new JobTokenClaims(jobId, tokenId, repo, scope, capabilities, issuedAt, notBefore, expiresAt);
+    return new JobTokenClaims(
+        jobId, tokenId, repo, scope, capabilities, issuedAt, notBefore, expiresAt);
   }
 
   private static boolean audienceMatches(JsonNode aud) {
@@ -226,19 +257,23 @@ public final class JobTokenVerifier {
   private static List<String> stringList(JsonNode node) {
     List<String> values = new ArrayList<>();
     if (node != null && node.isArray()) {
-      node.forEach(entry -> {
-        if (entry.isTextual()) {
-          values.add(entry.textValue());
-        }
-      });
+      node.forEach(
+          entry -> {
+            if (entry.isTextual()) {
+              values.add(entry.textValue());
+            }
+          });
     }
     return values;
   }
 
   private static Instant requiredTime(JsonNode node, String field) throws InvalidJobTokenException {
     JsonNode value = node.get(field);
-    if (value == null || !value.canConvertToLong() || !value.isIntegralNumber()
-        || value.longValue() < Instant.MIN.getEpochSecond() || value.longValue() > Instant.MAX.getEpochSecond()) {
+    if (value == null
+        || !value.canConvertToLong()
+        || !value.isIntegralNumber()
+        || value.longValue() < Instant.MIN.getEpochSecond()
+        || value.longValue() > Instant.MAX.getEpochSecond()) {
       throw new InvalidJobTokenException("job token has no valid '" + field + "' claim");
     }
     return Instant.ofEpochSecond(value.longValue());
@@ -259,12 +294,15 @@ public final class JobTokenVerifier {
 
   private static JsonNode decodeJson(String part, String what) throws InvalidJobTokenException {
     try {
-      // JOSE headers and JWT claims are UTF-8 (RFC 7515, 7519); without this, Jackson would also guess UTF-16/32.
-      String text = StandardCharsets.UTF_8.newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(decode(part, what)))
-          .toString();
+      // JOSE headers and JWT claims are UTF-8 (RFC 7515, 7519); without this, Jackson would also
+      // guess UTF-16/32.
+      String text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(decode(part, what)))
+              .toString();
       JsonNode node = JSON.readTree(text);
       if (node == null || !node.isObject()) {
         throw new InvalidJobTokenException("job token " + what + " is not a JSON object");
@@ -278,8 +316,8 @@ public final class JobTokenVerifier {
   }
 
   /**
-   * Decodes unpadded base64url (RFC 7515, section 2) and accepts only its one canonical spelling: no padding and
-   * no stray low bits, so a signed token has exactly one text that verifies.
+   * Decodes unpadded base64url (RFC 7515, section 2) and accepts only its one canonical spelling:
+   * no padding and no stray low bits, so a signed token has exactly one text that verifies.
    */
   private static byte[] decode(String part, String what) throws InvalidJobTokenException {
     byte[] bytes;

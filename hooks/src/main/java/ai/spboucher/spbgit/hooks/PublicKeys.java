@@ -17,12 +17,12 @@ public final class PublicKeys {
   private static final String BEGIN = "-----BEGIN PUBLIC KEY-----";
   private static final String END = "-----END PUBLIC KEY-----";
 
-  private PublicKeys() {
-  }
+  private PublicKeys() {}
 
   /**
-   * The {@code kid} of a key: the first 16 characters of the base64url SHA-256 of its SubjectPublicKeyInfo, so
-   * the gateway and a stand-alone hook derive the same id from the same public key file.
+   * The {@code kid} of a key: the first 16 characters of the base64url SHA-256 of its
+   * SubjectPublicKeyInfo, so the gateway and a stand-alone hook derive the same id from the same
+   * public key file.
    */
   public static String keyId(PublicKey key) {
     try {
@@ -34,8 +34,13 @@ public final class PublicKeys {
   }
 
   public static String toPem(PublicKey key) {
-    return BEGIN + "\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
-        .encodeToString(key.getEncoded()) + "\n" + END + "\n";
+    return BEGIN
+        + "\n"
+        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+            .encodeToString(key.getEncoded())
+        + "\n"
+        + END
+        + "\n";
   }
 
   public static PublicKey fromPem(String pem) throws GeneralSecurityException {

@@ -4,15 +4,15 @@ import java.util.Optional;
 import org.eclipse.jgit.lib.Repository;
 
 /**
- * Git's ref-name rules (git-check-ref-format), checked explicitly so a refusal can say which rule failed, and
- * then once more through JGit so the two can never disagree in the permissive direction.
+ * Git's ref-name rules (git-check-ref-format), checked explicitly so a refusal can say which rule
+ * failed, and then once more through JGit so the two can never disagree in the permissive
+ * direction.
  */
 public final class RefNames {
 
   private static final int MAX_LENGTH = 1024;
 
-  private RefNames() {
-  }
+  private RefNames() {}
 
   /** The first rule {@code name} breaks, or empty when it is a valid full ref name. */
   public static Optional<String> problemWith(String name) {
@@ -27,13 +27,17 @@ public final class RefNames {
       if (c < 0x20 || c == 0x7f) {
         return Optional.of("ref name contains a control character");
       }
-      if (c == ' ' || c == '~' || c == '^' || c == ':' || c == '?' || c == '*' || c == '[' || c == '\\') {
+      if (c == ' ' || c == '~' || c == '^' || c == ':' || c == '?' || c == '*' || c == '['
+          || c == '\\') {
         return Optional.of("ref name contains '" + c + "'");
       }
-      if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+      if (Character.isHighSurrogate(c)
+          && i + 1 < name.length()
+          && Character.isLowSurrogate(name.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
-        // JGit would write it as '?', so the ref created would not be the one checked (and git refuses '?').
+        // JGit would write it as '?', so the ref created would not be the one checked (and git
+        // refuses '?').
         return Optional.of("ref name is not valid Unicode");
       }
     }

@@ -4,18 +4,23 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * The ref namespace one job may write: {@code refs/agents/<job>/}. A ref is inside the scope only if it starts
- * with the full prefix including the trailing slash, so job {@code abc} never reaches {@code refs/agents/abcd/x}.
+ * The ref namespace one job may write: {@code refs/agents/<job>/}. A ref is inside the scope only
+ * if it starts with the full prefix including the trailing slash, so job {@code abc} never reaches
+ * {@code refs/agents/abcd/x}.
  */
 public final class RefScope {
 
-  /** Job ids are lower-case, ref-safe and short; the gateway mints them, tokens are refused if they differ. */
+  /**
+   * Job ids are lower-case, ref-safe and short; the gateway mints them, tokens are refused if they
+   * differ.
+   */
   public static final Pattern JOB_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
 
   /**
-   * The longest agent ref name, prefix included, in characters. Every client cloning the repository receives every
-   * ref name in the ref advertisement, and the audit log keeps the names of refs written for good, so a job's names
-   * must stay short; 200 leaves at least 123 characters below the longest job prefix.
+   * The longest agent ref name, prefix included, in characters. Every client cloning the repository
+   * receives every ref name in the ref advertisement, and the audit log keeps the names of refs
+   * written for good, so a job's names must stay short; 200 leaves at least 123 characters below
+   * the longest job prefix.
    */
   public static final int MAX_REF_LENGTH = 200;
 
@@ -52,8 +57,9 @@ public final class RefScope {
   }
 
   /**
-   * Why {@code refName} may not be written by this job, or empty when it may. The ref must be a valid git
-   * ref name, lie strictly below the job's prefix and be at most {@link #MAX_REF_LENGTH} characters long.
+   * Why {@code refName} may not be written by this job, or empty when it may. The ref must be a
+   * valid git ref name, lie strictly below the job's prefix and be at most {@link #MAX_REF_LENGTH}
+   * characters long.
    */
   public Optional<String> refusalFor(String refName) {
     Optional<String> invalid = RefNames.problemWith(refName);
@@ -65,8 +71,13 @@ public final class RefScope {
     }
     if (refName.length() > MAX_REF_LENGTH) {
       // Ends naming the scope like every other refusal, so a client always learns what it may push.
-      return Optional.of("ref name is " + refName.length() + " characters long; job refs may have at most "
-          + MAX_REF_LENGTH + "; job tokens may only push " + glob());
+      return Optional.of(
+          "ref name is "
+              + refName.length()
+              + " characters long; job refs may have at most "
+              + MAX_REF_LENGTH
+              + "; job tokens may only push "
+              + glob());
     }
     return Optional.empty();
   }

@@ -6,7 +6,9 @@ import org.eclipse.jgit.lib.Constants;
 import org.eclipse.jgit.lib.ObjectId;
 import org.eclipse.jgit.lib.ObjectReader;
 
-/** What a pushed ref update would make the ref point at, as far as {@link PushGate} needs to know. */
+/**
+ * What a pushed ref update would make the ref point at, as far as {@link PushGate} needs to know.
+ */
 public enum RefTarget {
   COMMIT("a commit"),
   ANNOTATED_TAG("an annotated tag"),
@@ -29,8 +31,9 @@ public enum RefTarget {
   }
 
   /**
-   * The type of {@code id} as {@code reader} sees it; {@link #DELETION} for the zero id. Blocking: repository I/O
-   * (JGit streams objects above its threshold instead of inflating them, so a large blob is not read whole).
+   * The type of {@code id} as {@code reader} sees it; {@link #DELETION} for the zero id. Blocking:
+   * repository I/O (JGit streams objects above its threshold instead of inflating them, so a large
+   * blob is not read whole).
    */
   public static RefTarget of(ObjectReader reader, ObjectId id) throws IOException {
     if (id == null || ObjectId.zeroId().equals(id)) {

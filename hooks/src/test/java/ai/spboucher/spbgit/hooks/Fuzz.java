@@ -5,24 +5,26 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
 /**
- * A small seeded fuzz harness for JUnit Jupiter tests: a property is checked on inputs drawn from a generator,
- * and a failure names the seed and the try so the exact input comes back with {@code -Dspb.fuzz.seed=S}.
+ * A small seeded fuzz harness for JUnit Jupiter tests: a property is checked on inputs drawn from a
+ * generator, and a failure names the seed and the try so the exact input comes back with {@code
+ * -Dspb.fuzz.seed=S}.
  *
- * <p>{@code -Dspb.fuzz.tries=N} overrides every property's default number of tries (for a longer run);
- * {@code -Dspb.fuzz.seed=S} fixes the seed (to replay a failure). Each try draws from its own {@link Random}
- * derived from the seed and the try's index, so what one try consumes never shifts the inputs of the next.
+ * <p>{@code -Dspb.fuzz.tries=N} overrides every property's default number of tries (for a longer
+ * run); {@code -Dspb.fuzz.seed=S} fixes the seed (to replay a failure). Each try draws from its own
+ * {@link Random} derived from the seed and the try's index, so what one try consumes never shifts
+ * the inputs of the next.
  */
 public final class Fuzz {
 
   /** System property: tries per property, overriding the defaults. */
   public static final String TRIES = "spb.fuzz.tries";
+
   /** System property: the seed of the run. */
   public static final String SEED = "spb.fuzz.seed";
 
   private static final int SHOWN_CHARS = 600;
 
-  private Fuzz() {
-  }
+  private Fuzz() {}
 
   /** A check on one generated input; it fails by throwing. */
   @FunctionalInterface
@@ -42,7 +44,9 @@ public final class Fuzz {
   /** The seed of this run: {@code spb.fuzz.seed} when set, otherwise a fresh one. */
   public static long seed() {
     String fixed = System.getProperty(SEED);
-    return fixed == null || fixed.isBlank() ? ThreadLocalRandom.current().nextLong() : Long.parseLong(fixed.strip());
+    return fixed == null || fixed.isBlank()
+        ? ThreadLocalRandom.current().nextLong()
+        : Long.parseLong(fixed.strip());
   }
 
   /** The random source of try {@code index} in a run with {@code seed}. */
@@ -55,11 +59,16 @@ public final class Fuzz {
   }
 
   /**
-   * Checks {@code property} on {@link #tries(int)} inputs drawn by {@code generator}. The first failure stops
-   * the run with an {@link AssertionError} naming the seed, the try and the input (as {@code describe} shows it).
+   * Checks {@code property} on {@link #tries(int)} inputs drawn by {@code generator}. The first
+   * failure stops the run with an {@link AssertionError} naming the seed, the try and the input (as
+   * {@code describe} shows it).
    */
-  public static <T> void forAll(String name, int defaultTries, Function<Random, ? extends T> generator,
-                                Function<? super T, String> describe, Property<? super T> property) {
+  public static <T> void forAll(
+      String name,
+      int defaultTries,
+      Function<Random, ? extends T> generator,
+      Function<? super T, String> describe,
+      Property<? super T> property) {
     long seed = seed();
     int tries = tries(defaultTries);
     for (int i = 0; i < tries; i++) {
@@ -67,23 +76,40 @@ public final class Fuzz {
       try {
         input = generator.apply(randomFor(seed, i));
       } catch (RuntimeException failure) {
-        throw new AssertionError(failureMessage(name, seed, i, tries, "(the generator failed)", failure), failure);
+        throw new AssertionError(
+            failureMessage(name, seed, i, tries, "(the generator failed)", failure), failure);
       }
       try {
         property.check(input);
       } catch (Throwable failure) {
-        throw new AssertionError(failureMessage(name, seed, i, tries, describe.apply(input), failure), failure);
+        throw new AssertionError(
+            failureMessage(name, seed, i, tries, describe.apply(input), failure), failure);
       }
     }
   }
 
   /** The message of a failed try; also used by tests that drive their own loop. */
-  public static String failureMessage(String name, long seed, int index, int tries, String input, Throwable failure) {
-    return name + " failed on try " + (index + 1) + " of " + tries + " (replay: -D" + SEED + "=" + seed + ")\n"
-        + "  input: " + input + "\n  cause: " + failure;
+  public static String failureMessage(
+      String name, long seed, int index, int tries, String input, Throwable failure) {
+    return name
+        + " failed on try "
+        + (index + 1)
+        + " of "
+        + tries
+        + " (replay: -D"
+        + SEED
+        + "="
+        + seed
+        + ")\n"
+        + "  input: "
+        + input
+        + "\n  cause: "
+        + failure;
   }
 
-  /** {@code text} with every character outside printable ASCII escaped, cut to a readable length. */
+  /**
+   * {@code text} with every character outside printable ASCII escaped, cut to a readable length.
+   */
   public static String show(String text) {
     if (text == null) {
       return "null";

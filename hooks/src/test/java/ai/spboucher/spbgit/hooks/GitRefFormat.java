@@ -6,23 +6,24 @@ import java.util.List;
 
 /**
  * The fuzz tests' oracle for ref names: the ten rules of {@code git check-ref-format} (without
- * {@code --allow-onelevel} or {@code --refspec-pattern}), written component by component from git's manual and
- * independently of {@link RefNames}, plus the meaning of "inside a job's namespace" spelled out on components.
+ * {@code --allow-onelevel} or {@code --refspec-pattern}), written component by component from git's
+ * manual and independently of {@link RefNames}, plus the meaning of "inside a job's namespace"
+ * spelled out on components.
  */
 public final class GitRefFormat {
 
-  private GitRefFormat() {
-  }
+  private GitRefFormat() {}
 
   /**
-   * Whether git accepts {@code name} as a full ref name, judged like git on its UTF-8 bytes: that is how JGit
-   * writes it, and an unpaired surrogate becomes {@code ?} there.
+   * Whether git accepts {@code name} as a full ref name, judged like git on its UTF-8 bytes: that
+   * is how JGit writes it, and an unpaired surrogate becomes {@code ?} there.
    */
   public static boolean accepts(String name) {
     if (name == null) {
       return false;
     }
-    return acceptsBytes(new String(name.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1));
+    return acceptsBytes(
+        new String(name.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1));
   }
 
   /** The rules on {@code name}'s bytes, one char per byte. */
@@ -55,16 +56,18 @@ public final class GitRefFormat {
   }
 
   /**
-   * Whether {@code ref} lies strictly inside {@code refs/agents/<job>/}: a valid ref whose first three
-   * components are exactly {@code refs}, {@code agents} and the job, with at least one more component, and which
-   * stays inside that directory when taken as the path of a loose ref file.
+   * Whether {@code ref} lies strictly inside {@code refs/agents/<job>/}: a valid ref whose first
+   * three components are exactly {@code refs}, {@code agents} and the job, with at least one more
+   * component, and which stays inside that directory when taken as the path of a loose ref file.
    */
   public static boolean insideAgentScope(String job, String ref) {
     if (!accepts(ref)) {
       return false;
     }
     String[] components = ref.split("/", -1);
-    if (components.length < 4 || !components[0].equals("refs") || !components[1].equals("agents")
+    if (components.length < 4
+        || !components[0].equals("refs")
+        || !components[1].equals("agents")
         || !components[2].equals(job)) {
       return false;
     }

@@ -24,17 +24,25 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The in-process hook as the gateway installs it, on a JGit {@link ReceivePack} over a real repository on disk,
- * pushed to by the stock git client (over JGit's git:// daemon, the transport with the least extra machinery).
+ * The in-process hook as the gateway installs it, on a JGit {@link ReceivePack} over a real
+ * repository on disk, pushed to by the stock git client (over JGit's git:// daemon, the transport
+ * with the least extra machinery).
  */
 class JobTokenPreReceiveHookIT {
 
   private static final Instant ISSUED = Instant.now();
-  private static final JobTokenClaims CLAIMS = new JobTokenClaims("abc", "token-1", "demo", RefScope.forJob("abc"),
-      List.of(JobTokenClaims.PUSH_AGENT_REF), ISSUED, ISSUED, ISSUED.plusSeconds(3600));
+  private static final JobTokenClaims CLAIMS =
+      new JobTokenClaims(
+          "abc",
+          "token-1",
+          "demo",
+          RefScope.forJob("abc"),
+          List.of(JobTokenClaims.PUSH_AGENT_REF),
+          ISSUED,
+          ISSUED,
+          ISSUED.plusSeconds(3600));
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private TestGit git;
   private Repository server;
@@ -45,27 +53,40 @@ class JobTokenPreReceiveHookIT {
   @BeforeEach
   void startServer() throws Exception {
     git = new TestGit(Files.createDirectory(dir.resolve("home")));
-    server = new FileRepositoryBuilder().setGitDir(dir.resolve("demo.git").toFile()).setBare().build();
+    server =
+        new FileRepositoryBuilder().setGitDir(dir.resolve("demo.git").toFile()).setBare().build();
     server.create(true);
     daemon = new Daemon(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
     daemon.getService("git-receive-pack").setEnabled(true);
-    daemon.setRepositoryResolver((client, name) -> {
-      if (!name.equals("demo.git")) {
-        throw new RepositoryNotFoundException(name);
-      }
-      server.incrementOpen();
-      return server;
-    });
-    daemon.setReceivePackFactory((client, db) -> {
-      ReceivePack rp = new ReceivePack(db);
-      rp.setPreReceiveHook(new JobTokenPreReceiveHook(CLAIMS, repoNameSeenByHook));
-      return rp;
-    });
+    daemon.setRepositoryResolver(
+        (client, name) -> {
+          if (!name.equals("demo.git")) {
+            throw new RepositoryNotFoundException(name);
+          }
+          server.incrementOpen();
+          return server;
+        });
+    daemon.setReceivePackFactory(
+        (client, db) -> {
+          ReceivePack rp = new ReceivePack(db);
+          rp.setPreReceiveHook(new JobTokenPreReceiveHook(CLAIMS, repoNameSeenByHook));
+          return rp;
+        });
     daemon.start();
     work = dir.resolve("work");
     git.git(dir, "init", "-q", "-b", "main", work.toString()).assertSucceeded();
-    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "commit", "-q", "--allow-empty",
-        "-m", "initial").assertSucceeded();
+    git.git(
+            work,
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "initial")
+        .assertSucceeded();
   }
 
   @AfterEach
@@ -87,7 +108,9 @@ class JobTokenPreReceiveHookIT {
     TestGit.Result push = push("HEAD:refs/agents/abc/ok", "HEAD:refs/agents/abcd/x");
 
     assertNotEquals(0, push.exitCode(), push.output());
-    assertTrue(push.output().contains("outside the job's scope; job tokens may only push refs/agents/abc/*"),
+    assertTrue(
+        push.output()
+            .contains("outside the job's scope; job tokens may only push refs/agents/abc/*"),
         push.output());
     assertEquals(List.of("refs/agents/abc/ok"), serverRefs());
   }
@@ -97,7 +120,9 @@ class JobTokenPreReceiveHookIT {
     TestGit.Result push = push(true, "HEAD:refs/agents/abc/ok", "HEAD:refs/heads/main");
 
     assertNotEquals(0, push.exitCode(), push.output());
-    assertTrue(push.output().contains("atomic push refused because refs/heads/main is outside the job's scope"),
+    assertTrue(
+        push.output()
+            .contains("atomic push refused because refs/heads/main is outside the job's scope"),
         push.output());
     assertEquals(List.of(), serverRefs());
   }
@@ -109,25 +134,55 @@ class JobTokenPreReceiveHookIT {
     TestGit.Result push = push("HEAD:refs/agents/abc/proposal");
 
     assertNotEquals(0, push.exitCode(), push.output());
-    assertTrue(push.output().contains("job token is scoped to repository demo, not other"), push.output());
+    assertTrue(
+        push.output().contains("job token is scoped to repository demo, not other"), push.output());
     assertEquals(List.of(), serverRefs());
   }
 
   @Test
   void refusesRefsThatWouldNotPointAtACommit() throws Exception {
     Path file = Files.writeString(dir.resolve("blob.txt"), "not a commit\n");
-    String blob = git.git(work, "hash-object", "-w", file.toString()).assertSucceeded().output().strip();
-    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-a", "-m", "tag",
-        "annotated").assertSucceeded();
-    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-a", "-m", "tag",
-        "blob-tag", blob).assertSucceeded();
+    String blob =
+        git.git(work, "hash-object", "-w", file.toString()).assertSucceeded().output().strip();
+    git.git(
+            work,
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "tag",
+            "-a",
+            "-m",
+            "tag",
+            "annotated")
+        .assertSucceeded();
+    git.git(
+            work,
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "tag",
+            "-a",
+            "-m",
+            "tag",
+            "blob-tag",
+            blob)
+        .assertSucceeded();
 
-    TestGit.Result push = push(blob + ":refs/agents/abc/blob", "refs/tags/annotated:refs/agents/abc/tag",
-        "refs/tags/blob-tag:refs/agents/abc/blob-tag", "HEAD:refs/agents/abc/ok");
+    TestGit.Result push =
+        push(
+            blob + ":refs/agents/abc/blob",
+            "refs/tags/annotated:refs/agents/abc/tag",
+            "refs/tags/blob-tag:refs/agents/abc/blob-tag",
+            "HEAD:refs/agents/abc/ok");
 
     assertNotEquals(0, push.exitCode(), push.output());
-    assertTrue(push.output().contains("pointed at a blob; job refs may only point at commits"), push.output());
-    assertTrue(push.output().contains("pointed at an annotated tag; job refs may only point at commits"),
+    assertTrue(
+        push.output().contains("pointed at a blob; job refs may only point at commits"),
+        push.output());
+    assertTrue(
+        push.output().contains("pointed at an annotated tag; job refs may only point at commits"),
         push.output());
     assertEquals(List.of("refs/agents/abc/ok"), serverRefs());
   }

@@ -25,8 +25,8 @@ class JobTokenSignerTest {
   private final JobTokenSigner signer = new JobTokenSigner(kid, keys.getPrivate(), CLOCK);
 
   private JobTokenVerifier verifierTrusting(KeyPair pair, Set<String> revoked) {
-    return new JobTokenVerifier(Map.of(PublicKeys.keyId(pair.getPublic()), pair.getPublic()), revoked::contains,
-        CLOCK);
+    return new JobTokenVerifier(
+        Map.of(PublicKeys.keyId(pair.getPublic()), pair.getPublic()), revoked::contains, CLOCK);
   }
 
   @Test
@@ -50,7 +50,8 @@ class JobTokenSignerTest {
 
   @Test
   void everyTokenHasItsOwnId() {
-    assertNotEquals(signer.sign("j", "demo", Duration.ofMinutes(1)).tokenId(),
+    assertNotEquals(
+        signer.sign("j", "demo", Duration.ofMinutes(1)).tokenId(),
         signer.sign("j", "demo", Duration.ofMinutes(1)).tokenId());
   }
 
@@ -58,23 +59,29 @@ class JobTokenSignerTest {
   void aVerifierTrustingAnotherKeyRefusesItsTokens() {
     String token = signer.sign("j", "demo", Duration.ofMinutes(1)).token();
 
-    assertThrows(InvalidJobTokenException.class, () -> verifierTrusting(TestTokens.newKeyPair(), Set.of())
-        .verify(token));
+    assertThrows(
+        InvalidJobTokenException.class,
+        () -> verifierTrusting(TestTokens.newKeyPair(), Set.of()).verify(token));
   }
 
   @Test
   void revocationAppliesToTheIdItReturns() {
     JobTokenSigner.Issued issued = signer.sign("j", "demo", Duration.ofMinutes(1));
 
-    InvalidJobTokenException e = assertThrows(InvalidJobTokenException.class,
-        () -> verifierTrusting(keys, Set.of(issued.tokenId())).verify(issued.token()));
+    InvalidJobTokenException e =
+        assertThrows(
+            InvalidJobTokenException.class,
+            () -> verifierTrusting(keys, Set.of(issued.tokenId())).verify(issued.token()));
     assertTrue(e.getMessage().contains("revoked"), e.getMessage());
   }
 
   @Test
   void refusesLifetimesOutsideOneSecondToTwoHoursAndUnsafeJobIds() {
     assertThrows(IllegalArgumentException.class, () -> signer.sign("j", "demo", Duration.ZERO));
-    assertThrows(IllegalArgumentException.class, () -> signer.sign("j", "demo", Duration.ofHours(2).plusSeconds(1)));
-    assertThrows(IllegalArgumentException.class, () -> signer.sign("../x", "demo", Duration.ofMinutes(1)));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> signer.sign("j", "demo", Duration.ofHours(2).plusSeconds(1)));
+    assertThrows(
+        IllegalArgumentException.class, () -> signer.sign("../x", "demo", Duration.ofMinutes(1)));
   }
 }

@@ -33,10 +33,11 @@ class JobTokenVerifierTest {
   private static final String REVOKED_JTI = "revoked-token-id";
 
   private final TestTokens tokens = new TestTokens(TestTokens.newKeyPair());
-  private final JobTokenVerifier verifier = new JobTokenVerifier(
-      Map.of(PublicKeys.keyId(tokens.publicKey()), tokens.publicKey()),
-      Set.of(REVOKED_JTI)::contains,
-      Clock.fixed(NOW, ZoneOffset.UTC));
+  private final JobTokenVerifier verifier =
+      new JobTokenVerifier(
+          Map.of(PublicKeys.keyId(tokens.publicKey()), tokens.publicKey()),
+          Set.of(REVOKED_JTI)::contains,
+          Clock.fixed(NOW, ZoneOffset.UTC));
 
   private static ObjectNode validClaims() {
     return TestTokens.claims(JOB, REPO, NOW.minusSeconds(60), Duration.ofHours(1));
@@ -47,8 +48,10 @@ class JobTokenVerifierTest {
   }
 
   private void assertRefused(String token, String reason) {
-    InvalidJobTokenException e = assertThrows(InvalidJobTokenException.class, () -> verifier.verify(token));
-    assertTrue(e.getMessage().contains(reason),
+    InvalidJobTokenException e =
+        assertThrows(InvalidJobTokenException.class, () -> verifier.verify(token));
+    assertTrue(
+        e.getMessage().contains(reason),
         () -> "expected a refusal naming '" + reason + "', got: " + e.getMessage());
   }
 
@@ -77,19 +80,22 @@ class JobTokenVerifierTest {
 
   @Test
   void acceptsLifetimeOfExactlyTwoHours() throws Exception {
-    ObjectNode claims = TestTokens.claims(JOB, REPO, NOW.minusSeconds(1), JobTokenVerifier.MAX_LIFETIME);
+    ObjectNode claims =
+        TestTokens.claims(JOB, REPO, NOW.minusSeconds(1), JobTokenVerifier.MAX_LIFETIME);
 
     assertEquals(JOB, verifier.verify(signed(claims)).jobId());
   }
 
   @Test
   void refusesExpiredToken() {
-    assertRefused(tokens.mint(JOB, REPO, NOW.minus(Duration.ofMinutes(90)), Duration.ofHours(1)), "expired");
+    assertRefused(
+        tokens.mint(JOB, REPO, NOW.minus(Duration.ofMinutes(90)), Duration.ofHours(1)), "expired");
   }
 
   @Test
   void refusesTokenExpiringExactlyNow() {
-    assertRefused(tokens.mint(JOB, REPO, NOW.minus(Duration.ofHours(1)), Duration.ofHours(1)), "expired");
+    assertRefused(
+        tokens.mint(JOB, REPO, NOW.minus(Duration.ofHours(1)), Duration.ofHours(1)), "expired");
   }
 
   @Test
@@ -106,7 +112,8 @@ class JobTokenVerifierTest {
     ObjectNode payload = TestTokens.payloadOf(token);
     scope(payload).put("repo", "other-repo");
 
-    assertRefused(parts[0] + "." + TestTokens.encode(payload) + "." + parts[2], "signature is invalid");
+    assertRefused(
+        parts[0] + "." + TestTokens.encode(payload) + "." + parts[2], "signature is invalid");
   }
 
   @Test
@@ -116,7 +123,8 @@ class JobTokenVerifierTest {
     byte[] signature = Base64.getUrlDecoder().decode(parts[2]);
     signature[10] ^= 0x01;
 
-    assertRefused(parts[0] + "." + parts[1] + "." + TestTokens.base64url(signature), "signature is invalid");
+    assertRefused(
+        parts[0] + "." + parts[1] + "." + TestTokens.base64url(signature), "signature is invalid");
   }
 
   @Test
@@ -126,7 +134,8 @@ class JobTokenVerifierTest {
     String[] parts = token.split("\\.");
     byte[] signature = Base64.getUrlDecoder().decode(parts[2]);
 
-    assertRefused(parts[0] + "." + parts[1] + "." + TestTokens.base64url(Arrays.copyOf(signature, 63)),
+    assertRefused(
+        parts[0] + "." + parts[1] + "." + TestTokens.base64url(Arrays.copyOf(signature, 63)),
         "signature is invalid");
     assertRefused(token.substring(0, token.length() - 4), "signature");
   }
@@ -143,13 +152,15 @@ class JobTokenVerifierTest {
     // r = s = 0 verified as valid on some JDKs (CVE-2022-21449): it must be refused.
     String token = signed(validClaims());
 
-    assertRefused(token.substring(0, token.lastIndexOf('.') + 1) + TestTokens.base64url(new byte[64]),
+    assertRefused(
+        token.substring(0, token.lastIndexOf('.') + 1) + TestTokens.base64url(new byte[64]),
         "signature is invalid");
   }
 
   @Test
   void verifiesAValidTokenRightAfterRefusingBrokenSignatures() throws Exception {
-    // The JCA object is reused per thread: a refusal, even one the JCA throws for, must leave nothing behind.
+    // The JCA object is reused per thread: a refusal, even one the JCA throws for, must leave
+    // nothing behind.
     String token = signed(validClaims());
     String unsigned = token.substring(0, token.lastIndexOf('.') + 1);
     assertRefused(unsigned + TestTokens.base64url(new byte[64]), "signature is invalid");
@@ -165,34 +176,38 @@ class JobTokenVerifierTest {
   void rechecksRevocationAndExpiryOfATokenWhoseSignatureItRemembers() throws Exception {
     Set<String> revoked = new HashSet<>();
     Instant[] now = {NOW};
-    JobTokenVerifier remembering = new JobTokenVerifier(
-        Map.of(PublicKeys.keyId(tokens.publicKey()), tokens.publicKey()), revoked::contains,
-        new Clock() {
-          @Override
-          public ZoneId getZone() {
-            return ZoneOffset.UTC;
-          }
+    JobTokenVerifier remembering =
+        new JobTokenVerifier(
+            Map.of(PublicKeys.keyId(tokens.publicKey()), tokens.publicKey()),
+            revoked::contains,
+            new Clock() {
+              @Override
+              public ZoneId getZone() {
+                return ZoneOffset.UTC;
+              }
 
-          @Override
-          public Clock withZone(ZoneId zone) {
-            return this;
-          }
+              @Override
+              public Clock withZone(ZoneId zone) {
+                return this;
+              }
 
-          @Override
-          public Instant instant() {
-            return now[0];
-          }
-        });
+              @Override
+              public Instant instant() {
+                return now[0];
+              }
+            });
     ObjectNode claims = validClaims();
     String token = signed(claims);
     assertEquals(JOB, remembering.verify(token).jobId());
 
     revoked.add(claims.get("jti").textValue());
-    assertThrows(InvalidJobTokenException.class, () -> remembering.verify(token), "revoked after first use");
+    assertThrows(
+        InvalidJobTokenException.class, () -> remembering.verify(token), "revoked after first use");
     revoked.clear();
     assertEquals(JOB, remembering.verify(token).jobId());
     now[0] = NOW.plus(Duration.ofHours(2));
-    InvalidJobTokenException expired = assertThrows(InvalidJobTokenException.class, () -> remembering.verify(token));
+    InvalidJobTokenException expired =
+        assertThrows(InvalidJobTokenException.class, () -> remembering.verify(token));
     assertTrue(expired.getMessage().contains("expired"), expired.getMessage());
   }
 
@@ -204,9 +219,11 @@ class JobTokenVerifierTest {
     byte[] signature = Base64.getUrlDecoder().decode(parts[2]);
     signature[63] ^= 0x01;
 
-    assertRefused(parts[0] + "." + parts[1] + "." + TestTokens.base64url(signature), "signature is invalid");
+    assertRefused(
+        parts[0] + "." + parts[1] + "." + TestTokens.base64url(signature), "signature is invalid");
     ObjectNode otherClaims = validClaims();
-    assertRefused(TestTokens.encode(tokens.header()) + "." + TestTokens.encode(otherClaims) + "." + parts[2],
+    assertRefused(
+        TestTokens.encode(tokens.header()) + "." + TestTokens.encode(otherClaims) + "." + parts[2],
         "signature is invalid");
   }
 
@@ -232,13 +249,16 @@ class JobTokenVerifierTest {
   void refusesAlgNoneWithEmptySignature() {
     ObjectNode header = tokens.header().put("alg", "none");
 
-    assertRefused(TestTokens.encode(header) + "." + TestTokens.encode(validClaims()) + ".", "algorithm must be ES256");
+    assertRefused(
+        TestTokens.encode(header) + "." + TestTokens.encode(validClaims()) + ".",
+        "algorithm must be ES256");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"None", "NONE", "es256", "ES384", ""})
   void refusesAnyAlgorithmButExactlyEs256(String alg) {
-    assertRefused(tokens.sign(tokens.header().put("alg", alg), validClaims()), "algorithm must be ES256");
+    assertRefused(
+        tokens.sign(tokens.header().put("alg", alg), validClaims()), "algorithm must be ES256");
   }
 
   @Test
@@ -252,26 +272,35 @@ class JobTokenVerifierTest {
   @Test
   void refusesHs256SignedWithThePublicKeyAsHmacSecret() throws GeneralSecurityException {
     // The classic key-confusion forgery: whoever has the public key can compute this "signature".
-    for (byte[] secret : List.of(PublicKeys.toPem(tokens.publicKey()).getBytes(StandardCharsets.US_ASCII),
-        tokens.publicKey().getEncoded())) {
-      String signingInput = TestTokens.encode(tokens.header().put("alg", "HS256")) + "."
-          + TestTokens.encode(validClaims());
-      assertRefused(signingInput + "." + TestTokens.base64url(hmacSha256(secret, signingInput)),
+    for (byte[] secret :
+        List.of(
+            PublicKeys.toPem(tokens.publicKey()).getBytes(StandardCharsets.US_ASCII),
+            tokens.publicKey().getEncoded())) {
+      String signingInput =
+          TestTokens.encode(tokens.header().put("alg", "HS256"))
+              + "."
+              + TestTokens.encode(validClaims());
+      assertRefused(
+          signingInput + "." + TestTokens.base64url(hmacSha256(secret, signingInput)),
           "algorithm must be ES256");
     }
   }
 
   @Test
   void refusesHmacSignatureUnderAnEs256Header() throws GeneralSecurityException {
-    String signingInput = TestTokens.encode(tokens.header()) + "." + TestTokens.encode(validClaims());
+    String signingInput =
+        TestTokens.encode(tokens.header()) + "." + TestTokens.encode(validClaims());
     byte[] secret = tokens.publicKey().getEncoded();
 
-    assertRefused(signingInput + "." + TestTokens.base64url(hmacSha256(secret, signingInput)), "signature is invalid");
+    assertRefused(
+        signingInput + "." + TestTokens.base64url(hmacSha256(secret, signingInput)),
+        "signature is invalid");
   }
 
   @Test
   void refusesUnknownKid() {
-    ObjectNode header = tokens.header().put("kid", PublicKeys.keyId(TestTokens.newKeyPair().getPublic()));
+    ObjectNode header =
+        tokens.header().put("kid", PublicKeys.keyId(TestTokens.newKeyPair().getPublic()));
 
     assertRefused(tokens.sign(header, validClaims()), "unknown key");
   }
@@ -354,8 +383,9 @@ class JobTokenVerifierTest {
 
   @Test
   void refusesLifetimeLongerThanTwoHours() {
-    ObjectNode claims = TestTokens.claims(JOB, REPO, NOW.minusSeconds(60),
-        JobTokenVerifier.MAX_LIFETIME.plusSeconds(1));
+    ObjectNode claims =
+        TestTokens.claims(
+            JOB, REPO, NOW.minusSeconds(60), JobTokenVerifier.MAX_LIFETIME.plusSeconds(1));
 
     assertRefused(signed(claims), "lifetime exceeds 120 minutes");
   }
@@ -386,8 +416,16 @@ class JobTokenVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"refs/agents/other/*", "refs/heads/*", "refs/*", "refs/agents/abc/", "refs/agents/abc/**",
-      "refs/agents/*", "*"})
+  @ValueSource(
+      strings = {
+        "refs/agents/other/*",
+        "refs/heads/*",
+        "refs/*",
+        "refs/agents/abc/",
+        "refs/agents/abc/**",
+        "refs/agents/*",
+        "*"
+      })
   void refusesRefScopeThatIsNotTheSubjectsNamespace(String refs) {
     ObjectNode claims = validClaims();
     scope(claims).put("refs", refs);
@@ -429,7 +467,8 @@ class JobTokenVerifierTest {
 
   @Test
   void refusesCapabilityAsPlainString() {
-    assertRefused(signed(validClaims().put("cap", JobTokenClaims.PUSH_AGENT_REF)),
+    assertRefused(
+        signed(validClaims().put("cap", JobTokenClaims.PUSH_AGENT_REF)),
         "lacks the push:agent-ref capability");
   }
 
@@ -476,21 +515,25 @@ class JobTokenVerifierTest {
 
     assertRefused("!!!." + token.substring(token.indexOf('.') + 1), "header is not base64url");
     String garbagePayload = TestTokens.encode(tokens.header()) + ".$$$";
-    assertRefused(garbagePayload + "." + TestTokens.base64url(tokens.es256(garbagePayload)),
+    assertRefused(
+        garbagePayload + "." + TestTokens.base64url(tokens.es256(garbagePayload)),
         "payload is not base64url");
-    assertRefused(token.substring(0, token.lastIndexOf('.') + 1) + "a+b/c=", "signature is not base64url");
+    assertRefused(
+        token.substring(0, token.lastIndexOf('.') + 1) + "a+b/c=", "signature is not base64url");
   }
 
   @Test
   void refusesNonJsonHeader() {
-    assertRefused(TestTokens.base64url("not json") + "." + TestTokens.encode(validClaims()) + ".AAAA",
+    assertRefused(
+        TestTokens.base64url("not json") + "." + TestTokens.encode(validClaims()) + ".AAAA",
         "header is not valid JSON");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"[]", "\"eyJ\"", "42", "null", ""})
   void refusesNonObjectJsonHeader(String json) {
-    assertRefused(TestTokens.base64url(json) + "." + TestTokens.encode(validClaims()) + ".AAAA",
+    assertRefused(
+        TestTokens.base64url(json) + "." + TestTokens.encode(validClaims()) + ".AAAA",
         "header is not a JSON object");
   }
 
@@ -499,11 +542,15 @@ class JobTokenVerifierTest {
   void refusesNonObjectJsonPayload(String json) {
     String signingInput = TestTokens.encode(tokens.header()) + "." + TestTokens.base64url(json);
 
-    assertRefused(signingInput + "." + TestTokens.base64url(tokens.es256(signingInput)),
+    assertRefused(
+        signingInput + "." + TestTokens.base64url(tokens.es256(signingInput)),
         "payload is not a JSON object");
   }
 
-  /** Found by JobTokenVerifierFuzzTest: "==" after the signature decoded to the same bytes and verified. */
+  /**
+   * Found by JobTokenVerifierFuzzTest: "==" after the signature decoded to the same bytes and
+   * verified.
+   */
   @Test
   void refusesPaddedSignature() {
     assertRefused(signed(validClaims()) + "==", "signature is not canonical base64url");
@@ -516,7 +563,8 @@ class JobTokenVerifierTest {
     char last = token.charAt(token.length() - 1);
     String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     // 64 bytes are 86 characters; the last one carries 2 bits of the signature and 4 unused bits.
-    String stray = token.substring(0, token.length() - 1) + alphabet.charAt(alphabet.indexOf(last) | 0x01);
+    String stray =
+        token.substring(0, token.length() - 1) + alphabet.charAt(alphabet.indexOf(last) | 0x01);
 
     assertRefused(stray, "signature is not canonical base64url");
   }
@@ -524,7 +572,8 @@ class JobTokenVerifierTest {
   @Test
   void refusesPaddedHeaderEvenWhenThePaddedTextIsSigned() {
     String header = TestTokens.encode(tokens.header());
-    String padded = header + "=".repeat((4 - header.length() % 4) % 4 == 0 ? 4 : (4 - header.length() % 4) % 4);
+    String padded =
+        header + "=".repeat((4 - header.length() % 4) % 4 == 0 ? 4 : (4 - header.length() % 4) % 4);
 
     assertRefused(signedRaw(padded, TestTokens.encode(validClaims())), "header is not");
   }
@@ -534,17 +583,22 @@ class JobTokenVerifierTest {
     String header = tokens.header().toString();
     String duplicated = "{\"alg\":\"none\"," + header.substring(1);
 
-    assertRefused(signedRaw(TestTokens.base64url(duplicated), TestTokens.encode(validClaims())),
+    assertRefused(
+        signedRaw(TestTokens.base64url(duplicated), TestTokens.encode(validClaims())),
         "header is not valid JSON");
   }
 
-  /** Found by JobTokenVerifierFuzzTest: with duplicates the last member won, so two parsers could disagree. */
+  /**
+   * Found by JobTokenVerifierFuzzTest: with duplicates the last member won, so two parsers could
+   * disagree.
+   */
   @Test
   void refusesDuplicateClaims() {
     String claims = validClaims().toString();
     String duplicated = claims.substring(0, claims.length() - 1) + ",\"sub\":\"other\"}";
 
-    assertRefused(signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(duplicated)),
+    assertRefused(
+        signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(duplicated)),
         "payload is not valid JSON");
   }
 
@@ -554,22 +608,33 @@ class JobTokenVerifierTest {
   void refusesContentAfterTheJsonObject(String tail) {
     String header = TestTokens.encode(tokens.header());
 
-    assertRefused(signedRaw(TestTokens.base64url(tokens.header().toString() + tail), TestTokens.encode(validClaims())),
+    assertRefused(
+        signedRaw(
+            TestTokens.base64url(tokens.header().toString() + tail),
+            TestTokens.encode(validClaims())),
         "header is not valid JSON");
-    assertRefused(signedRaw(header, TestTokens.base64url(validClaims().toString() + tail)),
+    assertRefused(
+        signedRaw(header, TestTokens.base64url(validClaims().toString() + tail)),
         "payload is not valid JSON");
   }
 
   @Test
   void refusesJsonThatIsNotUtf8() {
     byte[] utf16 = validClaims().toString().getBytes(StandardCharsets.UTF_16);
-    byte[] latin1 = validClaims().put("repo-note", "\u00e9").toString().getBytes(StandardCharsets.ISO_8859_1);
+    byte[] latin1 =
+        validClaims().put("repo-note", "\u00e9").toString().getBytes(StandardCharsets.ISO_8859_1);
 
-    assertRefused(signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(utf16)), "payload is not");
-    assertRefused(signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(latin1)), "payload is not UTF-8");
+    assertRefused(
+        signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(utf16)),
+        "payload is not");
+    assertRefused(
+        signedRaw(TestTokens.encode(tokens.header()), TestTokens.base64url(latin1)),
+        "payload is not UTF-8");
   }
 
-  /** A token whose header and payload segments are taken as given and signed with the trusted key. */
+  /**
+   * A token whose header and payload segments are taken as given and signed with the trusted key.
+   */
   private String signedRaw(String headerSegment, String payloadSegment) {
     String signingInput = headerSegment + "." + payloadSegment;
     return signingInput + "." + TestTokens.base64url(tokens.es256(signingInput));
@@ -593,7 +658,8 @@ class JobTokenVerifierTest {
     ObjectNode claims = validClaims().put("iss", "someone-else");
     String token = signed(claims);
 
-    InvalidJobTokenException e = assertThrows(InvalidJobTokenException.class, () -> verifier.verify(token));
+    InvalidJobTokenException e =
+        assertThrows(InvalidJobTokenException.class, () -> verifier.verify(token));
     assertFalse(e.getMessage().contains(claims.get("jti").textValue()));
     assertFalse(e.getMessage().contains(token.split("\\.")[1]));
   }
@@ -601,9 +667,13 @@ class JobTokenVerifierTest {
   @Test
   void acceptsTokenSignedByAnyConfiguredKeyDuringRotation() throws Exception {
     TestTokens next = new TestTokens(TestTokens.newKeyPair());
-    JobTokenVerifier rotating = new JobTokenVerifier(Map.of(
-        PublicKeys.keyId(tokens.publicKey()), tokens.publicKey(),
-        PublicKeys.keyId(next.publicKey()), next.publicKey()), jti -> false, Clock.fixed(NOW, ZoneOffset.UTC));
+    JobTokenVerifier rotating =
+        new JobTokenVerifier(
+            Map.of(
+                PublicKeys.keyId(tokens.publicKey()), tokens.publicKey(),
+                PublicKeys.keyId(next.publicKey()), next.publicKey()),
+            jti -> false,
+            Clock.fixed(NOW, ZoneOffset.UTC));
 
     assertEquals(JOB, rotating.verify(tokens.mint(JOB, REPO, NOW, Duration.ofMinutes(5))).jobId());
     assertEquals(JOB, rotating.verify(next.mint(JOB, REPO, NOW, Duration.ofMinutes(5))).jobId());
@@ -621,7 +691,8 @@ class JobTokenVerifierTest {
     return (ObjectNode) claims.get("scope");
   }
 
-  private static byte[] hmacSha256(byte[] secret, String signingInput) throws GeneralSecurityException {
+  private static byte[] hmacSha256(byte[] secret, String signingInput)
+      throws GeneralSecurityException {
     Mac mac = Mac.getInstance("HmacSHA256");
     mac.init(new SecretKeySpec(secret, "HmacSHA256"));
     return mac.doFinal(signingInput.getBytes(StandardCharsets.US_ASCII));

@@ -1,10 +1,10 @@
 package ai.spboucher.spbgit.hooks;
 
-import ai.spboucher.spbgit.common.RevocationList;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.common.RevocationList;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The packaged {@code pre-receive} executable installed in a bare repository and driven by real {@code git push}
- * over the local transport, exactly as stock git runs it on a server.
+ * The packaged {@code pre-receive} executable installed in a bare repository and driven by real
+ * {@code git push} over the local transport, exactly as stock git runs it on a server.
  */
 class PreReceiveHookIT {
 
@@ -33,16 +33,14 @@ class PreReceiveHookIT {
   private static final String REPO = "demo";
   private static final String DECLINED = "pre-receive hook declined";
 
-  @TempDir
-  static Path shared;
+  @TempDir static Path shared;
 
   private static TestTokens tokens;
   private static Path keyFile;
   private static Path work;
   private static TestGit git;
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private Path bare;
 
@@ -54,8 +52,18 @@ class PreReceiveHookIT {
     git = new TestGit(Files.createDirectory(shared.resolve("home")));
     work = shared.resolve("work");
     git.git(shared, "init", "-q", "-b", "main", work.toString()).assertSucceeded();
-    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "commit", "-q", "--allow-empty",
-        "-m", "initial").assertSucceeded();
+    git.git(
+            work,
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "initial")
+        .assertSucceeded();
     git.git(work, "tag", "v1").assertSucceeded();
   }
 
@@ -79,7 +87,10 @@ class PreReceiveHookIT {
 
   @Test
   void refusesPushToMain() throws Exception {
-    assertRefused(validToken(JOB), "refused refs/heads/main: outside the job's scope", "HEAD:refs/heads/main");
+    assertRefused(
+        validToken(JOB),
+        "refused refs/heads/main: outside the job's scope",
+        "HEAD:refs/heads/main");
   }
 
   @Test
@@ -89,31 +100,46 @@ class PreReceiveHookIT {
 
   @Test
   void refusesPushIntoAnotherJobsNamespace() throws Exception {
-    assertRefused(validToken(JOB), "refused refs/agents/job2/x: outside the job's scope", "HEAD:refs/agents/job2/x");
+    assertRefused(
+        validToken(JOB),
+        "refused refs/agents/job2/x: outside the job's scope",
+        "HEAD:refs/agents/job2/x");
   }
 
   @Test
   void refusesPushIntoANamespaceSharingTheJobPrefix() throws Exception {
-    assertRefused(validToken(JOB), "refused refs/agents/job1x/y: outside the job's scope", "HEAD:refs/agents/job1x/y");
+    assertRefused(
+        validToken(JOB),
+        "refused refs/agents/job1x/y: outside the job's scope",
+        "HEAD:refs/agents/job1x/y");
   }
 
   @Test
   void refusesWholePushMixingAnAllowedAndARefusedRef() throws Exception {
-    TestGit.Result push = assertRefused(validToken(JOB), "refused refs/heads/main: outside the job's scope",
-        "HEAD:refs/agents/job1/ok", "HEAD:refs/heads/main");
+    TestGit.Result push =
+        assertRefused(
+            validToken(JOB),
+            "refused refs/heads/main: outside the job's scope",
+            "HEAD:refs/agents/job1/ok",
+            "HEAD:refs/heads/main");
 
-    assertTrue(push.output()
-        .contains("remote: refused refs/agents/job1/ok: atomic push refused because refs/heads/main"), push.output());
+    assertTrue(
+        push.output()
+            .contains(
+                "remote: refused refs/agents/job1/ok: atomic push refused because refs/heads/main"),
+        push.output());
   }
 
   @Test
   void refusesPushWithoutToken() throws Exception {
-    assertRefused(null, "push refused: no job token in GIT_AUTH_TOKEN", "HEAD:refs/agents/job1/proposal");
+    assertRefused(
+        null, "push refused: no job token in GIT_AUTH_TOKEN", "HEAD:refs/agents/job1/proposal");
   }
 
   @Test
   void refusesExpiredToken() throws Exception {
-    String expired = tokens.mint(JOB, REPO, Instant.now().minus(Duration.ofMinutes(90)), Duration.ofHours(1));
+    String expired =
+        tokens.mint(JOB, REPO, Instant.now().minus(Duration.ofMinutes(90)), Duration.ofHours(1));
 
     assertRefused(expired, "push refused: job token has expired", "HEAD:refs/agents/job1/proposal");
   }
@@ -123,17 +149,23 @@ class PreReceiveHookIT {
     String token = validToken(JOB);
     Path revocations = dir.resolve("revoked-job-tokens.json");
     RevocationList.load(revocations, Clock.systemUTC())
-        .revoke(TestTokens.payloadOf(token).get("jti").textValue(), Instant.now().plus(Duration.ofHours(1)));
+        .revoke(
+            TestTokens.payloadOf(token).get("jti").textValue(),
+            Instant.now().plus(Duration.ofHours(1)));
     git.git(bare, "config", "spbgit.revokedJobTokens", revocations.toString()).assertSucceeded();
 
-    assertRefused(token, "push refused: job token has been revoked", "HEAD:refs/agents/job1/proposal");
+    assertRefused(
+        token, "push refused: job token has been revoked", "HEAD:refs/agents/job1/proposal");
   }
 
   @Test
   void refusesTokenForAnotherRepository() throws Exception {
     String token = tokens.mint(JOB, "other", Instant.now(), Duration.ofMinutes(10));
 
-    assertRefused(token, "job token is scoped to repository other, not demo", "HEAD:refs/agents/job1/proposal");
+    assertRefused(
+        token,
+        "job token is scoped to repository other, not demo",
+        "HEAD:refs/agents/job1/proposal");
   }
 
   @Test
@@ -144,25 +176,32 @@ class PreReceiveHookIT {
     payload.putObject("scope").put("repo", REPO).put("refs", "refs/agents/job1/*");
     String tampered = parts[0] + "." + TestTokens.encode(payload) + "." + parts[2];
 
-    assertRefused(tampered, "push refused: job token signature is invalid", "HEAD:refs/agents/job1/proposal");
+    assertRefused(
+        tampered, "push refused: job token signature is invalid", "HEAD:refs/agents/job1/proposal");
   }
 
   @Test
   void refusesTokenSignedByAnotherKeyEvenIfTheEnvironmentNamesThatKey() throws Exception {
     TestTokens attacker = new TestTokens(TestTokens.newKeyPair());
     Path attackerKey = dir.resolve("attacker.pem");
-    Files.writeString(attackerKey, PublicKeys.toPem(attacker.publicKey()), StandardCharsets.US_ASCII);
+    Files.writeString(
+        attackerKey, PublicKeys.toPem(attacker.publicKey()), StandardCharsets.US_ASCII);
     String token = attacker.mint(JOB, REPO, Instant.now(), Duration.ofMinutes(10));
 
-    assertRefused(token, "push refused: job token signed with an unknown key",
-        Map.of("SPB_JOB_TOKEN_PUBLIC_KEY", attackerKey.toString()), "HEAD:refs/agents/job1/proposal");
+    assertRefused(
+        token,
+        "push refused: job token signed with an unknown key",
+        Map.of("SPB_JOB_TOKEN_PUBLIC_KEY", attackerKey.toString()),
+        "HEAD:refs/agents/job1/proposal");
   }
 
   @Test
   void refusesEveryPushWhenNoKeyIsConfigured() throws Exception {
     git.git(bare, "config", "--unset", "spbgit.jobTokenPublicKey").assertSucceeded();
 
-    assertRefused(validToken(JOB), "push refused: spbgit.jobTokenPublicKey is not configured",
+    assertRefused(
+        validToken(JOB),
+        "push refused: spbgit.jobTokenPublicKey is not configured",
         "HEAD:refs/agents/job1/proposal");
   }
 
@@ -170,34 +209,67 @@ class PreReceiveHookIT {
   void exitsWithDocumentedCodes() throws Exception {
     String update = "0".repeat(40) + " " + head() + " ";
     Path hookFile = bare.resolve("hooks/pre-receive");
-    // Run by hand, the hook finds the commit only in the repository itself (git push would have put it there).
+    // Run by hand, the hook finds the commit only in the repository itself (git push would have put
+    // it there).
     git.git(bare, "fetch", "-q", work.toString(), "main:refs/heads/main").assertSucceeded();
 
-    assertEquals(0, runHook(hookFile, validToken(JOB), update + "refs/agents/job1/proposal").exitCode());
+    assertEquals(
+        0, runHook(hookFile, validToken(JOB), update + "refs/agents/job1/proposal").exitCode());
     assertEquals(1, runHook(hookFile, validToken(JOB), update + "refs/heads/main").exitCode());
     assertEquals(1, runHook(hookFile, null, update + "refs/agents/job1/proposal").exitCode());
-    git.git(bare, "config", "spbgit.jobTokenPublicKey", dir.resolve("missing.pem").toString()).assertSucceeded();
-    assertEquals(2, runHook(hookFile, validToken(JOB), update + "refs/agents/job1/proposal").exitCode());
+    git.git(bare, "config", "spbgit.jobTokenPublicKey", dir.resolve("missing.pem").toString())
+        .assertSucceeded();
+    assertEquals(
+        2, runHook(hookFile, validToken(JOB), update + "refs/agents/job1/proposal").exitCode());
   }
 
   @Test
   void refusesAJobRefPointingAtABlob() throws Exception {
     String blob = blob("not a commit\n");
 
-    assertRefused(validToken(JOB), "refused refs/agents/job1/proposal: pointed at a blob; job refs may only point "
-        + "at commits", blob + ":refs/agents/job1/proposal");
+    assertRefused(
+        validToken(JOB),
+        "refused refs/agents/job1/proposal: pointed at a blob; job refs may only point "
+            + "at commits",
+        blob + ":refs/agents/job1/proposal");
   }
 
   @Test
   void refusesAJobRefPointingAtAnAnnotatedTagOfACommitOrOfABlob() throws Exception {
-    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-f", "-a", "-m", "tag",
-        "annotated").assertSucceeded();
-    git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "tag", "-f", "-a", "-m", "tag",
-        "blob-tag", blob("tagged blob\n")).assertSucceeded();
+    git.git(
+            work,
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "tag",
+            "-f",
+            "-a",
+            "-m",
+            "tag",
+            "annotated")
+        .assertSucceeded();
+    git.git(
+            work,
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "tag",
+            "-f",
+            "-a",
+            "-m",
+            "tag",
+            "blob-tag",
+            blob("tagged blob\n"))
+        .assertSucceeded();
 
     for (String tag : List.of("refs/tags/annotated", "refs/tags/blob-tag")) {
-      assertRefused(validToken(JOB), "refused refs/agents/job1/proposal: pointed at an annotated tag; job refs may "
-          + "only point at commits", tag + ":refs/agents/job1/proposal");
+      assertRefused(
+          validToken(JOB),
+          "refused refs/agents/job1/proposal: pointed at an annotated tag; job refs may "
+              + "only point at commits",
+          tag + ":refs/agents/job1/proposal");
     }
   }
 
@@ -209,12 +281,29 @@ class PreReceiveHookIT {
     }
     push(validToken(JOB), first.toArray(String[]::new)).assertSucceeded();
 
-    assertRefused(validToken(JOB), "refused refs/agents/job1/one-more: over the limit of 32 refs per job",
+    assertRefused(
+        validToken(JOB),
+        "refused refs/agents/job1/one-more: over the limit of 32 refs per job",
         "HEAD:refs/agents/job1/one-more");
-    String next = git.git(work, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "commit-tree",
-        "HEAD^{tree}", "-p", "HEAD", "-m", "next").assertSucceeded().output().strip();
+    String next =
+        git.git(
+                work,
+                "-c",
+                "user.name=Test",
+                "-c",
+                "user.email=test@example.invalid",
+                "commit-tree",
+                "HEAD^{tree}",
+                "-p",
+                "HEAD",
+                "-m",
+                "next")
+            .assertSucceeded()
+            .output()
+            .strip();
     TestGit.Result update = push(validToken(JOB), next + ":refs/agents/job1/r0");
-    assertEquals(0, update.exitCode(), "updating a ref the job has is still admitted: " + update.output());
+    assertEquals(
+        0, update.exitCode(), "updating a ref the job has is still admitted: " + update.output());
   }
 
   @Test
@@ -224,7 +313,9 @@ class PreReceiveHookIT {
       many.add("HEAD:refs/agents/job1/flood-" + i);
     }
 
-    assertRefused(validToken(JOB), "refused refs/agents/job1/flood-32: over the limit of 32 refs per job",
+    assertRefused(
+        validToken(JOB),
+        "refused refs/agents/job1/flood-32: over the limit of 32 refs per job",
         many.toArray(String[]::new));
   }
 
@@ -232,8 +323,10 @@ class PreReceiveHookIT {
   void refusesRefNamesOverTheLengthLimit() throws Exception {
     String ref = "refs/agents/job1/" + "x".repeat(800);
 
-    assertRefused(validToken(JOB), "refused " + ref + ": ref name is 817 characters long; job refs may have at most "
-        + "200", "HEAD:" + ref);
+    assertRefused(
+        validToken(JOB),
+        "refused " + ref + ": ref name is 817 characters long; job refs may have at most " + "200",
+        "HEAD:" + ref);
   }
 
   private static String blob(String content) throws Exception {
@@ -241,18 +334,23 @@ class PreReceiveHookIT {
     return git.git(work, "hash-object", "-w", file.toString()).assertSucceeded().output().strip();
   }
 
-  private TestGit.Result assertRefused(String token, String reason, String... refspecs) throws Exception {
+  private TestGit.Result assertRefused(String token, String reason, String... refspecs)
+      throws Exception {
     return assertRefused(token, reason, Map.of(), refspecs);
   }
 
-  private TestGit.Result assertRefused(String token, String reason, Map<String, String> extraEnv, String... refspecs)
+  private TestGit.Result assertRefused(
+      String token, String reason, Map<String, String> extraEnv, String... refspecs)
       throws Exception {
     String before = refs();
     TestGit.Result push = push(token, extraEnv, refspecs);
 
     assertNotEquals(0, push.exitCode(), push.output());
     assertTrue(push.output().contains(DECLINED), push.output());
-    assertTrue(push.output().lines().anyMatch(line -> line.startsWith("remote: ") && line.contains(reason)),
+    assertTrue(
+        push.output()
+            .lines()
+            .anyMatch(line -> line.startsWith("remote: ") && line.contains(reason)),
         () -> "expected a remote: line naming '" + reason + "' in:\n" + push.output());
     assertEquals(before, refs(), "the refused push changed refs");
     return push;
@@ -262,7 +360,8 @@ class PreReceiveHookIT {
     return push(token, Map.of(), refspecs);
   }
 
-  private TestGit.Result push(String token, Map<String, String> extraEnv, String... refspecs) throws Exception {
+  private TestGit.Result push(String token, Map<String, String> extraEnv, String... refspecs)
+      throws Exception {
     List<String> args = new ArrayList<>(List.of("push", bare.toString()));
     args.addAll(Arrays.asList(refspecs));
     Map<String, String> env = new HashMap<>(extraEnv);
@@ -272,7 +371,8 @@ class PreReceiveHookIT {
     return git.git(work, env, args.toArray(String[]::new));
   }
 
-  private static TestGit.Result runHook(Path hookFile, String token, String stdin) throws Exception {
+  private static TestGit.Result runHook(Path hookFile, String token, String stdin)
+      throws Exception {
     Map<String, String> env = token == null ? Map.of() : Map.of("GIT_AUTH_TOKEN", token);
     return git.run(hookFile.getParent().getParent(), env, stdin + "\n", hookFile.toString());
   }

@@ -1,9 +1,9 @@
 package ai.spboucher.spbgit.hooks;
 
-import ai.spboucher.spbgit.common.RevocationList;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.common.RevocationList;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -34,15 +34,19 @@ class PreReceiveMainTest {
   private static final String ZERO = "0".repeat(40);
   private static final String JOB = "job1";
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private final TestTokens tokens = new TestTokens(TestTokens.newKeyPair());
   private final Map<String, String> env = new HashMap<>();
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
   private File gitDir;
-  /** A commit in the repository, for the updates to point at: the gate admits job refs only at commits. */
+
+  /**
+   * A commit in the repository, for the updates to point at: the gate admits job refs only at
+   * commits.
+   */
   private String commit;
+
   private Path keyFile;
 
   @BeforeEach
@@ -78,9 +82,13 @@ class PreReceiveMainTest {
   void refusesWholePushWhenOneRefIsOutsideTheScope() {
     env.put("GIT_AUTH_TOKEN", validToken());
 
-    assertEquals(PreReceiveMain.REFUSED, run(update("refs/agents/job1/ok"), update("refs/heads/main")));
+    assertEquals(
+        PreReceiveMain.REFUSED, run(update("refs/agents/job1/ok"), update("refs/heads/main")));
     assertTrue(output().contains("refused refs/heads/main: outside the job's scope"), output());
-    assertTrue(output().contains("refused refs/agents/job1/ok: atomic push refused because refs/heads/main"), output());
+    assertTrue(
+        output()
+            .contains("refused refs/agents/job1/ok: atomic push refused because refs/heads/main"),
+        output());
   }
 
   @Test
@@ -116,8 +124,11 @@ class PreReceiveMainTest {
   @Test
   void refusesAsMisconfiguredWhenTheKeyFileIsMissingOrCorrupt() throws IOException {
     env.put("GIT_AUTH_TOKEN", validToken());
-    for (String pem : List.of("not a key", "-----BEGIN PUBLIC KEY-----\n!!!\n-----END PUBLIC KEY-----\n",
-        "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")) {
+    for (String pem :
+        List.of(
+            "not a key",
+            "-----BEGIN PUBLIC KEY-----\n!!!\n-----END PUBLIC KEY-----\n",
+            "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")) {
       Files.writeString(keyFile, pem, StandardCharsets.US_ASCII);
       err.reset();
       assertEquals(PreReceiveMain.MISCONFIGURED, run(update("refs/agents/job1/ok")), pem);
@@ -140,7 +151,8 @@ class PreReceiveMainTest {
   void gitConfigWinsOverTheEnvironmentForTheKey() throws IOException {
     TestTokens attacker = new TestTokens(TestTokens.newKeyPair());
     Path attackerKey = dir.resolve("attacker.pem");
-    Files.writeString(attackerKey, PublicKeys.toPem(attacker.publicKey()), StandardCharsets.US_ASCII);
+    Files.writeString(
+        attackerKey, PublicKeys.toPem(attacker.publicKey()), StandardCharsets.US_ASCII);
     env.put("SPB_JOB_TOKEN_PUBLIC_KEY", attackerKey.toString());
     env.put("GIT_AUTH_TOKEN", attacker.mint(JOB, "demo", Instant.now(), Duration.ofMinutes(10)));
 
@@ -153,7 +165,9 @@ class PreReceiveMainTest {
     String token = validToken();
     Path revocations = dir.resolve("revoked-job-tokens.json");
     RevocationList.load(revocations, Clock.systemUTC())
-        .revoke(TestTokens.payloadOf(token).get("jti").textValue(), Instant.now().plus(Duration.ofHours(1)));
+        .revoke(
+            TestTokens.payloadOf(token).get("jti").textValue(),
+            Instant.now().plus(Duration.ofHours(1)));
     setConfig("revokedJobTokens", revocations.toString());
     env.put("GIT_AUTH_TOKEN", token);
 
@@ -176,7 +190,8 @@ class PreReceiveMainTest {
     env.put("GIT_AUTH_TOKEN", tokens.mint(JOB, "published", Instant.now(), Duration.ofMinutes(10)));
 
     assertEquals(PreReceiveMain.REFUSED, run(update("refs/agents/job1/ok")));
-    assertTrue(output().contains("job token is scoped to repository published, not demo"), output());
+    assertTrue(
+        output().contains("job token is scoped to repository published, not demo"), output());
 
     setConfig("repoName", "published");
     assertEquals(0, run(update("refs/agents/job1/ok")));
@@ -194,7 +209,8 @@ class PreReceiveMainTest {
   void escapesControlCharactersInEveryLineItPrints() {
     env.put("GIT_AUTH_TOKEN", validToken());
 
-    assertEquals(PreReceiveMain.REFUSED,
+    assertEquals(
+        PreReceiveMain.REFUSED,
         run(update("refs/agents/job1/ok"), update("refs/agents/job1/\u001b[2J\rremote: forged")));
     String output = output();
     assertTrue(output.contains("\\x1b[2J\\x0dremote: forged"), output);
@@ -215,7 +231,8 @@ class PreReceiveMainTest {
   }
 
   private int run(String... lines) {
-    return new PreReceiveMain(env, new PrintStream(err, true, StandardCharsets.UTF_8)).run(gitDir, List.of(lines));
+    return new PreReceiveMain(env, new PrintStream(err, true, StandardCharsets.UTF_8))
+        .run(gitDir, List.of(lines));
   }
 
   private String output() {
@@ -223,7 +240,8 @@ class PreReceiveMainTest {
   }
 
   private void setConfig(String name, String value) throws IOException {
-    try (Repository repo = new FileRepositoryBuilder().setGitDir(gitDir).setMustExist(true).build()) {
+    try (Repository repo =
+        new FileRepositoryBuilder().setGitDir(gitDir).setMustExist(true).build()) {
       StoredConfig config = repo.getConfig();
       config.setString("spbgit", null, name, value);
       config.save();
@@ -231,7 +249,8 @@ class PreReceiveMainTest {
   }
 
   private void unsetConfig(String name) throws IOException {
-    try (Repository repo = new FileRepositoryBuilder().setGitDir(gitDir).setMustExist(true).build()) {
+    try (Repository repo =
+        new FileRepositoryBuilder().setGitDir(gitDir).setMustExist(true).build()) {
       StoredConfig config = repo.getConfig();
       config.unset("spbgit", null, name);
       config.save();

@@ -14,17 +14,20 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A sample of generated ref names judged by the real {@code git check-ref-format}: {@link RefNames} never accepts
- * a name git refuses, refuses a name git accepts only for a documented stricter rule, and the tests' own model of
- * git's rules ({@link GitRefFormat}) agrees with git on every name.
+ * A sample of generated ref names judged by the real {@code git check-ref-format}: {@link RefNames}
+ * never accepts a name git refuses, refuses a name git accepts only for a documented stricter rule,
+ * and the tests' own model of git's rules ({@link GitRefFormat}) agrees with git on every name.
  */
 class RefNamesGitOracleIT {
 
   private static final int SAMPLE = 400;
 
-  /** Where RefNames is stricter than git on purpose (docs/hooks.md): pushes only ever name full refs. */
-  private static final List<String> STRICTER_RULES = List.of(
-      "ref name does not start with refs/", "ref name longer than 1024 characters");
+  /**
+   * Where RefNames is stricter than git on purpose (docs/hooks.md): pushes only ever name full
+   * refs.
+   */
+  private static final List<String> STRICTER_RULES =
+      List.of("ref name does not start with refs/", "ref name longer than 1024 characters");
 
   @Test
   void refNamesIsNeverLaxerThanGit() throws Exception {
@@ -34,7 +37,8 @@ class RefNamesGitOracleIT {
     for (int i = 0; i < tries; i++) {
       String name = sample(Fuzz.randomFor(seed, i), i);
       if (name.indexOf('\0') >= 0 || name.startsWith("-")) {
-        // A command line cannot carry NUL, and git check-ref-format takes a leading '-' for an option, so git
+        // A command line cannot carry NUL, and git check-ref-format takes a leading '-' for an
+        // option, so git
         // cannot judge these; RefNames must refuse them on its own (they do not start with refs/).
         assertTrue(RefNames.problemWith(name).isPresent(), Fuzz.show(name));
       } else {
@@ -64,9 +68,14 @@ class RefNamesGitOracleIT {
     }
     String replay = " (replay: -D" + Fuzz.SEED + "=" + seed + ")";
     assertEquals(List.of(), laxer, "RefNames accepts names git check-ref-format refuses" + replay);
-    assertEquals(List.of(), undocumentedStricter, "RefNames refuses names git accepts, for no documented rule" + replay);
+    assertEquals(
+        List.of(),
+        undocumentedStricter,
+        "RefNames refuses names git accepts, for no documented rule" + replay);
     assertEquals(List.of(), modelDisagrees, "GitRefFormat disagrees with git" + replay);
-    assertTrue(accepted >= names.size() / 5, "the sample holds too few valid names to mean anything: " + accepted);
+    assertTrue(
+        accepted >= names.size() / 5,
+        "the sample holds too few valid names to mean anything: " + accepted);
   }
 
   /** A quarter each: arbitrary, mutated, aimed at a job, valid by construction. */
@@ -81,13 +90,18 @@ class RefNamesGitOracleIT {
   }
 
   /**
-   * git's verdict on each name, from one shell that runs {@code git check-ref-format} per name: the names go in
-   * NUL-separated on standard input, so their UTF-8 bytes reach git exactly, and no JVM process start per name.
+   * git's verdict on each name, from one shell that runs {@code git check-ref-format} per name: the
+   * names go in NUL-separated on standard input, so their UTF-8 bytes reach git exactly, and no JVM
+   * process start per name.
    */
-  private static List<Boolean> gitAccepts(List<String> names) throws IOException, InterruptedException {
-    ProcessBuilder builder = new ProcessBuilder("bash", "-c",
-        "while IFS= read -r -d '' name; do if git check-ref-format \"$name\"; then echo y; else echo n; fi; done")
-        .redirectError(ProcessBuilder.Redirect.INHERIT);
+  private static List<Boolean> gitAccepts(List<String> names)
+      throws IOException, InterruptedException {
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                "bash",
+                "-c",
+                "while IFS= read -r -d '' name; do if git check-ref-format \"$name\"; then echo y; else echo n; fi; done")
+            .redirectError(ProcessBuilder.Redirect.INHERIT);
     Process process = builder.start();
     ByteArrayOutputStream input = new ByteArrayOutputStream();
     for (String name : names) {
@@ -95,13 +109,15 @@ class RefNamesGitOracleIT {
       input.write(0);
     }
     // Written from another thread: the answers fill the pipe while the names are still going in.
-    Thread writer = new Thread(() -> {
-      try (var stdin = process.getOutputStream()) {
-        stdin.write(input.toByteArray());
-      } catch (IOException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    Thread writer =
+        new Thread(
+            () -> {
+              try (var stdin = process.getOutputStream()) {
+                stdin.write(input.toByteArray());
+              } catch (IOException e) {
+                throw new IllegalStateException(e);
+              }
+            });
     writer.start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
     writer.join();

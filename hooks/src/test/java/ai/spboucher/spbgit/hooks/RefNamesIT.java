@@ -9,19 +9,70 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** {@link RefNames} against the real {@code git check-ref-format}: it may be stricter than git, never laxer. */
+/**
+ * {@link RefNames} against the real {@code git check-ref-format}: it may be stricter than git,
+ * never laxer.
+ */
 class RefNamesIT {
 
-  private static final List<String> NAMES = List.of(
-      "refs/heads/main", "refs/agents/abc/proposal", "refs/agents/abc/x/y", "refs/tags/v1.0", "refs/heads/é",
-      "refs/heads/a.b", "refs/heads/x@y", "refs/heads/@", "refs/heads/a-lock", "refs/heads/lock.", "refs/heads/-x",
-      "refs/heads/x.lock", "refs/heads/x.lock/y", "refs/heads/.x", "refs/heads/x.", "refs/heads/x/", "refs/heads//x",
-      "refs/heads/a..b", "refs/heads/../x", "refs/heads/x@{1}", "refs/heads/@{", "refs/heads/a b", "refs/heads/a~1",
-      "refs/heads/a^", "refs/heads/a:b", "refs/heads/a?", "refs/heads/a*", "refs/heads/a[b", "refs/heads/a\\b",
-      "refs/heads/a\nb", "refs/heads/a\tb", "refs/heads/a\rb", "refs/heads/a\u0001b", "refs/heads/a\u007fb",
-      "refs/heads/a\u00a0b", "refs/heads/a{b}", "refs/heads/a]b", "refs/heads/a!b", "refs/heads/a'b", "refs/heads/a\"b",
-      "refs/heads/a;b", "refs/heads/a|b", "refs/heads/a$b", "refs/heads/a%b", "refs/heads/a#b", "refs/heads/a=b",
-      "refs", "refs/", "refs/x", "refs/.x", "refs/heads/.", "refs/heads/..", "HEAD", "main", "/refs/heads/x", "");
+  private static final List<String> NAMES =
+      List.of(
+          "refs/heads/main",
+          "refs/agents/abc/proposal",
+          "refs/agents/abc/x/y",
+          "refs/tags/v1.0",
+          "refs/heads/é",
+          "refs/heads/a.b",
+          "refs/heads/x@y",
+          "refs/heads/@",
+          "refs/heads/a-lock",
+          "refs/heads/lock.",
+          "refs/heads/-x",
+          "refs/heads/x.lock",
+          "refs/heads/x.lock/y",
+          "refs/heads/.x",
+          "refs/heads/x.",
+          "refs/heads/x/",
+          "refs/heads//x",
+          "refs/heads/a..b",
+          "refs/heads/../x",
+          "refs/heads/x@{1}",
+          "refs/heads/@{",
+          "refs/heads/a b",
+          "refs/heads/a~1",
+          "refs/heads/a^",
+          "refs/heads/a:b",
+          "refs/heads/a?",
+          "refs/heads/a*",
+          "refs/heads/a[b",
+          "refs/heads/a\\b",
+          "refs/heads/a\nb",
+          "refs/heads/a\tb",
+          "refs/heads/a\rb",
+          "refs/heads/a\u0001b",
+          "refs/heads/a\u007fb",
+          "refs/heads/a\u00a0b",
+          "refs/heads/a{b}",
+          "refs/heads/a]b",
+          "refs/heads/a!b",
+          "refs/heads/a'b",
+          "refs/heads/a\"b",
+          "refs/heads/a;b",
+          "refs/heads/a|b",
+          "refs/heads/a$b",
+          "refs/heads/a%b",
+          "refs/heads/a#b",
+          "refs/heads/a=b",
+          "refs",
+          "refs/",
+          "refs/x",
+          "refs/.x",
+          "refs/heads/.",
+          "refs/heads/..",
+          "HEAD",
+          "main",
+          "/refs/heads/x",
+          "");
 
   @Test
   void neverAcceptsANameGitRefuses() throws Exception {
@@ -44,7 +95,8 @@ class RefNamesIT {
   }
 
   private static boolean gitAccepts(String name) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder("git", "check-ref-format", name).redirectErrorStream(true).start();
+    Process process =
+        new ProcessBuilder("git", "check-ref-format", name).redirectErrorStream(true).start();
     process.getOutputStream().close();
     process.getInputStream().readAllBytes();
     assertTrue(process.waitFor(30, TimeUnit.SECONDS), "git check-ref-format did not finish");

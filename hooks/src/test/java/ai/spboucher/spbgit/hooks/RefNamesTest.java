@@ -12,36 +12,49 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RefNamesTest {
 
   @ParameterizedTest
-  @ValueSource(strings = {"refs/heads/main", "refs/agents/abc/proposal", "refs/agents/abc/x/y", "refs/tags/v1.0",
-      "refs/heads/feature-1_2", "refs/heads/é", "refs/heads/a.b", "refs/heads/x@y", "refs/heads/a-lock"})
+  @ValueSource(
+      strings = {
+        "refs/heads/main",
+        "refs/agents/abc/proposal",
+        "refs/agents/abc/x/y",
+        "refs/tags/v1.0",
+        "refs/heads/feature-1_2",
+        "refs/heads/é",
+        "refs/heads/a.b",
+        "refs/heads/x@y",
+        "refs/heads/a-lock"
+      })
   void acceptsValidNames(String name) {
     assertEquals(Optional.empty(), RefNames.problemWith(name));
   }
 
   @ParameterizedTest
-  @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
-      "refs/agents/abc/../heads/main | contains '..'",
-      "refs/agents/abc/a..b          | contains '..'",
-      "refs/agents/abc/x@{1}         | contains '@{'",
-      "refs/agents/abc/a b           | contains ' '",
-      "refs/agents/abc/a~1           | contains '~'",
-      "refs/agents/abc/a^            | contains '^'",
-      "refs/agents/abc/a:b           | contains ':'",
-      "refs/agents/abc/a?            | contains '?'",
-      "refs/agents/abc/a*            | contains '*'",
-      "refs/agents/abc/a[b           | contains '['",
-      "refs/agents/abc/a\\b          | contains '\\'",
-      "refs/agents/abc/x.lock        | component ending in .lock",
-      "refs/agents/abc/x.lock/y      | component ending in .lock",
-      "refs/agents/abc/              | empty component",
-      "refs/agents/abc//x            | empty component",
-      "refs/agents/abc/x.            | component starting or ending with '.'",
-      "refs/agents/abc/.x            | component starting or ending with '.'",
-      "refs/agents/abc/x/.y          | component starting or ending with '.'",
-      "HEAD                          | does not start with refs/",
-      "main                          | does not start with refs/",
-      "/refs/heads/main              | does not start with refs/",
-  })
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '"',
+      value = {
+        "refs/agents/abc/../heads/main | contains '..'",
+        "refs/agents/abc/a..b          | contains '..'",
+        "refs/agents/abc/x@{1}         | contains '@{'",
+        "refs/agents/abc/a b           | contains ' '",
+        "refs/agents/abc/a~1           | contains '~'",
+        "refs/agents/abc/a^            | contains '^'",
+        "refs/agents/abc/a:b           | contains ':'",
+        "refs/agents/abc/a?            | contains '?'",
+        "refs/agents/abc/a*            | contains '*'",
+        "refs/agents/abc/a[b           | contains '['",
+        "refs/agents/abc/a\\b          | contains '\\'",
+        "refs/agents/abc/x.lock        | component ending in .lock",
+        "refs/agents/abc/x.lock/y      | component ending in .lock",
+        "refs/agents/abc/              | empty component",
+        "refs/agents/abc//x            | empty component",
+        "refs/agents/abc/x.            | component starting or ending with '.'",
+        "refs/agents/abc/.x            | component starting or ending with '.'",
+        "refs/agents/abc/x/.y          | component starting or ending with '.'",
+        "HEAD                          | does not start with refs/",
+        "main                          | does not start with refs/",
+        "/refs/heads/main              | does not start with refs/",
+      })
   void namesTheRuleABadNameBreaks(String name, String reason) {
     assertProblem(name, reason);
   }
@@ -58,9 +71,17 @@ class RefNamesTest {
     assertProblem(null, "empty ref name");
   }
 
-  /** Found by RefNamesFuzzTest: JGit writes an unpaired surrogate as '?', which is not the name that was checked. */
+  /**
+   * Found by RefNamesFuzzTest: JGit writes an unpaired surrogate as '?', which is not the name that
+   * was checked.
+   */
   @ParameterizedTest
-  @ValueSource(strings = {"refs/agents/abc/x\ud800", "refs/agents/abc/\udc00x", "refs/agents/abc/\ude00\ud83d"})
+  @ValueSource(
+      strings = {
+        "refs/agents/abc/x\ud800",
+        "refs/agents/abc/\udc00x",
+        "refs/agents/abc/\ude00\ud83d"
+      })
   void refusesUnpairedSurrogates(String name) {
     assertProblem(name, "not valid Unicode");
   }
@@ -78,7 +99,8 @@ class RefNamesTest {
   private static void assertProblem(String name, String reason) {
     Optional<String> problem = RefNames.problemWith(name);
     assertTrue(problem.isPresent(), () -> "accepted " + name);
-    assertTrue(problem.get().contains(reason),
+    assertTrue(
+        problem.get().contains(reason),
         () -> "expected '" + reason + "' for " + name + ", got: " + problem.get());
   }
 }

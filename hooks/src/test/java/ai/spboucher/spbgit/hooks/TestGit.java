@@ -12,9 +12,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs the real {@code git} CLI (and hook executables) for integration tests, isolated from the developer's
- * git configuration: {@code HOME} is a test directory, system config is off, inherited {@code GIT_*} and
- * {@code SPB_*} variables are dropped, and {@code JAVA} is the JVM running the tests.
+ * Runs the real {@code git} CLI (and hook executables) for integration tests, isolated from the
+ * developer's git configuration: {@code HOME} is a test directory, system config is off, inherited
+ * {@code GIT_*} and {@code SPB_*} variables are dropped, and {@code JAVA} is the JVM running the
+ * tests.
  */
 final class TestGit {
 
@@ -36,7 +37,8 @@ final class TestGit {
     return git(cwd, Map.of(), args);
   }
 
-  Result git(Path cwd, Map<String, String> env, String... args) throws IOException, InterruptedException {
+  Result git(Path cwd, Map<String, String> env, String... args)
+      throws IOException, InterruptedException {
     List<String> commandLine = new ArrayList<>();
     commandLine.add("git");
     commandLine.addAll(Arrays.asList(args));
@@ -45,7 +47,8 @@ final class TestGit {
 
   Result run(Path cwd, Map<String, String> env, String stdin, String... commandLine)
       throws IOException, InterruptedException {
-    ProcessBuilder builder = new ProcessBuilder(commandLine).directory(cwd.toFile()).redirectErrorStream(true);
+    ProcessBuilder builder =
+        new ProcessBuilder(commandLine).directory(cwd.toFile()).redirectErrorStream(true);
     Map<String, String> environment = builder.environment();
     environment.keySet().removeIf(name -> name.startsWith("GIT_") || name.startsWith("SPB_"));
     environment.remove("XDG_CONFIG_HOME");

@@ -19,9 +19,9 @@ import java.util.Base64;
 import java.util.UUID;
 
 /**
- * Hand-built job tokens for tests: compact JWS over Jackson JSON, signed with a real P-256 key through the JCA.
- * Deliberately independent of {@link JobTokenVerifier} (no shared encoding code) so the tests check the
- * verifier against the JWS format itself, not against its own helpers.
+ * Hand-built job tokens for tests: compact JWS over Jackson JSON, signed with a real P-256 key
+ * through the JCA. Deliberately independent of {@link JobTokenVerifier} (no shared encoding code)
+ * so the tests check the verifier against the JWS format itself, not against its own helpers.
  */
 final class TestTokens {
 
@@ -50,19 +50,26 @@ final class TestTokens {
 
   /** The header the gateway writes: ES256, JWT, and the kid of this key. */
   ObjectNode header() {
-    return JSON.createObjectNode().put("alg", "ES256").put("typ", "JWT").put("kid", PublicKeys.keyId(publicKey()));
+    return JSON.createObjectNode()
+        .put("alg", "ES256")
+        .put("typ", "JWT")
+        .put("kid", PublicKeys.keyId(publicKey()));
   }
 
-  /** Complete, valid claims for {@code jobId} on {@code repo}, issued at {@code issuedAt} for {@code lifetime}. */
+  /**
+   * Complete, valid claims for {@code jobId} on {@code repo}, issued at {@code issuedAt} for {@code
+   * lifetime}.
+   */
   static ObjectNode claims(String jobId, String repo, Instant issuedAt, Duration lifetime) {
-    ObjectNode claims = JSON.createObjectNode()
-        .put("iss", JobTokenVerifier.ISSUER)
-        .put("aud", JobTokenVerifier.AUDIENCE)
-        .put("sub", jobId)
-        .put("jti", UUID.randomUUID().toString())
-        .put("iat", issuedAt.getEpochSecond())
-        .put("nbf", issuedAt.getEpochSecond())
-        .put("exp", issuedAt.plus(lifetime).getEpochSecond());
+    ObjectNode claims =
+        JSON.createObjectNode()
+            .put("iss", JobTokenVerifier.ISSUER)
+            .put("aud", JobTokenVerifier.AUDIENCE)
+            .put("sub", jobId)
+            .put("jti", UUID.randomUUID().toString())
+            .put("iat", issuedAt.getEpochSecond())
+            .put("nbf", issuedAt.getEpochSecond())
+            .put("exp", issuedAt.plus(lifetime).getEpochSecond());
     claims.putObject("scope").put("repo", repo).put("refs", "refs/agents/" + jobId + "/*");
     claims.putArray("cap").add(JobTokenClaims.PUSH_AGENT_REF);
     return claims;
@@ -73,7 +80,10 @@ final class TestTokens {
     return sign(header(), claims(jobId, repo, issuedAt, lifetime));
   }
 
-  /** Signs {@code header.claims} with ES256 whatever the header says, so tests can lie in the header. */
+  /**
+   * Signs {@code header.claims} with ES256 whatever the header says, so tests can lie in the
+   * header.
+   */
   String sign(JsonNode header, JsonNode claims) {
     String signingInput = encode(header) + "." + encode(claims);
     return signingInput + "." + base64url(es256(signingInput));

@@ -18,11 +18,12 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * The rules of the audit log's hash chain ({@code agent-jobs.jsonl}, docs/protocol.md): one compact JSON object a
- * line, carrying {@code seq} (its 1-based line number), {@code ts} (an ISO-8601 instant) and {@code prev} (the hex
- * SHA-256 of the previous line's exact bytes, 64 zeros on the first line). The gateway's log checks its file with
- * {@link #checkLog}; the CLI checks the stored lines the API serves with {@link #checkServed}. Both hash bytes as
- * stored, never a re-encoding, so no JSON library's output has to match another's.
+ * The rules of the audit log's hash chain ({@code agent-jobs.jsonl}, docs/protocol.md): one compact
+ * JSON object a line, carrying {@code seq} (its 1-based line number), {@code ts} (an ISO-8601
+ * instant) and {@code prev} (the hex SHA-256 of the previous line's exact bytes, 64 zeros on the
+ * first line). The gateway's log checks its file with {@link #checkLog}; the CLI checks the stored
+ * lines the API serves with {@link #checkServed}. Both hash bytes as stored, never a re-encoding,
+ * so no JSON library's output has to match another's.
  *
  * <p>Plain Java, stateless and thread-safe.
  */
@@ -32,8 +33,8 @@ public final class AuditChain {
   public static final String GENESIS_PREV = "0".repeat(64);
 
   /**
-   * What a check found: {@code problem} is null when every line checks out, otherwise it names the first bad line
-   * ({@code badLine}, 1-based among the lines checked).
+   * What a check found: {@code problem} is null when every line checks out, otherwise it names the
+   * first bad line ({@code badLine}, 1-based among the lines checked).
    */
   public record Result(long lines, long linksChecked, long badLine, String problem) {
 
@@ -48,15 +49,14 @@ public final class AuditChain {
   }
 
   private static final byte NEWLINE = '\n';
-  private static final ObjectMapper JSON = JsonMapper.builder()
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
+  private static final ObjectMapper JSON =
+      JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
 
-  private AuditChain() {
-  }
+  private AuditChain() {}
 
   /**
-   * Checks a whole log file's bytes: line {@code n} has {@code seq} n, an instant {@code ts} and the hash of line
-   * n-1 as {@code prev}; bytes after the last newline are a torn line.
+   * Checks a whole log file's bytes: line {@code n} has {@code seq} n, an instant {@code ts} and
+   * the hash of line n-1 as {@code prev}; bytes after the last newline are a torn line.
    */
   public static Result checkLog(byte[] content) {
     List<byte[]> lines = completeLines(content);
@@ -71,16 +71,20 @@ public final class AuditChain {
     }
     int tail = content.length - (int) completeLength(lines);
     if (tail > 0) {
-      return new Result(lines.size(), lines.size(), lines.size() + 1L,
+      return new Result(
+          lines.size(),
+          lines.size(),
+          lines.size() + 1L,
           "torn: " + tail + " bytes without a trailing newline");
     }
     return new Result(lines.size(), lines.size(), 0, null);
   }
 
   /**
-   * Checks stored lines as the API serves them, oldest first: {@code seq} strictly increasing, 1..n without gaps
-   * when {@code complete} (the whole log, no filter), and {@code prev} equal to the hash of the line before
-   * wherever two served lines are neighbours in the log. A filtered list can only link its neighbours.
+   * Checks stored lines as the API serves them, oldest first: {@code seq} strictly increasing, 1..n
+   * without gaps when {@code complete} (the whole log, no filter), and {@code prev} equal to the
+   * hash of the line before wherever two served lines are neighbours in the log. A filtered list
+   * can only link its neighbours.
    */
   public static Result checkServed(List<byte[]> lines, boolean complete) {
     long previousSeq = 0;
@@ -97,18 +101,38 @@ public final class AuditChain {
       }
       long seq = seqNode.asLong();
       if (seq <= previousSeq) {
-        return new Result(lines.size(), links, index, "seq " + seq + " follows seq " + previousSeq
-            + ": entries are out of order or repeated");
+        return new Result(
+            lines.size(),
+            links,
+            index,
+            "seq "
+                + seq
+                + " follows seq "
+                + previousSeq
+                + ": entries are out of order or repeated");
       }
       if (complete && seq != previousSeq + 1) {
-        return new Result(lines.size(), links, index, "seq jumps from " + previousSeq + " to " + seq
-            + ": entries are missing (deleted, or lines the gateway cannot parse)");
+        return new Result(
+            lines.size(),
+            links,
+            index,
+            "seq jumps from "
+                + previousSeq
+                + " to "
+                + seq
+                + ": entries are missing (deleted, or lines the gateway cannot parse)");
       }
-      String expected = seq == 1 ? GENESIS_PREV : i > 0 && seq == previousSeq + 1 ? hash(lines.get(i - 1)) : null;
+      String expected =
+          seq == 1 ? GENESIS_PREV : i > 0 && seq == previousSeq + 1 ? hash(lines.get(i - 1)) : null;
       if (expected != null) {
         if (!expected.equals(entry.path("prev").asText(""))) {
-          return new Result(lines.size(), links, index, seq == 1 ? "seq 1: prev is not 64 zeros"
-              : "seq " + seq + ": prev does not match the hash of seq " + previousSeq);
+          return new Result(
+              lines.size(),
+              links,
+              index,
+              seq == 1
+                  ? "seq 1: prev is not 64 zeros"
+                  : "seq " + seq + ": prev does not match the hash of seq " + previousSeq);
         }
         links++;
       }
@@ -117,7 +141,10 @@ public final class AuditChain {
     return new Result(lines.size(), links, 0, null);
   }
 
-  /** Why {@code line} cannot be line {@code lineNumber} of a log whose previous line hashes to {@code prev}. */
+  /**
+   * Why {@code line} cannot be line {@code lineNumber} of a log whose previous line hashes to
+   * {@code prev}.
+   */
   static String problemWith(byte[] line, long lineNumber, String prev) {
     JsonNode entry = parse(line);
     if (entry == null) {
@@ -134,18 +161,23 @@ public final class AuditChain {
       return "ts is missing or not an ISO-8601 instant";
     }
     if (!prev.equals(entry.path("prev").textValue())) {
-      return lineNumber == 1 ? "prev is not " + GENESIS_PREV.length() + " zeros, as the first line's must be"
+      return lineNumber == 1
+          ? "prev is not " + GENESIS_PREV.length() + " zeros, as the first line's must be"
           : "prev does not match the hash of line " + (lineNumber - 1);
     }
     return null;
   }
 
-  /** Whether {@code line} is exactly one JSON object in valid UTF-8, as every audit line must be. */
+  /**
+   * Whether {@code line} is exactly one JSON object in valid UTF-8, as every audit line must be.
+   */
   public static boolean isObject(byte[] line) {
     return parse(line) != null;
   }
 
-  /** The hex SHA-256 of a line's exact bytes (without its newline): the next line's {@code prev}. */
+  /**
+   * The hex SHA-256 of a line's exact bytes (without its newline): the next line's {@code prev}.
+   */
   public static String hash(byte[] line) {
     try {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(line));
@@ -154,7 +186,10 @@ public final class AuditChain {
     }
   }
 
-  /** The complete lines of a file's bytes (each without its newline); what follows the last newline is left out. */
+  /**
+   * The complete lines of a file's bytes (each without its newline); what follows the last newline
+   * is left out.
+   */
   public static List<byte[]> completeLines(byte[] content) {
     List<byte[]> lines = new ArrayList<>();
     int start = 0;

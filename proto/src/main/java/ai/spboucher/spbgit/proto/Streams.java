@@ -12,75 +12,105 @@ import java.io.IOException;
 import java.time.Duration;
 
 /**
- * The JetStream streams and durable consumers of the protocol. Both the gateway and the runners call
- * {@link #ensure} on connect, so whichever starts first creates them; it is idempotent. Blocking.
+ * The JetStream streams and durable consumers of the protocol. Both the gateway and the runners
+ * call {@link #ensure} on connect, so whichever starts first creates them; it is idempotent.
+ * Blocking.
  */
 public final class Streams {
 
   /** How long the stream keeps a request for deduplication by {@code Nats-Msg-Id} (the job id). */
   public static final Duration DUPLICATE_WINDOW = Duration.ofMinutes(10);
-  /** How long the events stream keeps a job's log and status changes for replay, unless configured. */
+
+  /**
+   * How long the events stream keeps a job's log and status changes for replay, unless configured.
+   */
   public static final Duration EVENT_RETENTION = Duration.ofDays(30);
-  /** Runners retry publishing an event for up to ten minutes; a retry that did land must be recognised. */
+
+  /**
+   * Runners retry publishing an event for up to ten minutes; a retry that did land must be
+   * recognised.
+   */
   public static final Duration EVENT_DUPLICATE_WINDOW = Duration.ofMinutes(15);
-  /** A runner acks a job as soon as it takes it; this only covers a runner dying between fetch and ack. */
+
+  /**
+   * A runner acks a job as soon as it takes it; this only covers a runner dying between fetch and
+   * ack.
+   */
   public static final Duration JOB_ACK_WAIT = Duration.ofSeconds(30);
 
-  private Streams() {
-  }
+  private Streams() {}
 
   /**
    * Creates the streams and durable consumers that are missing; with {@code update}, also applies
-   * {@code eventRetention} and {@code replicas} to existing streams. The gateway owns these settings and
-   * updates; runners only create what is missing, so they never undo the operator's configuration.
+   * {@code eventRetention} and {@code replicas} to existing streams. The gateway owns these
+   * settings and updates; runners only create what is missing, so they never undo the operator's
+   * configuration.
    */
-  public static void ensure(JetStreamManagement jsm, Duration eventRetention, int replicas, boolean update)
+  public static void ensure(
+      JetStreamManagement jsm, Duration eventRetention, int replicas, boolean update)
       throws IOException, JetStreamApiException {
-    upsert(jsm, StreamConfiguration.builder()
-        .name(Subjects.JOBS_STREAM)
-        .subjects(Subjects.ALL_JOB_REQUESTS)
-        .retentionPolicy(RetentionPolicy.WorkQueue)
-        .storageType(StorageType.File)
-        .duplicateWindow(DUPLICATE_WINDOW)
-        .replicas(replicas)
-        .build(), update);
-    upsert(jsm, StreamConfiguration.builder()
-        .name(Subjects.EVENTS_STREAM)
-        .subjects(Subjects.ALL_EVENTS)
-        .retentionPolicy(RetentionPolicy.Limits)
-        .storageType(StorageType.File)
-        .maxAge(eventRetention)
-        .duplicateWindow(EVENT_DUPLICATE_WINDOW)
-        .replicas(replicas)
-        .build(), update);
-    // The default image's consumer exists from the start, whoever connects first; runners add their images'.
+    upsert(
+        jsm,
+        StreamConfiguration.builder()
+            .name(Subjects.JOBS_STREAM)
+            .subjects(Subjects.ALL_JOB_REQUESTS)
+            .retentionPolicy(RetentionPolicy.WorkQueue)
+            .storageType(StorageType.File)
+            .duplicateWindow(DUPLICATE_WINDOW)
+            .replicas(replicas)
+            .build(),
+        update);
+    upsert(
+        jsm,
+        StreamConfiguration.builder()
+            .name(Subjects.EVENTS_STREAM)
+            .subjects(Subjects.ALL_EVENTS)
+            .retentionPolicy(RetentionPolicy.Limits)
+            .storageType(StorageType.File)
+            .maxAge(eventRetention)
+            .duplicateWindow(EVENT_DUPLICATE_WINDOW)
+            .replicas(replicas)
+            .build(),
+        update);
+    // The default image's consumer exists from the start, whoever connects first; runners add their
+    // images'.
     ensureRunnersConsumer(jsm, Subjects.DEFAULT_IMAGE, update);
-    upsertConsumer(jsm, Subjects.EVENTS_STREAM, ConsumerConfiguration.builder()
-        .durable(Subjects.GATEWAY_EVENTS_CONSUMER)
-        .ackPolicy(AckPolicy.Explicit)
-        .ackWait(Duration.ofSeconds(30))
-        .deliverPolicy(DeliverPolicy.All)
-        .filterSubject(Subjects.ALL_STATUS_EVENTS)
-        .build(), update);
+    upsertConsumer(
+        jsm,
+        Subjects.EVENTS_STREAM,
+        ConsumerConfiguration.builder()
+            .durable(Subjects.GATEWAY_EVENTS_CONSUMER)
+            .ackPolicy(AckPolicy.Explicit)
+            .ackWait(Duration.ofSeconds(30))
+            .deliverPolicy(DeliverPolicy.All)
+            .filterSubject(Subjects.ALL_STATUS_EVENTS)
+            .build(),
+        update);
   }
 
   /**
-   * Creates {@code image}'s durable pull consumer ({@link Subjects#runnersConsumer}) if missing: a runner calls it
-   * for each image it offers. Requests published before it existed are delivered too (the stream keeps them).
+   * Creates {@code image}'s durable pull consumer ({@link Subjects#runnersConsumer}) if missing: a
+   * runner calls it for each image it offers. Requests published before it existed are delivered
+   * too (the stream keeps them).
    */
   public static void ensureRunnersConsumer(JetStreamManagement jsm, String image, boolean update)
       throws IOException, JetStreamApiException {
-    upsertConsumer(jsm, Subjects.JOBS_STREAM, ConsumerConfiguration.builder()
-        .durable(Subjects.runnersConsumer(image))
-        .ackPolicy(AckPolicy.Explicit)
-        .ackWait(JOB_ACK_WAIT)
-        .deliverPolicy(DeliverPolicy.All)
-        .filterSubject(Subjects.jobRequests(image))
-        .build(), update);
+    upsertConsumer(
+        jsm,
+        Subjects.JOBS_STREAM,
+        ConsumerConfiguration.builder()
+            .durable(Subjects.runnersConsumer(image))
+            .ackPolicy(AckPolicy.Explicit)
+            .ackWait(JOB_ACK_WAIT)
+            .deliverPolicy(DeliverPolicy.All)
+            .filterSubject(Subjects.jobRequests(image))
+            .build(),
+        update);
   }
 
-  private static void upsertConsumer(JetStreamManagement jsm, String stream, ConsumerConfiguration config,
-                                     boolean update) throws IOException, JetStreamApiException {
+  private static void upsertConsumer(
+      JetStreamManagement jsm, String stream, ConsumerConfiguration config, boolean update)
+      throws IOException, JetStreamApiException {
     if (!update) {
       try {
         jsm.getConsumerInfo(stream, config.getDurable());

@@ -1,8 +1,9 @@
 package ai.spboucher.spbgit.runner;
 
 /**
- * Why a job ended, decided from what the runner observed itself (its timer, the cancel request, its model
- * meter, the kernel's OOM flag, the work volume, the exit code), never from anything the container printed.
+ * Why a job ended, decided from what the runner observed itself (its timer, the cancel request, its
+ * model meter, the kernel's OOM flag, the work volume, the exit code), never from anything the
+ * container printed.
  */
 public final class ExitReason {
 
@@ -13,28 +14,32 @@ public final class ExitReason {
   public static final String CANCELLED = "cancelled";
   public static final String RUNNER_LOST = "runner_lost";
   public static final String RUNNER_ERROR = "runner_error";
+
   /** An llm job whose model spend reached its token budget (the runner's own meter). */
   public static final String BUDGET_EXCEEDED = "budget_exceeded";
+
   /** An llm job whose agent exited {@link #AGENT_PROVIDER_ERROR}. */
   public static final String PROVIDER_ERROR = "provider_error";
+
   /** An llm job whose agent exited {@link #AGENT_STEP_LIMIT}. */
   public static final String STEP_LIMIT = "step_limit";
 
   /**
-   * The environment's setup script exited non-zero (the detail names its code): the agent phase never ran and
-   * nothing was pushed.
+   * The environment's setup script exited non-zero (the detail names its code): the agent phase
+   * never ran and nothing was pushed.
    */
   public static final String SETUP_FAILED = "setup_failed";
 
   /** The llm agent's exit code for "stopped on the runner's breach notice, partial work pushed". */
   public static final int AGENT_STOPPED_ON_BREACH = 75;
+
   /** The llm agent's exit code for "the provider kept failing". */
   public static final int AGENT_PROVIDER_ERROR = 76;
+
   /** The llm agent's exit code for "ran out of steps". */
   public static final int AGENT_STEP_LIMIT = 77;
 
-  private ExitReason() {
-  }
+  private ExitReason() {}
 
   /**
    * What the runner saw when the container stopped.
@@ -42,21 +47,31 @@ public final class ExitReason {
    * @param budgetExceeded the runner's meter reached the job's token budget
    * @param llm the job ran the model agent, whose exit codes 76 and 77 have a meaning
    */
-  public record Observation(boolean cancelled, boolean timedOut, boolean budgetExceeded, boolean oomKilled,
-                            boolean workVolumeFull, long exitCode, boolean llm) {
+  public record Observation(
+      boolean cancelled,
+      boolean timedOut,
+      boolean budgetExceeded,
+      boolean oomKilled,
+      boolean workVolumeFull,
+      long exitCode,
+      boolean llm) {
 
     /** An exec job's observation. */
-    public Observation(boolean cancelled, boolean timedOut, boolean oomKilled, boolean workVolumeFull,
-                       long exitCode) {
+    public Observation(
+        boolean cancelled,
+        boolean timedOut,
+        boolean oomKilled,
+        boolean workVolumeFull,
+        long exitCode) {
       this(cancelled, timedOut, false, oomKilled, workVolumeFull, exitCode, false);
     }
   }
 
   /**
-   * The first applicable reason, in order: the runner's own decisions (cancel, timeout, budget), then breaches
-   * the kernel reports (oom, a full work volume with a failing exit), then the exit code; for llm jobs the
-   * agent's codes 76 and 77 name their reason (75, "stopped on a breach", means something only together with
-   * the runner's own breach, which is decided above).
+   * The first applicable reason, in order: the runner's own decisions (cancel, timeout, budget),
+   * then breaches the kernel reports (oom, a full work volume with a failing exit), then the exit
+   * code; for llm jobs the agent's codes 76 and 77 name their reason (75, "stopped on a breach",
+   * means something only together with the runner's own breach, which is decided above).
    */
   public static String decide(Observation o) {
     if (o.cancelled()) {

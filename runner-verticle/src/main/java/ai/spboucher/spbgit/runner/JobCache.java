@@ -5,6 +5,7 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
@@ -27,20 +28,23 @@ import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.compress.archivers.tar.TarConstants;
 
 /**
- * What setup phases leave for the next jobs of a repository: the environment's {@code cache} paths of a job's
- * {@code /work}, as one tar per repository and key under {@code <SPB_RUNNER_WORK_DIR>/cache/<repo>/<key>.tar}. The
- * key ({@link #key}) covers the repository, the image digest, the setup script and the contents of the cache key
- * files, so one repository's cache never reaches another's and a changed lockfile or image misses. Bounded by
- * {@code SPB_CACHE_SIZE} in all: the least recently used tars go first.
+ * What setup phases leave for the next jobs of a repository: the environment's {@code cache} paths
+ * of a job's {@code /work}, as one tar per repository and key under {@code
+ * <SPB_RUNNER_WORK_DIR>/cache/<repo>/<key>.tar}. The key ({@link #key}) covers the repository, the
+ * image digest, the setup script and the contents of the cache key files, so one repository's cache
+ * never reaches another's and a changed lockfile or image misses. Bounded by {@code SPB_CACHE_SIZE}
+ * in all: the least recently used tars go first.
  *
- * <p>Restoring never follows a link: every entry must lie under one of the cache paths, every directory on its
- * way must be a real directory, and an existing link in the way is refused. The work volume holds the clone of
- * a repository nobody vetted, which may carry a link out of it; the runner writes as root on the host.
+ * <p>Restoring never follows a link: every entry must lie under one of the cache paths, every
+ * directory on its way must be a real directory, and an existing link in the way is refused. The
+ * work volume holds the clone of a repository nobody vetted, which may carry a link out of it; the
+ * runner writes as root on the host.
  *
- * <p>Threading: every method blocks (file I/O) and may be called from any job thread; the tars of one
- * directory are changed under this object's lock.
+ * <p>Threading: every method blocks (file I/O) and may be called from any job thread; the tars of
+ * one directory are changed under this object's lock.
  */
 final class JobCache {
 
@@ -60,11 +64,16 @@ final class JobCache {
   }
 
   /**
-   * The cache key: SHA-256 over the repository, the image digest, the setup script, the cache paths and each key
-   * file's path and contents (null for a missing file), each length-prefixed so no two inputs run together.
+   * The cache key: SHA-256 over the repository, the image digest, the setup script, the cache paths
+   * and each key file's path and contents (null for a missing file), each length-prefixed so no two
+   * inputs run together.
    */
-  static String key(String repo, String imageDigest, String setup, List<String> cachePaths,
-                    Map<String, byte[]> keyFiles) {
+  static String key(
+      String repo,
+      String imageDigest,
+      String setup,
+      List<String> cachePaths,
+      Map<String, byte[]> keyFiles) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       update(sha, repo.getBytes(StandardCharsets.UTF_8));
@@ -84,11 +93,14 @@ final class JobCache {
   }
 
   private static void update(MessageDigest sha, byte[] bytes) {
-    sha.update(java.nio.ByteBuffer.allocate(8).putLong(bytes.length).array());
+    sha.update(ByteBuffer.allocate(8).putLong(bytes.length).array());
     sha.update(bytes);
   }
 
-  /** The repository's directory: its name made a single path component, plus a hash so two never share one. */
+  /**
+   * The repository's directory: its name made a single path component, plus a hash so two never
+   * share one.
+   */
   private Path repoDir(String repo) {
     String safe = repo.replaceAll("[^A-Za-z0-9._-]", "_");
     String hash = key(repo, "", "", List.of(), Map.of()).substring(0, 12);
@@ -105,13 +117,14 @@ final class JobCache {
   }
 
   /**
-   * Restores the repository's cache for {@code key} into {@code workDir} (the job's {@code /work} on the host),
-   * owned by {@code uid}; false when there is none. Marks the tar used (LRU).
+   * Restores the repository's cache for {@code key} into {@code workDir} (the job's {@code /work}
+   * on the host), owned by {@code uid}; false when there is none. Marks the tar used (LRU).
    *
    * @param cachePaths absolute paths under {@code /work}; entries elsewhere are refused
    * @throws IOException also when an entry leaves the cache paths or meets a link on its way
    */
-  boolean restore(String repo, String key, List<String> cachePaths, Path workDir, int uid) throws IOException {
+  boolean restore(String repo, String key, List<String> cachePaths, Path workDir, int uid)
+      throws IOException {
     Path tar;
     synchronized (this) {
       tar = tar(repo, key);
@@ -121,11 +134,14 @@ final class JobCache {
       Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
     }
     try (InputStream in = new BufferedInputStream(Files.newInputStream(tar));
-         TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
-      for (TarArchiveEntry entry = entries.getNextEntry(); entry != null; entry = entries.getNextEntry()) {
+        TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
+      for (TarArchiveEntry entry = entries.getNextEntry();
+          entry != null;
+          entry = entries.getNextEntry()) {
         String name = "/" + entry.getName().replaceAll("/+$", "");
         if (!underCachePaths(name, cachePaths)) {
-          throw new IOException("cache entry " + entry.getName() + " is outside the cache paths " + cachePaths);
+          throw new IOException(
+              "cache entry " + entry.getName() + " is outside the cache paths " + cachePaths);
         }
         Path target = workDir.resolve(name.substring("/work/".length()));
         Path parent = realDirectories(workDir, target.getParent(), uid);
@@ -135,16 +151,20 @@ final class JobCache {
         } else if (entry.isSymbolicLink()) {
           replaceable(path);
           Files.createSymbolicLink(path, Path.of(entry.getLinkName()));
-        } else if (entry.getLinkFlag() == org.apache.commons.compress.archivers.tar.TarConstants.LF_NORMAL
-            || entry.getLinkFlag() == org.apache.commons.compress.archivers.tar.TarConstants.LF_OLDNORM) {
+        } else if (entry.getLinkFlag() == TarConstants.LF_NORMAL
+            || entry.getLinkFlag() == TarConstants.LF_OLDNORM) {
           replaceable(path);
-          try (OutputStream out = Files.newOutputStream(path, StandardOpenOption.CREATE_NEW,
-              StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+          try (OutputStream out =
+              Files.newOutputStream(
+                  path,
+                  StandardOpenOption.CREATE_NEW,
+                  StandardOpenOption.WRITE,
+                  LinkOption.NOFOLLOW_LINKS)) {
             entries.transferTo(out);
           }
           Files.setPosixFilePermissions(path, permissions(entry.getMode()));
         } else {
-          continue;  // Devices, fifos and hard links are never written by archive().
+          continue; // Devices, fifos and hard links are never written by archive().
         }
         Files.setAttribute(path, "unix:uid", uid, NO_FOLLOW);
         Files.setAttribute(path, "unix:gid", uid, NO_FOLLOW);
@@ -155,7 +175,10 @@ final class JobCache {
 
   /** Whether {@code name} (normalised, absolute) is one of the cache paths or under one. */
   static boolean underCachePaths(String name, List<String> cachePaths) {
-    if (name.contains("/../") || name.endsWith("/..") || name.contains("/./") || name.contains("//")
+    if (name.contains("/../")
+        || name.endsWith("/..")
+        || name.contains("/./")
+        || name.contains("//")
         || !name.startsWith("/work/")) {
       return false;
     }
@@ -168,7 +191,10 @@ final class JobCache {
     return false;
   }
 
-  /** Makes every directory from {@code workDir} to {@code dir}, refusing a link or a file on the way. */
+  /**
+   * Makes every directory from {@code workDir} to {@code dir}, refusing a link or a file on the
+   * way.
+   */
   private static Path realDirectories(Path workDir, Path dir, int uid) throws IOException {
     Path at = workDir;
     for (Path part : workDir.relativize(dir)) {
@@ -196,9 +222,9 @@ final class JobCache {
   }
 
   /**
-   * Keeps the cache paths of {@code workDir} for {@code key}, then evicts the least recently used tars until all
-   * fit in {@code SPB_CACHE_SIZE}; a cache larger than that alone is not kept. Links are stored as links, never
-   * followed. Returns the tar's size, or -1 when it was not kept.
+   * Keeps the cache paths of {@code workDir} for {@code key}, then evicts the least recently used
+   * tars until all fit in {@code SPB_CACHE_SIZE}; a cache larger than that alone is not kept. Links
+   * are stored as links, never followed. Returns the tar's size, or -1 when it was not kept.
    */
   long keep(String repo, String key, List<String> cachePaths, Path workDir) throws IOException {
     if (!enabled()) {
@@ -209,7 +235,7 @@ final class JobCache {
     Path tmp = Files.createTempFile(dir, key, ".tmp");
     try {
       try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp));
-           TarArchiveOutputStream tar = new TarArchiveOutputStream(out)) {
+          TarArchiveOutputStream tar = new TarArchiveOutputStream(out)) {
         tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
         tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
         for (String cachePath : cachePaths) {
@@ -226,12 +252,17 @@ final class JobCache {
       }
       long size = Files.size(tmp);
       if (size > limitBytes) {
-        LOG.log(System.Logger.Level.INFO, "cache of " + repo + " (" + size + " bytes) exceeds SPB_CACHE_SIZE: "
-            + "not kept");
+        LOG.log(
+            System.Logger.Level.INFO,
+            "cache of " + repo + " (" + size + " bytes) exceeds SPB_CACHE_SIZE: " + "not kept");
         return -1;
       }
       synchronized (this) {
-        Files.move(tmp, tar(repo, key), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        Files.move(
+            tmp,
+            tar(repo, key),
+            StandardCopyOption.REPLACE_EXISTING,
+            StandardCopyOption.ATOMIC_MOVE);
         evict();
       }
       return size;
@@ -240,7 +271,8 @@ final class JobCache {
     }
   }
 
-  private static void archive(TarArchiveOutputStream tar, Path workDir, Path path) throws IOException {
+  private static void archive(TarArchiveOutputStream tar, Path workDir, Path path)
+      throws IOException {
     String name = "work/" + workDir.relativize(path);
     TarArchiveEntry entry;
     boolean regular = false;
@@ -255,7 +287,7 @@ final class JobCache {
       entry.setSize(Files.size(path));
       entry.setMode(mode(Files.getPosixFilePermissions(path, NO_FOLLOW)));
     } else {
-      return;  // Sockets, fifos, devices: nothing a dependency cache needs.
+      return; // Sockets, fifos, devices: nothing a dependency cache needs.
     }
     tar.putArchiveEntry(entry);
     // Not entry.isFile(): it is true for links too.
@@ -265,7 +297,9 @@ final class JobCache {
     tar.closeArchiveEntry();
   }
 
-  /** Deletes the least recently used tars, of any repository, until the rest fit. Under the lock. */
+  /**
+   * Deletes the least recently used tars, of any repository, until the rest fit. Under the lock.
+   */
   private void evict() throws IOException {
     List<Path> tars = new ArrayList<>();
     try (DirectoryStream<Path> repos = Files.newDirectoryStream(root)) {
@@ -280,7 +314,9 @@ final class JobCache {
     for (Path tar : tars) {
       total += Files.size(tar);
       if (total > limitBytes) {
-        LOG.log(System.Logger.Level.INFO, "evicting cache " + root.relativize(tar) + " (least recently used)");
+        LOG.log(
+            System.Logger.Level.INFO,
+            "evicting cache " + root.relativize(tar) + " (least recently used)");
         Files.deleteIfExists(tar);
       }
     }

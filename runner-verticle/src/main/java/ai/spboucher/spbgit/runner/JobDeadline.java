@@ -5,15 +5,17 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * How long a job may still run before the deadline the gateway gave it, judged without comparing this runner's
- * clock with the gateway's: the two may disagree by minutes, and a runner whose clock is ahead would otherwise
- * refuse or cut short jobs that still have time, and one whose clock is behind would run them past it.
+ * How long a job may still run before the deadline the gateway gave it, judged without comparing
+ * this runner's clock with the gateway's: the two may disagree by minutes, and a runner whose clock
+ * is ahead would otherwise refuse or cut short jobs that still have time, and one whose clock is
+ * behind would run them past it.
  *
- * <p>The gateway sets both {@code created_epoch_ms} and {@code deadline_epoch_ms} on its own clock, so their
- * difference is the job's whole budget. JetStream stamps the request when it stores it, and stamps the runner's
- * first log line when it stores that, both on the NATS server's clock, so their difference is how long the job
- * waited. What is left is the budget minus the wait: two differences, each taken on a single clock. Only when the
- * request carries no creation time or the stamps cannot be read does the runner fall back to its own clock.
+ * <p>The gateway sets both {@code created_epoch_ms} and {@code deadline_epoch_ms} on its own clock,
+ * so their difference is the job's whole budget. JetStream stamps the request when it stores it,
+ * and stamps the runner's first log line when it stores that, both on the NATS server's clock, so
+ * their difference is how long the job waited. What is left is the budget minus the wait: two
+ * differences, each taken on a single clock. Only when the request carries no creation time or the
+ * stamps cannot be read does the runner fall back to its own clock.
  */
 record JobDeadline(long deadlineEpochMs, long createdEpochMs, Instant queuedAt, Instant takenAt) {
 
@@ -28,7 +30,9 @@ record JobDeadline(long deadlineEpochMs, long createdEpochMs, Instant queuedAt, 
     return Duration.ofMillis(deadlineEpochMs - runnerClock.millis());
   }
 
-  /** Whether {@link #remaining} is measured from the queue's stamps rather than this runner's clock. */
+  /**
+   * Whether {@link #remaining} is measured from the queue's stamps rather than this runner's clock.
+   */
   boolean measuredOnOneClock() {
     return createdEpochMs > 0 && queuedAt != null && takenAt != null;
   }

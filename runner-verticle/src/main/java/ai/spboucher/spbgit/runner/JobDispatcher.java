@@ -2,11 +2,9 @@ package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
-import io.nats.client.JetStreamApiException;
-import io.nats.client.api.MessageInfo;
-import java.io.IOException;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.Streams;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
@@ -17,12 +15,21 @@ import ai.spboucher.spbgit.runner.nats.NatsLink;
 import com.github.dockerjava.api.model.Container;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.nats.client.Dispatcher;
+import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.MessageInfo;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.TrustOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,12 +40,13 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Takes jobs from the shared JetStream work queue, never more than the free slots, and runs each as a
- * {@link JobExecution} on its own thread. A job is acknowledged as soon as it is taken, so a job runs at most
- * once: if this runner dies mid-job, its restart finds the leftover container and reports {@code runner_lost}.
+ * Takes jobs from the shared JetStream work queue, never more than the free slots, and runs each as
+ * a {@link JobExecution} on its own thread. A job is acknowledged as soon as it is taken, so a job
+ * runs at most once: if this runner dies mid-job, its restart finds the leftover container and
+ * reports {@code runner_lost}.
  *
- * <p>Threading: the fetch loop owns one thread; jobs run on a pool of {@code slots} threads; cancel requests
- * arrive on a NATS dispatcher thread.
+ * <p>Threading: the fetch loop owns one thread; jobs run on a pool of {@code slots} threads; cancel
+ * requests arrive on a NATS dispatcher thread.
  */
 final class JobDispatcher {
 
@@ -46,34 +54,51 @@ final class JobDispatcher {
   private static final Duration FETCH_WAIT = Duration.ofSeconds(1);
 
   private final RunnerConfig config;
+
   /** Serves the jobs' sockets. */
-  private final io.vertx.core.Vertx vertx;
+  private final Vertx vertx;
+
   private final DockerSandbox docker;
   private final NatsLink nats;
   private final Clock clock;
+
   /** The model provider's client, shared by this runner's llm jobs; null without a provider. */
   private final ProviderClient provider;
+
   /** The CAs of an https gateway; null for the JDK's default trust store. */
-  private final io.vertx.core.net.TrustOptions gatewayTrust;
+  private final TrustOptions gatewayTrust;
+
   private final Semaphore freeSlots;
   private final ExecutorService jobs;
   private final Map<String, JobExecution> running = new ConcurrentHashMap<>();
-  /** Containers of ended jobs that could not be removed when they ended, because the engine was away. */
+
+  /**
+   * Containers of ended jobs that could not be removed when they ended, because the engine was
+   * away.
+   */
   private final Set<String> unremoved = ConcurrentHashMap.newKeySet();
+
   /** Whether the Docker engine answered the fetch loop's last ping. */
   private volatile boolean engineAnswers = true;
+
   private volatile boolean stopping;
   private Thread fetchLoop;
   private Dispatcher cancels;
 
   /** The images this runner offers, by catalogue name: it pulls from their consumers only. */
   private final Map<String, ImageCatalogue.Offered> images;
+
   private final JobCache cache;
 
   /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
-  JobDispatcher(io.vertx.core.Vertx vertx, RunnerConfig config, DockerSandbox docker, NatsLink nats, Clock clock,
-                Map<String, ImageCatalogue.Offered> images)
-      throws java.io.IOException, java.security.GeneralSecurityException {
+  JobDispatcher(
+      Vertx vertx,
+      RunnerConfig config,
+      DockerSandbox docker,
+      NatsLink nats,
+      Clock clock,
+      Map<String, ImageCatalogue.Offered> images)
+      throws IOException, GeneralSecurityException {
     this.config = config;
     this.vertx = vertx;
     this.images = Map.copyOf(images);
@@ -84,45 +109,59 @@ final class JobDispatcher {
     this.provider = config.model() == null ? null : new ProviderClient(config.model());
     this.gatewayTrust = gatewayTrust(vertx, config);
     this.freeSlots = new Semaphore(config.slots());
-    this.jobs = Executors.newFixedThreadPool(config.slots(), r -> {
-      Thread t = new Thread(r, "spb-job");
-      t.setDaemon(true);
-      return t;
-    });
+    this.jobs =
+        Executors.newFixedThreadPool(
+            config.slots(),
+            r -> {
+              Thread t = new Thread(r, "spb-job");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
-  /** The gateway's CA as Vert.x trust, read once here so that an unreadable CA file stops the runner at start. */
-  private static io.vertx.core.net.TrustOptions gatewayTrust(io.vertx.core.Vertx vertx, RunnerConfig config)
-      throws java.security.GeneralSecurityException {
+  /**
+   * The gateway's CA as Vert.x trust, read once here so that an unreadable CA file stops the runner
+   * at start.
+   */
+  private static TrustOptions gatewayTrust(Vertx vertx, RunnerConfig config)
+      throws GeneralSecurityException {
     if (config.gatewayCa() == null) {
       return null;
     }
-    io.vertx.core.net.PemTrustOptions trust = new io.vertx.core.net.PemTrustOptions()
-        .addCertPath(config.gatewayCa().toString());
+    PemTrustOptions trust = new PemTrustOptions().addCertPath(config.gatewayCa().toString());
     try {
       trust.getTrustManagerFactory(vertx);
     } catch (Exception e) {
-      throw new java.security.GeneralSecurityException("cannot read the gateway CA " + config.gatewayCa() + ": "
-          + e.getMessage(), e);
+      throw new GeneralSecurityException(
+          "cannot read the gateway CA " + config.gatewayCa() + ": " + e.getMessage(), e);
     }
     return trust;
   }
 
-  /** Removes containers a previous run of this runner left behind and reports their jobs lost. Blocking. */
-  void reclaimLeftovers() throws java.io.IOException {
+  /**
+   * Removes containers a previous run of this runner left behind and reports their jobs lost.
+   * Blocking.
+   */
+  void reclaimLeftovers() throws IOException {
     for (Container leftover : docker.containersOf(config.runnerId())) {
       String jobId = leftover.getLabels().get(SandboxSpec.JOB_LABEL);
-      LOG.log(System.Logger.Level.WARNING, "removing leftover container " + leftover.getId() + " of job " + jobId);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "removing leftover container " + leftover.getId() + " of job " + jobId);
       docker.remove(leftover.getId());
       if (jobId == null) {
         continue;
       }
       JobEvent last = lastStatus(jobId);
       if (last != null && last.getStatus().getStatus() == JobStatus.FINISHED) {
-        continue;  // The runner died while cleaning up after a job that had already ended.
+        continue; // The runner died while cleaning up after a job that had already ended.
       }
       new EventPublisher(nats.jetStream(), jobId, clock, last == null ? 0 : last.getSequence())
-          .status(JobStatus.FINISHED, ExitReason.RUNNER_LOST, config.runnerId(), leftover.getId(),
+          .status(
+              JobStatus.FINISHED,
+              ExitReason.RUNNER_LOST,
+              config.runnerId(),
+              leftover.getId(),
               "the runner restarted while the job was running");
     }
     WorkVolume.releaseLeftovers(config.workRoot());
@@ -131,13 +170,15 @@ final class JobDispatcher {
   /** The last status event published for the job, or null. Blocking. */
   private JobEvent lastStatus(String jobId) {
     try {
-      MessageInfo info = nats.connection().jetStreamManagement()
-          .getLastMessage(Subjects.EVENTS_STREAM, Subjects.statusEvents(jobId));
+      MessageInfo info =
+          nats.connection()
+              .jetStreamManagement()
+              .getLastMessage(Subjects.EVENTS_STREAM, Subjects.statusEvents(jobId));
       return JobEvent.parseFrom(info.getData());
     } catch (JetStreamApiException e) {
-      return null;  // No status event yet.
+      return null; // No status event yet.
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -150,9 +191,9 @@ final class JobDispatcher {
   }
 
   /**
-   * Pulls from the consumer of each offered image in turn, one request per fetch and only with a slot free. With
-   * several images each pull waits {@code FETCH_WAIT / images}, so a request of any image waits at most about
-   * {@code FETCH_WAIT} for its turn.
+   * Pulls from the consumer of each offered image in turn, one request per fetch and only with a
+   * slot free. With several images each pull waits {@code FETCH_WAIT / images}, so a request of any
+   * image waits at most about {@code FETCH_WAIT} for its turn.
    */
   private void fetchJobs() {
     List<JetStreamSubscription> subscriptions = null;
@@ -172,8 +213,10 @@ final class JobDispatcher {
         }
         List<Message> batch;
         try {
-          // One request per fetch: a fetch for several returns only once it has them all or its wait is over,
-          // which would hold a request that arrives alone for up to its wait although a slot is free.
+          // One request per fetch: a fetch for several returns only once it has them all or its
+          // wait is over,
+          // which would hold a request that arrives alone for up to its wait although a slot is
+          // free.
           batch = subscriptions.get(next).fetch(1, wait);
           next = (next + 1) % subscriptions.size();
         } catch (RuntimeException e) {
@@ -195,26 +238,37 @@ final class JobDispatcher {
     }
   }
 
-  /** Binds to the durable consumer of every offered image, creating those that are missing. Blocking. */
+  /**
+   * Binds to the durable consumer of every offered image, creating those that are missing.
+   * Blocking.
+   */
   private List<JetStreamSubscription> subscribe() throws IOException, JetStreamApiException {
-    List<JetStreamSubscription> subscriptions = new java.util.ArrayList<>();
+    List<JetStreamSubscription> subscriptions = new ArrayList<>();
     for (String image : images.keySet()) {
-      ai.spboucher.spbgit.proto.Streams.ensureRunnersConsumer(nats.management(), image, false);
-      subscriptions.add(nats.jetStream().subscribe(Subjects.jobRequests(image),
-          PullSubscribeOptions.bind(Subjects.JOBS_STREAM, Subjects.runnersConsumer(image))));
+      Streams.ensureRunnersConsumer(nats.management(), image, false);
+      subscriptions.add(
+          nats.jetStream()
+              .subscribe(
+                  Subjects.jobRequests(image),
+                  PullSubscribeOptions.bind(
+                      Subjects.JOBS_STREAM, Subjects.runnersConsumer(image))));
     }
     return subscriptions;
   }
 
   /**
-   * Whether the Docker engine answers, so a job taken now can run: while it does not, this runner takes no jobs it
-   * could only fail. Once it answers, first removes the containers that jobs ending meanwhile could not.
+   * Whether the Docker engine answers, so a job taken now can run: while it does not, this runner
+   * takes no jobs it could only fail. Once it answers, first removes the containers that jobs
+   * ending meanwhile could not.
    */
   private boolean engineReady() {
     if (!docker.answers()) {
       if (engineAnswers) {
-        LOG.log(System.Logger.Level.WARNING, "the Docker engine at " + config.dockerHost()
-            + " does not answer: taking no jobs until it does");
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "the Docker engine at "
+                + config.dockerHost()
+                + " does not answer: taking no jobs until it does");
         engineAnswers = false;
       }
       return false;
@@ -229,7 +283,9 @@ final class JobDispatcher {
         unremoved.remove(containerId);
         LOG.log(System.Logger.Level.INFO, "removed container " + containerId + " of an ended job");
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "cannot remove container " + containerId + " yet: " + e.getMessage());
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "cannot remove container " + containerId + " yet: " + e.getMessage());
       }
     }
     return true;
@@ -253,36 +309,60 @@ final class JobDispatcher {
       return;
     } catch (Exception e) {
       // Not acknowledged: the queue will offer it again, to this runner or another.
-      LOG.log(System.Logger.Level.WARNING, "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
       freeSlots.release();
       return;
     }
     String taken = takenAlready(request.getJobId());
     if (taken != null) {
-      LOG.log(System.Logger.Level.WARNING, "job " + request.getJobId() + " was delivered again, but " + taken
-          + ": not running it again");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "job "
+              + request.getJobId()
+              + " was delivered again, but "
+              + taken
+              + ": not running it again");
       freeSlots.release();
       return;
     }
-    EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
-    JobExecution execution = new JobExecution(vertx, config, docker, provider, gatewayTrust, request, events, clock,
-        storedAt(message), images, cache);
+    EventPublisher events =
+        new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
+    JobExecution execution =
+        new JobExecution(
+            vertx,
+            config,
+            docker,
+            provider,
+            gatewayTrust,
+            request,
+            events,
+            clock,
+            storedAt(message),
+            images,
+            cache);
     running.put(request.getJobId(), execution);
-    LOG.log(System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
-    jobs.execute(() -> {
-      try {
-        execution.run();
-      } finally {
-        if (execution.unremovedContainer() != null) {
-          unremoved.add(execution.unremovedContainer());
-        }
-        running.remove(request.getJobId());
-        freeSlots.release();
-      }
-    });
+    LOG.log(
+        System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
+    jobs.execute(
+        () -> {
+          try {
+            execution.run();
+          } finally {
+            if (execution.unremovedContainer() != null) {
+              unremoved.add(execution.unremovedContainer());
+            }
+            running.remove(request.getJobId());
+            freeSlots.release();
+          }
+        });
   }
 
-  /** When JetStream stored the request, by the NATS server's clock; null if the message does not say. */
+  /**
+   * When JetStream stored the request, by the NATS server's clock; null if the message does not
+   * say.
+   */
   private static Instant storedAt(Message message) {
     try {
       return message.metaData().timestamp().toInstant();
@@ -292,11 +372,11 @@ final class JobDispatcher {
   }
 
   /**
-   * Why a request this runner has just acknowledged must not run: its job runs here already, or a runner has
-   * reported it. The queue offers a request again when the runner it went to has not acknowledged it within the
-   * ack wait; if that runner was only slow (a long pause, a stalled link), both acknowledgements succeed and
-   * both runners hold the request. Null when the job is new to NATS, or when NATS cannot tell: a failed lookup is
-   * no reason to drop a job. Blocking.
+   * Why a request this runner has just acknowledged must not run: its job runs here already, or a
+   * runner has reported it. The queue offers a request again when the runner it went to has not
+   * acknowledged it within the ack wait; if that runner was only slow (a long pause, a stalled
+   * link), both acknowledgements succeed and both runners hold the request. Null when the job is
+   * new to NATS, or when NATS cannot tell: a failed lookup is no reason to drop a job. Blocking.
    */
   private String takenAlready(String jobId) {
     if (running.containsKey(jobId)) {
@@ -304,11 +384,16 @@ final class JobDispatcher {
     }
     try {
       JobEvent last = lastStatus(jobId);
-      return last == null ? null : "runner '" + last.getStatus().getRunnerId() + "' reported it "
-          + last.getStatus().getStatus();
-    } catch (java.io.UncheckedIOException e) {
-      LOG.log(System.Logger.Level.WARNING, "cannot tell whether job " + jobId + " runs elsewhere (running it): "
-          + e.getMessage());
+      return last == null
+          ? null
+          : "runner '"
+              + last.getStatus().getRunnerId()
+              + "' reported it "
+              + last.getStatus().getStatus();
+    } catch (UncheckedIOException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot tell whether job " + jobId + " runs elsewhere (running it): " + e.getMessage());
       return null;
     }
   }

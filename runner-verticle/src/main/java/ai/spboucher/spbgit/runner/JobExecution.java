@@ -1,6 +1,8 @@
 package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.common.TaskSanitizer;
+import ai.spboucher.spbgit.proto.CacheOutcome;
+import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
@@ -34,61 +36,111 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
- * One job on this runner, from taking it to removing its containers, in named phases: {@link #admit},
- * {@link #prepare} (a size-capped work volume, an egress proxy admitting only the job's allow-list, the git relay,
- * for llm jobs an {@link LlmSession}: model endpoint, token meter, breach notice), {@link #setup} (for an
- * environment with a setup script: a clone container, then the repository's cache or a setup container with its
- * own egress proxy), {@link #runAgent} (one fresh hardened container for the agent or exec command and the tests)
- * and {@link #report}. Output, egress attempts and model calls are streamed as events, and the exit reason is
- * decided from what the runner observed. {@link #run} blocks for the job's whole life on one
- * worker thread; {@link #cancel} may be called from any thread.
+ * One job on this runner, from taking it to removing its containers, in named phases: {@link
+ * #admit}, {@link #prepare} (a size-capped work volume, an egress proxy admitting only the job's
+ * allow-list, the git relay, for llm jobs an {@link LlmSession}: model endpoint, token meter,
+ * breach notice), {@link #setup} (for an environment with a setup script: a clone container, then
+ * the repository's cache or a setup container with its own egress proxy), {@link #runAgent} (one
+ * fresh hardened container for the agent or exec command and the tests) and {@link #report}.
+ * Output, egress attempts and model calls are streamed as events, and the exit reason is decided
+ * from what the runner observed. {@link #run} blocks for the job's whole life on one worker thread;
+ * {@link #cancel} may be called from any thread.
  */
 final class JobExecution {
 
   private static final System.Logger LOG = System.getLogger(JobExecution.class.getName());
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
+
   /** The most of one cache key file the runner reads: a lockfile, not a data set. */
   private static final long KEY_FILE_LIMIT = 16 << 20;
 
   /** Serves the job's sockets. */
   private final Vertx vertx;
+
   private final RunnerConfig config;
   private final DockerSandbox docker;
+
   /** The runner's model provider; null when it has none. */
   private final ProviderClient provider;
+
   /** The CAs of an https gateway; null for the JDK's default trust store. */
   private final TrustOptions gatewayTrust;
+
   private final JobRequest request;
   private final EventPublisher events;
   private final Clock clock;
+
   /** When JetStream stored the request, by the NATS server's clock; null when unknown. */
   private final Instant queuedAt;
+
   /** The images this runner offers, by catalogue name. */
   private final Map<String, ImageCatalogue.Offered> images;
+
   private final JobCache cache;
   private volatile String containerId;
   private volatile String cancelReason;
-  /** Set before the runner itself kills the container (its wall clock ran out, or a grace period ended). */
+
+  /**
+   * Set before the runner itself kills the container (its wall clock ran out, or a grace period
+   * ended).
+   */
   private volatile boolean killedByRunner;
+
   /** The job's container when removing it failed (the engine was away): the dispatcher retries. */
   private volatile String unremovedContainer;
 
-  /** A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone. */
-  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
-               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock) {
-    this(vertx, config, docker, provider, gatewayTrust, request, events, clock, null,
-        Map.of(Subjects.DEFAULT_IMAGE, new ImageCatalogue.Offered(Subjects.DEFAULT_IMAGE, config.agentImage(), "")),
+  /**
+   * A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone.
+   */
+  JobExecution(
+      Vertx vertx,
+      RunnerConfig config,
+      DockerSandbox docker,
+      ProviderClient provider,
+      TrustOptions gatewayTrust,
+      JobRequest request,
+      EventPublisher events,
+      Clock clock) {
+    this(
+        vertx,
+        config,
+        docker,
+        provider,
+        gatewayTrust,
+        request,
+        events,
+        clock,
+        null,
+        Map.of(
+            Subjects.DEFAULT_IMAGE,
+            new ImageCatalogue.Offered(Subjects.DEFAULT_IMAGE, config.agentImage(), "")),
         new JobCache(config.workRoot().resolve("cache"), 0));
   }
 
-  /** @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link JobDeadline} */
-  JobExecution(Vertx vertx, RunnerConfig config, DockerSandbox docker, ProviderClient provider,
-               TrustOptions gatewayTrust, JobRequest request, EventPublisher events, Clock clock, Instant queuedAt,
-               Map<String, ImageCatalogue.Offered> images, JobCache cache) {
+  /**
+   * @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link
+   *     JobDeadline}
+   */
+  JobExecution(
+      Vertx vertx,
+      RunnerConfig config,
+      DockerSandbox docker,
+      ProviderClient provider,
+      TrustOptions gatewayTrust,
+      JobRequest request,
+      EventPublisher events,
+      Clock clock,
+      Instant queuedAt,
+      Map<String, ImageCatalogue.Offered> images,
+      JobCache cache) {
     this.vertx = vertx;
     this.images = images;
     this.cache = cache;
@@ -110,7 +162,10 @@ final class JobExecution {
     return request.getJobId();
   }
 
-  /** Stops the job: its container is killed and it ends with {@code reason} (cancelled or runner_lost). */
+  /**
+   * Stops the job: its container is killed and it ends with {@code reason} (cancelled or
+   * runner_lost).
+   */
   void cancel(String reason) {
     cancelReason = reason;
     String id = containerId;
@@ -118,15 +173,19 @@ final class JobExecution {
       try {
         docker.kill(id);
       } catch (RuntimeException e) {
-        // The job's own thread meets the same engine when it ends the job: its end says what happened.
-        LOG.log(System.Logger.Level.WARNING, "job " + jobId() + ": cannot kill its container: " + e.getMessage());
+        // The job's own thread meets the same engine when it ends the job: its end says what
+        // happened.
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "job " + jobId() + ": cannot kill its container: " + e.getMessage());
       }
     }
   }
 
   /**
-   * Runs the job through its phases: {@link #admit}, {@link #prepare}, {@link #setup} (for an environment with a
-   * setup script: the clone, then the cache or the setup container), {@link #runAgent} and {@link #report}.
+   * Runs the job through its phases: {@link #admit}, {@link #prepare}, {@link #setup} (for an
+   * environment with a setup script: the clone, then the cache or the setup container), {@link
+   * #runAgent} and {@link #report}.
    */
   void run() {
     Admission admission = admit();
@@ -154,25 +213,33 @@ final class JobExecution {
     } catch (Exception e) {
       LOG.log(System.Logger.Level.ERROR, "job " + jobId() + " failed in the runner", e);
       reason = ExitReason.RUNNER_ERROR;
-      detail = containerId != null && lostTheEngine(e)
-          ? "lost the Docker engine while the job was running (it stopped or restarted): " + e.getMessage()
-          : String.valueOf(e.getMessage());
+      detail =
+          containerId != null && lostTheEngine(e)
+              ? "lost the Docker engine while the job was running (it stopped or restarted): "
+                  + e.getMessage()
+              : String.valueOf(e.getMessage());
       ws.pump.runnerLine("runner error: " + detail);
     } finally {
       report(ws, reason, detail);
     }
   }
 
-  /** What {@link #admit} established: the job may run, with this model, task text, image and time. */
-  private record Admission(String model, TaskSanitizer.Sanitized task, ImageCatalogue.Offered image, Duration wall,
-                           Instant end) {
-  }
+  /**
+   * What {@link #admit} established: the job may run, with this model, task text, image and time.
+   */
+  private record Admission(
+      String model,
+      TaskSanitizer.Sanitized task,
+      ImageCatalogue.Offered image,
+      Duration wall,
+      Instant end) {}
 
   /** How a phase before the agent's ended the job. */
-  private record Ending(String reason, String detail) {
-  }
+  private record Ending(String reason, String detail) {}
 
-  /** The job's resources on this runner, made by {@link #prepare} and released by {@link #report}. */
+  /**
+   * The job's resources on this runner, made by {@link #prepare} and released by {@link #report}.
+   */
   private final class Workspace {
     final Admission admission;
     final Path jobDir;
@@ -182,14 +249,20 @@ final class JobExecution {
     Path egressDir;
     boolean mounted;
     EgressProxy proxy;
-    /** The setup phase's own proxy, admitting only {@code setup_egress}; null without a setup phase. */
+
+    /**
+     * The setup phase's own proxy, admitting only {@code setup_egress}; null without a setup phase.
+     */
     EgressProxy setupProxy;
+
     GitRelay git;
     LlmSession session;
     RefusalNotes refusals;
+
     /** The phase the agent-side proxy and git relay serve now: clone, then agent. */
     volatile String phase = EventMessages.PHASE_AGENT;
-    ai.spboucher.spbgit.proto.CacheOutcome cache = ai.spboucher.spbgit.proto.CacheOutcome.CACHE_NONE;
+
+    CacheOutcome cache = CacheOutcome.CACHE_NONE;
     boolean started;
 
     Workspace(Admission admission, Path jobDir) {
@@ -204,8 +277,8 @@ final class JobExecution {
   }
 
   /**
-   * Admit: refuses a job this runner cannot run (no such model, an invisible task, an image it does not offer) or
-   * that is past its deadline, publishing FINISHED; null then.
+   * Admit: refuses a job this runner cannot run (no such model, an invisible task, an image it does
+   * not offer) or that is past its deadline, publishing FINISHED; null then.
    */
   private Admission admit() {
     String model;
@@ -214,103 +287,162 @@ final class JobExecution {
     try {
       model = llm() ? jobModel() : null;
       if (llm() && task.text().isEmpty()) {
-        throw new IllegalArgumentException("the task has no visible text once its hidden characters and HTML "
-            + "comments are removed");
+        throw new IllegalArgumentException(
+            "the task has no visible text once its hidden characters and HTML "
+                + "comments are removed");
       }
-      String name = environment().getImage().isEmpty() ? Subjects.DEFAULT_IMAGE : environment().getImage();
+      String name =
+          environment().getImage().isEmpty() ? Subjects.DEFAULT_IMAGE : environment().getImage();
       image = images.get(name);
       if (image == null) {
         throw new IllegalArgumentException("this runner does not offer image '" + name + "'");
       }
     } catch (IllegalArgumentException e) {
-      events.status(JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
+      events.status(
+          JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
       return null;
     }
-    // Stored by the same server that stamped the request: the wait in the queue is measured on one clock.
-    Instant takenAt = events.runnerLineStoredAt("job " + jobId() + " taken by runner " + config.runnerId());
-    JobDeadline deadline = new JobDeadline(request.getDeadlineEpochMs(), request.getCreatedEpochMs(), queuedAt,
-        takenAt);
+    // Stored by the same server that stamped the request: the wait in the queue is measured on one
+    // clock.
+    Instant takenAt =
+        events.runnerLineStoredAt("job " + jobId() + " taken by runner " + config.runnerId());
+    JobDeadline deadline =
+        new JobDeadline(
+            request.getDeadlineEpochMs(), request.getCreatedEpochMs(), queuedAt, takenAt);
     Duration wall = wallLimit(deadline);
     if (wall.isNegative() || wall.isZero()) {
-      events.status(JobStatus.FINISHED, ExitReason.TIMEOUT, config.runnerId(), "", "deadline passed before start");
+      events.status(
+          JobStatus.FINISHED,
+          ExitReason.TIMEOUT,
+          config.runnerId(),
+          "",
+          "deadline passed before start");
       return null;
     }
     return new Admission(model, task, image, wall, clock.instant().plus(wall));
   }
 
-  /** Prepare: the work volume, the egress proxies, the git relay and, for llm jobs, the model session. */
+  /**
+   * Prepare: the work volume, the egress proxies, the git relay and, for llm jobs, the model
+   * session.
+   */
   private void prepare(Workspace ws) throws IOException {
     ws.egressDir = Files.createDirectories(ws.jobDir.resolve("egress"));
     Files.setPosixFilePermissions(ws.egressDir, PosixFilePermissions.fromString("rwxr-xr-x"));
     ws.mounted = ws.work.mount();
     ws.refusals = new RefusalNotes(ws.pump);
-    ws.proxy = EgressProxy.start(vertx, ws.egressDir.resolve("egress.sock"), EgressPolicy.of(allowList()),
-        new EgressRecorder(published(ws.background, ws.refusals, EventMessages.VIA_PROXY, () -> ws.phase)));
-    ws.git = GitRelay.start(vertx, ws.egressDir.resolve(GitRelay.SOCKET_NAME), URI.create(request.getCloneUrl()),
-        request.getJobToken(), gatewayTrust,
-        published(ws.background, ws.refusals, EventMessages.VIA_GIT_RELAY, () -> ws.phase));
+    ws.proxy =
+        EgressProxy.start(
+            vertx,
+            ws.egressDir.resolve("egress.sock"),
+            EgressPolicy.of(allowList()),
+            new EgressRecorder(
+                published(ws.background, ws.refusals, EventMessages.VIA_PROXY, () -> ws.phase)));
+    ws.git =
+        GitRelay.start(
+            vertx,
+            ws.egressDir.resolve(GitRelay.SOCKET_NAME),
+            URI.create(request.getCloneUrl()),
+            request.getJobToken(),
+            gatewayTrust,
+            published(ws.background, ws.refusals, EventMessages.VIA_GIT_RELAY, () -> ws.phase));
     if (ws.admission.model() != null) {
-      ws.session = LlmSession.open(vertx, provider, ws.admission.model(), ws.jobDir, ws.egressDir, config.sandboxUid(),
-          ws.background);
+      ws.session =
+          LlmSession.open(
+              vertx,
+              provider,
+              ws.admission.model(),
+              ws.jobDir,
+              ws.egressDir,
+              config.sandboxUid(),
+              ws.background);
     }
     TaskSanitizer.Sanitized task = ws.admission.task();
     if (task.hiddenCharacters() + task.htmlComments() > 0) {
-      ws.pump.runnerLine("task: removed " + task.hiddenCharacters() + " hidden characters and "
-          + task.htmlComments() + " HTML comments before the job saw it");
+      ws.pump.runnerLine(
+          "task: removed "
+              + task.hiddenCharacters()
+              + " hidden characters and "
+              + task.htmlComments()
+              + " HTML comments before the job saw it");
     }
   }
 
-  private ai.spboucher.spbgit.proto.Environment environment() {
+  private Environment environment() {
     return request.getEnvironment();
   }
 
   /**
-   * Setup: for an environment with a setup script, clones the base ref in a container of its own, then restores
-   * the repository's cache when its key hits, or else runs the script in a fresh container on the same volume
-   * (the setup proxy's socket only: no git relay, no model endpoint) and keeps the cache paths if it succeeds.
-   * Returns how the job ended when it did (the clone or setup failed, the wall clock ran out, a cancel), null
-   * when the agent phase is to run. A job without a setup script clones in its agent container, as before.
+   * Setup: for an environment with a setup script, clones the base ref in a container of its own,
+   * then restores the repository's cache when its key hits, or else runs the script in a fresh
+   * container on the same volume (the setup proxy's socket only: no git relay, no model endpoint)
+   * and keeps the cache paths if it succeeds. Returns how the job ended when it did (the clone or
+   * setup failed, the wall clock ran out, a cancel), null when the agent phase is to run. A job
+   * without a setup script clones in its agent container, as before.
    */
   private Ending setup(Workspace ws) throws Exception {
     if (environment().getSetup().isEmpty()) {
       return null;
     }
     if (!ws.mounted) {
-      throw new IllegalStateException("a setup phase needs the runner's own work volume, shared by the job's "
-          + "containers: run the runner as root (docs/sandbox.md)");
+      throw new IllegalStateException(
+          "a setup phase needs the runner's own work volume, shared by the job's "
+              + "containers: run the runner as root (docs/sandbox.md)");
     }
     ws.phase = EventMessages.PHASE_CLONE;
-    PhaseExit clone = runPhase(ws, "clone", "-clone", phaseSpec(ws, "clone", ws.egressDir,
-        agentEnvironment(ws, "clone")));
+    PhaseExit clone =
+        runPhase(
+            ws,
+            "clone",
+            "-clone",
+            phaseSpec(ws, ws.egressDir, agentEnvironment(ws, "clone"), null));
     if (clone.ending() != null) {
       return clone.ending();
     }
     if (clone.exitCode() != 0) {
-      return new Ending(ExitReason.decide(new ExitReason.Observation(false, false, false, ws.work.isFull(),
-          clone.exitCode())), "the clone phase exited " + clone.exitCode());
+      return new Ending(
+          ExitReason.decide(
+              new ExitReason.Observation(false, false, false, ws.work.isFull(), clone.exitCode())),
+          "the clone phase exited " + clone.exitCode());
     }
     List<String> cachePaths = environment().getCacheList();
-    String key = cachePaths.isEmpty() || !cache.enabled() ? null : JobCache.key(request.getRepo(),
-        ws.admission.image().digest(), environment().getSetup(), cachePaths, keyFiles(ws.work.dir()));
-    if (key != null && cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
-      ws.cache = ai.spboucher.spbgit.proto.CacheOutcome.CACHE_HIT;
+    String key =
+        cachePaths.isEmpty() || !cache.enabled()
+            ? null
+            : JobCache.key(
+                request.getRepo(),
+                ws.admission.image().digest(),
+                environment().getSetup(),
+                cachePaths,
+                keyFiles(ws.work.dir()));
+    if (key != null
+        && cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
+      ws.cache = CacheOutcome.CACHE_HIT;
       ws.pump.runnerLine("cache hit " + key + ": restored " + cachePaths + ", setup phase skipped");
       return null;
     }
     if (key != null) {
-      ws.cache = ai.spboucher.spbgit.proto.CacheOutcome.CACHE_MISS;
+      ws.cache = CacheOutcome.CACHE_MISS;
       ws.pump.runnerLine("cache miss " + key + ": running the setup phase");
     }
     Path setupDir = Files.createDirectories(ws.jobDir.resolve("setup"));
     Files.setPosixFilePermissions(setupDir, PosixFilePermissions.fromString("rwxr-xr-x"));
-    ws.setupProxy = EgressProxy.start(vertx, setupDir.resolve("egress.sock"),
-        EgressPolicy.of(environment().getSetupEgressList()), new EgressRecorder(published(ws.background,
-            ws.refusals, EventMessages.VIA_PROXY, () -> EventMessages.PHASE_SETUP)));
+    ws.setupProxy =
+        EgressProxy.start(
+            vertx,
+            setupDir.resolve("egress.sock"),
+            EgressPolicy.of(environment().getSetupEgressList()),
+            new EgressRecorder(
+                published(
+                    ws.background,
+                    ws.refusals,
+                    EventMessages.VIA_PROXY,
+                    () -> EventMessages.PHASE_SETUP)));
     Map<String, String> env = new LinkedHashMap<>();
     env.put("SPB_JOB_ID", jobId());
     env.put("SPB_PHASE", "setup");
     env.put("SPB_SETUP", environment().getSetup());
-    PhaseExit setup = runPhase(ws, "setup", "-setup", phaseSpec(ws, "setup", setupDir, env));
+    PhaseExit setup = runPhase(ws, "setup", "-setup", phaseSpec(ws, setupDir, env, null));
     closeQuietly(ws.setupProxy);
     ws.setupProxy = null;
     Files.deleteIfExists(setupDir.resolve("egress.sock"));
@@ -319,23 +451,30 @@ final class JobExecution {
       return setup.ending();
     }
     if (setup.exitCode() != 0) {
-      String reason = ExitReason.decide(new ExitReason.Observation(false, false, setup.oomKilled(),
-          ws.work.isFull(), setup.exitCode()));
+      String reason =
+          ExitReason.decide(
+              new ExitReason.Observation(
+                  false, false, setup.oomKilled(), ws.work.isFull(), setup.exitCode()));
       String detail = "the setup script exited " + setup.exitCode();
       return new Ending(reason.startsWith("exit_code:") ? ExitReason.SETUP_FAILED : reason, detail);
     }
     if (key != null) {
       long size = cache.keep(request.getRepo(), key, cachePaths, ws.work.dir());
-      ws.pump.runnerLine(size < 0 ? "cache " + key + " not kept (larger than SPB_CACHE_SIZE)"
-          : "cache " + key + " kept (" + size + " bytes)");
+      ws.pump.runnerLine(
+          size < 0
+              ? "cache " + key + " not kept (larger than SPB_CACHE_SIZE)"
+              : "cache " + key + " kept (" + size + " bytes)");
     }
     return null;
   }
 
-  /** The cache key files as the clone has them (null for a missing one), never through a link out of it. */
+  /**
+   * The cache key files as the clone has them (null for a missing one), never through a link out of
+   * it.
+   */
   private Map<String, byte[]> keyFiles(Path workDir) throws IOException {
     Path repo = workDir.resolve("repo").toRealPath();
-    Map<String, byte[]> files = new java.util.TreeMap<>();
+    Map<String, byte[]> files = new TreeMap<>();
     for (String name : environment().getCacheKeyFilesList()) {
       Path file = repo.resolve(name).normalize();
       byte[] contents = null;
@@ -351,34 +490,59 @@ final class JobExecution {
   }
 
   /** How a phase's container ended: its exit code, or how the runner ended the job meanwhile. */
-  private record PhaseExit(long exitCode, boolean oomKilled, Ending ending) {
-  }
+  private record PhaseExit(long exitCode, boolean oomKilled, Ending ending) {}
 
-  private SandboxSpec phaseSpec(Workspace ws, String phase, Path socketDir, Map<String, String> env) {
-    return new SandboxSpec(ws.admission.image().image(), jobId(), config.runnerId(), config.sandboxUid(), env,
-        Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
-        (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
-        (long) limit(request.getLimits().getPids(), config.pidsLimit()), ws.work.dir(), socketDir, ws.mounted,
-        diskLimit(), null);
+  /**
+   * A container of the job with the same hardening and limits whatever its phase: only its
+   * environment, its socket directory (the setup phase's holds its own proxy only) and, for the
+   * agent phase of an llm job, the breach notice differ.
+   */
+  private SandboxSpec phaseSpec(
+      Workspace ws, Path socketDir, Map<String, String> env, Path noticeDir) {
+    return SandboxSpec.builder()
+        .image(ws.admission.image().image())
+        .jobId(jobId())
+        .runnerId(config.runnerId())
+        .uid(config.sandboxUid())
+        .env(env)
+        .cpus(Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()))
+        .memoryBytes((long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()))
+        .pidsLimit((long) limit(request.getLimits().getPids(), config.pidsLimit()))
+        .workDir(ws.work.dir())
+        .egressDir(socketDir)
+        .workIsMounted(ws.mounted)
+        .diskBytes(diskLimit())
+        .noticeDir(noticeDir)
+        .build();
   }
 
   /**
-   * Runs one container of a phase before the agent's to its end within the job's remaining wall clock, then
-   * kills and removes it, so nothing it started outlives it. Its output goes into the job's log.
+   * Runs one container of a phase before the agent's to its end within the job's remaining wall
+   * clock, then kills and removes it, so nothing it started outlives it. Its output goes into the
+   * job's log.
    */
-  private PhaseExit runPhase(Workspace ws, String phase, String nameSuffix, SandboxSpec spec) throws Exception {
+  private PhaseExit runPhase(Workspace ws, String phase, String nameSuffix, SandboxSpec spec)
+      throws Exception {
     String id = docker.create(spec, nameSuffix);
     containerId = id;
-    java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch ended = new CountDownLatch(1);
     Closeable logs = null;
     try {
       if (cancelReason != null) {
         return new PhaseExit(-1, false, new Ending(cancelReason, ""));
       }
       Duration wall = ws.remaining();
-      ws.pump.runnerLine(phase + " phase starting in container " + id.substring(0, 12) + " (image "
-          + ws.admission.image().name() + ", " + Math.max(0, wall.toSeconds()) + " s left, egress "
-          + ("setup".equals(phase) ? ws.setupProxy.policy().entries() : "none") + ")");
+      ws.pump.runnerLine(
+          phase
+              + " phase starting in container "
+              + id.substring(0, 12)
+              + " (image "
+              + ws.admission.image().name()
+              + ", "
+              + Math.max(0, wall.toSeconds())
+              + " s left, egress "
+              + ("setup".equals(phase) ? ws.setupProxy.policy().entries() : "none")
+              + ")");
       logs = docker.attach(id, ws.pump::offer, ended::countDown);
       docker.start(id);
       if ("setup".equals(phase)) {
@@ -388,13 +552,20 @@ final class JobExecution {
       if (exit == null) {
         String reason = cancelReason != null ? cancelReason : ExitReason.TIMEOUT;
         if (cancelReason == null) {
-          ws.pump.runnerLine("wall clock limit reached in the " + phase + " phase: stopping the container");
+          ws.pump.runnerLine(
+              "wall clock limit reached in the " + phase + " phase: stopping the container");
         }
-        return new PhaseExit(-1, false, new Ending(reason, ExitReason.TIMEOUT.equals(reason)
-            ? "wall clock limit reached in the " + phase + " phase" : ""));
+        return new PhaseExit(
+            -1,
+            false,
+            new Ending(
+                reason,
+                ExitReason.TIMEOUT.equals(reason)
+                    ? "wall clock limit reached in the " + phase + " phase"
+                    : ""));
       }
       InspectContainerResponse state = docker.inspect(id);
-      ended.await(STOP_GRACE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      ended.await(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
       ws.pump.runnerLine(phase + " phase ended with exit code " + exit);
       if (cancelReason != null) {
         return new PhaseExit(exit, false, new Ending(cancelReason, ""));
@@ -424,25 +595,27 @@ final class JobExecution {
   }
 
   /**
-   * Run: the agent (or exec command) and the tests in a fresh container, with the job's allow-list, the git relay
-   * and, for llm jobs, the model endpoint; on the clone and what setup left when there was a setup phase.
+   * Run: the agent (or exec command) and the tests in a fresh container, with the job's allow-list,
+   * the git relay and, for llm jobs, the model endpoint; on the clone and what setup left when
+   * there was a setup phase.
    */
   private String runAgent(Workspace ws) throws Exception {
     ws.phase = EventMessages.PHASE_AGENT;
     boolean phased = !environment().getSetup().isEmpty();
-    SandboxSpec spec = new SandboxSpec(ws.admission.image().image(), jobId(), config.runnerId(),
-        config.sandboxUid(), agentEnvironment(ws, phased ? "agent" : null),
-        Math.min(limit(request.getLimits().getCpus(), config.cpus()), config.cpus()),
-        (long) limit(request.getLimits().getMemoryBytes(), config.memoryBytes()),
-        (long) limit(request.getLimits().getPids(), config.pidsLimit()), ws.work.dir(), ws.egressDir, ws.mounted,
-        diskLimit(), ws.session == null ? null : ws.session.noticeDir());
+    SandboxSpec spec =
+        phaseSpec(
+            ws,
+            ws.egressDir,
+            agentEnvironment(ws, phased ? "agent" : null),
+            ws.session == null ? null : ws.session.noticeDir());
     containerId = docker.create(spec);
     if (cancelReason != null) {
       // Cancelled while the container was being prepared: it never starts.
       ws.pump.runnerLine("job ended before it started: " + cancelReason);
       return cancelReason;
     }
-    // A job in one container has its whole wall clock from its start, as before phases; a phased one what is left.
+    // A job in one container has its whole wall clock from its start, as before phases; a phased
+    // one what is left.
     Duration wall = phased ? ws.remaining() : ws.admission.wall();
     if (wall.isNegative() || wall.isZero()) {
       ws.pump.runnerLine("wall clock limit reached before the agent phase");
@@ -451,10 +624,20 @@ final class JobExecution {
     Closeable logs = null;
     ContainerWatch watch = null;
     try {
-      ws.pump.runnerLine((phased ? "agent phase starting" : "job " + jobId() + " starting") + " in container "
-          + containerId.substring(0, 12) + " on runner " + config.runnerId() + " (image "
-          + ws.admission.image().name() + ", wall clock limit " + wall.toSeconds() + " s, egress "
-          + ws.proxy.policy().entries() + (ws.session == null ? "" : ", " + ws.session.describe()) + ")");
+      ws.pump.runnerLine(
+          (phased ? "agent phase starting" : "job " + jobId() + " starting")
+              + " in container "
+              + containerId.substring(0, 12)
+              + " on runner "
+              + config.runnerId()
+              + " (image "
+              + ws.admission.image().name()
+              + ", wall clock limit "
+              + wall.toSeconds()
+              + " s, egress "
+              + ws.proxy.policy().entries()
+              + (ws.session == null ? "" : ", " + ws.session.describe())
+              + ")");
       logs = docker.attach(containerId, ws.pump::offer, ws.pump::dockerStreamEnded);
       watch = docker.watch(containerId);
       docker.start(containerId);
@@ -469,9 +652,12 @@ final class JobExecution {
     }
   }
 
-  /** Report: closes the job's sockets, publishes what they recorded, then FINISHED, and cleans up. */
+  /**
+   * Report: closes the job's sockets, publishes what they recorded, then FINISHED, and cleans up.
+   */
   private void report(Workspace ws, String reason, String detail) {
-    // Closed before FINISHED, so every model call and egress attempt is metered and published by then.
+    // Closed before FINISHED, so every model call and egress attempt is metered and published by
+    // then.
     closeQuietly(ws.session);
     closeQuietly(ws.git);
     closeQuietly(ws.proxy);
@@ -486,14 +672,20 @@ final class JobExecution {
       ws.pump.runnerLine(ws.session.describeSpend());
     }
     closeQuietly(ws.pump);
-    events.status(JobStatus.FINISHED, reason, config.runnerId(), containerId == null ? "" : containerId, detail,
+    events.status(
+        JobStatus.FINISHED,
+        reason,
+        config.runnerId(),
+        containerId == null ? "" : containerId,
+        detail,
         ws.session == null ? null : ws.session.spend());
     cleanUp(ws.work, ws.jobDir, ws.session);
   }
 
   /**
-   * Whether a failure came from the engine going away rather than from a request it refused: the connection broke
-   * (an I/O failure under docker-java's exception), or the engine does not answer any more.
+   * Whether a failure came from the engine going away rather than from a request it refused: the
+   * connection broke (an I/O failure under docker-java's exception), or the engine does not answer
+   * any more.
    */
   private boolean lostTheEngine(Exception failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -504,21 +696,28 @@ final class JobExecution {
     return !docker.answers();
   }
 
-  /** The job's container if {@link #run} could not remove it; null once it is gone or was never created. */
+  /**
+   * The job's container if {@link #run} could not remove it; null once it is gone or was never
+   * created.
+   */
   String unremovedContainer() {
     return unremovedContainer;
   }
 
-  /** Publishes each attempt as an egress event of the phase at the time, and logs the refused ones. */
-  private static Consumer<EgressRecord> published(BackgroundEvents background, RefusalNotes refusals, String via,
-                                                  java.util.function.Supplier<String> phase) {
+  /**
+   * Publishes each attempt as an egress event of the phase at the time, and logs the refused ones.
+   */
+  private static Consumer<EgressRecord> published(
+      BackgroundEvents background, RefusalNotes refusals, String via, Supplier<String> phase) {
     return record -> {
       background.egress(EventMessages.egress(record, via, phase.get()));
       refusals.note(record);
     };
   }
 
-  /** The job's model; refuses the job when this runner has no provider or does not offer the model. */
+  /**
+   * The job's model; refuses the job when this runner has no provider or does not offer the model.
+   */
   private String jobModel() {
     if (provider == null) {
       throw new IllegalArgumentException("this runner has no model provider configured");
@@ -526,16 +725,23 @@ final class JobExecution {
     return provider.config().jobModel(request.getModel());
   }
 
-  private String awaitOutcome(Duration wall, WorkVolume work, LogPump pump, LlmSession session, ContainerWatch watch)
+  private String awaitOutcome(
+      Duration wall, WorkVolume work, LogPump pump, LlmSession session, ContainerWatch watch)
       throws InterruptedException, ExecutionException, StoppedFromOutside {
-    Long exit = session == null ? docker.awaitExit(containerId, wall)
-        : session.awaitExit(docker, containerId, wall, config.breachGrace(), pump);
+    Long exit =
+        session == null
+            ? docker.awaitExit(containerId, wall)
+            : session.awaitExit(docker, containerId, wall, config.breachGrace(), pump);
     String breach = session == null ? null : session.breach();
-    // An llm job warned of its timeout ends timeout even when its agent stopped within the grace period.
-    boolean timedOut = ExitReason.TIMEOUT.equals(breach) || (exit == null && cancelReason == null && breach == null);
+    // An llm job warned of its timeout ends timeout even when its agent stopped within the grace
+    // period.
+    boolean timedOut =
+        ExitReason.TIMEOUT.equals(breach)
+            || (exit == null && cancelReason == null && breach == null);
     if (exit == null) {
       if (timedOut) {
-        pump.runnerLine("wall clock limit of " + wall.toSeconds() + " s reached: stopping the container");
+        pump.runnerLine(
+            "wall clock limit of " + wall.toSeconds() + " s reached: stopping the container");
       } else if (cancelReason == null) {
         pump.runnerLine("grace period over: stopping the container");
       }
@@ -552,22 +758,32 @@ final class JobExecution {
     if (cancelled != null) {
       return cancelled;
     }
-    return ExitReason.decide(new ExitReason.Observation(false, timedOut, session != null && session.budgetExceeded(),
-        Boolean.TRUE.equals(state.getState().getOOMKilled()), work.isFull(), exitCode == null ? -1 : exitCode,
-        session != null));
+    return ExitReason.decide(
+        new ExitReason.Observation(
+            false,
+            timedOut,
+            session != null && session.budgetExceeded(),
+            Boolean.TRUE.equals(state.getState().getOOMKilled()),
+            work.isFull(),
+            exitCode == null ? -1 : exitCode,
+            session != null));
   }
 
   /**
-   * Fails when the engine sent the container a signal that neither the runner nor a cancel asked for: its exit
-   * code is then the engine's doing (a stopping or restarting engine sends SIGTERM), not the job's.
+   * Fails when the engine sent the container a signal that neither the runner nor a cancel asked
+   * for: its exit code is then the engine's doing (a stopping or restarting engine sends SIGTERM),
+   * not the job's.
    */
-  private static void requireEndedFromWithin(ContainerWatch watch) throws InterruptedException, StoppedFromOutside {
+  private static void requireEndedFromWithin(ContainerWatch watch)
+      throws InterruptedException, StoppedFromOutside {
     // Signals are reported before the death, so once the death is seen, so is every signal.
     watch.awaitDeath(Duration.ofSeconds(5));
     List<String> signals = watch.signals();
     if (!signals.isEmpty()) {
-      throw new StoppedFromOutside("the Docker engine stopped the container (signal " + String.join(", ", signals)
-          + "), not the job or the runner: the engine was stopping or restarting, or someone stopped the container");
+      throw new StoppedFromOutside(
+          "the Docker engine stopped the container (signal "
+              + String.join(", ", signals)
+              + "), not the job or the runner: the engine was stopping or restarting, or someone stopped the container");
     }
   }
 
@@ -581,25 +797,31 @@ final class JobExecution {
     }
   }
 
-  /** Publishes what the egress proxy and the model endpoint recorded; says so in the log if some was lost. */
+  /**
+   * Publishes what the egress proxy and the model endpoint recorded; says so in the log if some was
+   * lost.
+   */
   private static void flush(BackgroundEvents background, LogPump pump) {
     try {
       if (!background.close(STOP_GRACE)) {
-        pump.runnerLine("egress and model events still unpublished after " + STOP_GRACE.toSeconds() + " s");
+        pump.runnerLine(
+            "egress and model events still unpublished after " + STOP_GRACE.toSeconds() + " s");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     if (background.dropped() > 0) {
-      pump.runnerLine(background.dropped() + " egress or model events were dropped (too many at once)");
+      pump.runnerLine(
+          background.dropped() + " egress or model events were dropped (too many at once)");
     }
   }
 
   /**
-   * The container's environment: no secret at all. The repository is reached through the git relay, which holds
-   * the job token; for llm jobs the model endpoint holds the provider's key. The task is its visible text only
-   * ({@link TaskSanitizer#visible}): the entrypoint writes it into the commit message, where hidden characters or
-   * an HTML comment would carry instructions no reviewer sees.
+   * The container's environment: no secret at all. The repository is reached through the git relay,
+   * which holds the job token; for llm jobs the model endpoint holds the provider's key. The task
+   * is its visible text only ({@link TaskSanitizer#visible}): the entrypoint writes it into the
+   * commit message, where hidden characters or an HTML comment would carry instructions no reviewer
+   * sees.
    */
   private Map<String, String> agentEnvironment(Workspace ws, String phase) {
     GitRelay git = ws.git;
@@ -624,8 +846,8 @@ final class JobExecution {
   }
 
   /**
-   * The job's extra entries and the runner's own. The gateway is not on it: the job reaches its repository
-   * through the git relay only.
+   * The job's extra entries and the runner's own. The gateway is not on it: the job reaches its
+   * repository through the git relay only.
    */
   private List<String> allowList() {
     List<String> entries = new ArrayList<>(request.getEgressAllowList());
@@ -635,9 +857,11 @@ final class JobExecution {
   }
 
   private Duration wallLimit(JobDeadline deadline) {
-    Duration limit = request.getLimits().getWallSeconds() > 0
-        ? Duration.ofSeconds(Math.min(request.getLimits().getWallSeconds(), config.wallLimit().toSeconds()))
-        : config.wallLimit();
+    Duration limit =
+        request.getLimits().getWallSeconds() > 0
+            ? Duration.ofSeconds(
+                Math.min(request.getLimits().getWallSeconds(), config.wallLimit().toSeconds()))
+            : config.wallLimit();
     if (request.getDeadlineEpochMs() > 0) {
       Duration untilDeadline = deadline.remaining(clock);
       return untilDeadline.compareTo(limit) < 0 ? untilDeadline : limit;
@@ -660,8 +884,13 @@ final class JobExecution {
         docker.remove(containerId);
       } catch (RuntimeException e) {
         unremovedContainer = containerId;
-        LOG.log(System.Logger.Level.WARNING, "cannot remove container of job " + jobId() + " (removed once the "
-            + "engine answers): " + e.getMessage());
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "cannot remove container of job "
+                + jobId()
+                + " (removed once the "
+                + "engine answers): "
+                + e.getMessage());
       }
     }
     if (session != null) {

@@ -5,29 +5,39 @@ import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.StreamType;
 import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Carries a container's output to NATS: docker-java's stream thread offers frames, one pump thread coalesces
- * consecutive frames of the same stream (up to {@link #MAX_CHUNK} bytes, or until the chunk's first byte has
- * waited {@link #LINGER_MS}) and publishes them in order. The bounded queue pushes back on the docker stream when NATS is slow instead of growing.
+ * Carries a container's output to NATS: docker-java's stream thread offers frames, one pump thread
+ * coalesces consecutive frames of the same stream (up to {@link #MAX_CHUNK} bytes, or until the
+ * chunk's first byte has waited {@link #LINGER_MS}) and publishes them in order. The bounded queue
+ * pushes back on the docker stream when NATS is slow instead of growing.
  *
- * <p>Two bounds keep a flood harmless, and neither is silent: a line longer than {@link #MAX_LINE} bytes is
- * split by inserting a newline (so no viewer ever has to lay out a megabyte line), and once the job's log
- * reaches its cap, further output is counted but not kept, and the log says so, then and at the end.
+ * <p>Two bounds keep a flood harmless, and neither is silent: a line longer than {@link #MAX_LINE}
+ * bytes is split by inserting a newline (so no viewer ever has to lay out a megabyte line), and
+ * once the job's log reaches its cap, further output is counted but not kept, and the log says so,
+ * then and at the end.
  */
 final class LogPump {
 
   static final int MAX_CHUNK = 64 << 10;
+
   /** The longest line kept as one line; longer lines are split at this many bytes. */
   public static final int MAX_LINE = 16 << 10;
+
   static final long LINGER_MS = 20;
   private static final Object END = new Object();
 
-  /** Where chunks go: the job's {@link EventPublisher#log}, which blocks until JetStream has stored them. */
+  /**
+   * Where chunks go: the job's {@link EventPublisher#log}, which blocks until JetStream has stored
+   * them.
+   */
   interface ChunkSink {
     void publish(LogStream stream, byte[] data);
   }
@@ -37,7 +47,7 @@ final class LogPump {
   private long keptBytes;
   private long droppedBytes;
   private boolean capAnnounced;
-  private final java.util.Map<LogStream, Integer> lineLength = new java.util.EnumMap<>(LogStream.class);
+  private final Map<LogStream, Integer> lineLength = new EnumMap<>(LogStream.class);
   private final BlockingQueue<Object> frames = new ArrayBlockingQueue<>(4096);
   private final CountDownLatch dockerStreamEnded = new CountDownLatch(1);
   private final CountDownLatch drained = new CountDownLatch(1);
@@ -51,7 +61,9 @@ final class LogPump {
     this.thread.start();
   }
 
-  /** Called on docker-java's stream thread, which may reuse the frame's buffer once this returns. */
+  /**
+   * Called on docker-java's stream thread, which may reuse the frame's buffer once this returns.
+   */
   void offer(Frame frame) {
     put(new Frame(frame.getStreamType(), frame.getPayload().clone()));
   }
@@ -61,7 +73,9 @@ final class LogPump {
     put(new RunnerLine(line));
   }
 
-  /** Like {@link #runnerLine}, but never waits: the line is dropped (false) when the queue is full. */
+  /**
+   * Like {@link #runnerLine}, but never waits: the line is dropped (false) when the queue is full.
+   */
   boolean offerRunnerLine(String line) {
     return frames.offer(new RunnerLine(line));
   }
@@ -71,12 +85,16 @@ final class LogPump {
     dockerStreamEnded.countDown();
   }
 
-  /** Waits for the container's log stream to end, so no frame arrives after the runner's last line. */
+  /**
+   * Waits for the container's log stream to end, so no frame arrives after the runner's last line.
+   */
   boolean awaitDockerStreamEnd(long timeoutMs) throws InterruptedException {
     return dockerStreamEnded.await(timeoutMs, TimeUnit.MILLISECONDS);
   }
 
-  /** No more lines will come; returns once everything queued is published, or the timeout passes. */
+  /**
+   * No more lines will come; returns once everything queued is published, or the timeout passes.
+   */
   boolean close(long timeoutMs) throws InterruptedException {
     put(END);
     return drained.await(timeoutMs, TimeUnit.MILLISECONDS);
@@ -90,25 +108,28 @@ final class LogPump {
     }
   }
 
-  private record RunnerLine(String line) {
-  }
+  private record RunnerLine(String line) {}
 
   private void pump() {
     ByteArrayOutputStream chunk = new ByteArrayOutputStream();
     LogStream chunkStream = null;
-    // When the chunk's first byte has waited LINGER_MS. Counted from the first byte, not from the latest: a
+    // When the chunk's first byte has waited LINGER_MS. Counted from the first byte, not from the
+    // latest: a
     // steady trickle of output would otherwise hold a chunk back until it reached MAX_CHUNK.
     long flushAt = 0;
     try {
       while (true) {
-        Object item = chunk.size() == 0 ? frames.take()
-            : frames.poll(Math.max(0, flushAt - System.nanoTime()), TimeUnit.NANOSECONDS);
+        Object item =
+            chunk.size() == 0
+                ? frames.take()
+                : frames.poll(Math.max(0, flushAt - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (item == null || item == END || item instanceof RunnerLine) {
           flush(chunk, chunkStream);
           chunkStream = null;
           if (item == END) {
             if (droppedBytes > 0) {
-              publishRunnerLine("log cap reached: " + droppedBytes + " more bytes of output were not kept");
+              publishRunnerLine(
+                  "log cap reached: " + droppedBytes + " more bytes of output were not kept");
             }
             return;
           }
@@ -118,8 +139,10 @@ final class LogPump {
           continue;
         }
         Frame frame = (Frame) item;
-        LogStream stream = frame.getStreamType() == StreamType.STDERR ? LogStream.STDERR : LogStream.STDOUT;
-        if (chunkStream != null && (stream != chunkStream || chunk.size() + frame.getPayload().length > MAX_CHUNK)) {
+        LogStream stream =
+            frame.getStreamType() == StreamType.STDERR ? LogStream.STDERR : LogStream.STDOUT;
+        if (chunkStream != null
+            && (stream != chunkStream || chunk.size() + frame.getPayload().length > MAX_CHUNK)) {
           flush(chunk, chunkStream);
         }
         chunkStream = stream;
@@ -137,8 +160,9 @@ final class LogPump {
   }
 
   /**
-   * Appends within the cap, splitting over-long lines. Copies runs of bytes (up to the next newline, the line
-   * limit or the cap) rather than byte by byte: this runs for every byte a job prints.
+   * Appends within the cap, splitting over-long lines. Copies runs of bytes (up to the next
+   * newline, the line limit or the cap) rather than byte by byte: this runs for every byte a job
+   * prints.
    */
   private void append(ByteArrayOutputStream chunk, LogStream stream, byte[] payload) {
     int length = lineLength.getOrDefault(stream, 0);
@@ -185,8 +209,8 @@ final class LogPump {
   }
 
   private void publishRunnerLine(String line) {
-    publisher.publish(LogStream.RUNNER,
-        ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    publisher.publish(
+        LogStream.RUNNER, ("[spb-runner] " + line + "\n").getBytes(StandardCharsets.UTF_8));
   }
 
   private void flush(ByteArrayOutputStream chunk, LogStream stream) {

@@ -4,11 +4,13 @@ import ai.spboucher.spbgit.runner.egress.EgressRecord;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Puts the job's refused egress attempts into its log as runner lines, next to what the job printed about them,
- * so a reader of the log sees what the sandbox stopped. The first {@link #LOGGED} are written; after that one
- * line says the rest are on the proposal page only (every attempt is published as an egress event anyway).
+ * Puts the job's refused egress attempts into its log as runner lines, next to what the job printed
+ * about them, so a reader of the log sees what the sandbox stopped. The first {@link #LOGGED} are
+ * written; after that one line says the rest are on the proposal page only (every attempt is
+ * published as an egress event anyway).
  *
- * <p>Threading: {@link #note} is called on the egress proxy's and git relay's event loops; it never blocks.
+ * <p>Threading: {@link #note} is called on the egress proxy's and git relay's event loops; it never
+ * blocks.
  */
 final class RefusalNotes {
 
@@ -27,10 +29,17 @@ final class RefusalNotes {
     }
     int count = refused.incrementAndGet();
     if (count <= LOGGED) {
-      pump.offerRunnerLine("egress refused: " + record.method() + " " + record.target() + " ("
-          + record.failure() + ")");
+      pump.offerRunnerLine(
+          "egress refused: "
+              + record.method()
+              + " "
+              + record.target()
+              + " ("
+              + record.failure()
+              + ")");
     } else if (count == LOGGED + 1) {
-      pump.offerRunnerLine("more egress refused: further attempts are listed with the job's egress record only");
+      pump.offerRunnerLine(
+          "more egress refused: further attempts are listed with the job's egress record only");
     }
   }
 }

@@ -12,18 +12,23 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Whether the uid job containers run as ({@code SPB_SANDBOX_UID}) is safe on this host. Without a user namespace
- * the container's uid is the host's: were it a login account's, a process escaping a job would be that person,
- * with their files, keys and shell. An account that cannot log in (nologin, false, ...) is fine: that is how an
- * operator reserves the uid so that useradd never hands it out.
+ * Whether the uid job containers run as ({@code SPB_SANDBOX_UID}) is safe on this host. Without a
+ * user namespace the container's uid is the host's: were it a login account's, a process escaping a
+ * job would be that person, with their files, keys and shell. An account that cannot log in
+ * (nologin, false, ...) is fine: that is how an operator reserves the uid so that useradd never
+ * hands it out.
  *
- * <p>{@link #refusal} is the decision, on passwd lines; {@link #hostAccounts} reads them from {@code /etc/passwd}
- * and from NSS ({@code getent passwd}, which also sees LDAP or sssd accounts).
+ * <p>{@link #refusal} is the decision, on passwd lines; {@link #hostAccounts} reads them from
+ * {@code /etc/passwd} and from NSS ({@code getent passwd}, which also sees LDAP or sssd accounts).
  */
 final class SandboxUidCheck {
 
-  /** Shells with which an account cannot log in; any other, an empty one ({@code /bin/sh}) too, is a login shell. */
-  private static final Set<String> NO_LOGIN_SHELLS = Set.of("nologin", "false", "true", "sync", "halt", "shutdown");
+  /**
+   * Shells with which an account cannot log in; any other, an empty one ({@code /bin/sh}) too, is a
+   * login shell.
+   */
+  private static final Set<String> NO_LOGIN_SHELLS =
+      Set.of("nologin", "false", "true", "sync", "halt", "shutdown");
 
   /** One {@code passwd} entry, as much as the check needs. */
   record Account(String name, int uid, String shell) {
@@ -35,8 +40,7 @@ final class SandboxUidCheck {
     }
   }
 
-  private SandboxUidCheck() {
-  }
+  private SandboxUidCheck() {}
 
   /** The entries of passwd-format {@code text}; comments, blank and malformed lines are skipped. */
   static List<Account> parsePasswd(String text) {
@@ -54,21 +58,33 @@ final class SandboxUidCheck {
     return accounts;
   }
 
-  /** Why the runner must not start with {@code uid} among {@code accounts}, or empty when it may. */
+  /**
+   * Why the runner must not start with {@code uid} among {@code accounts}, or empty when it may.
+   */
   static Optional<String> refusal(int uid, List<Account> accounts) {
     if (uid == 0) {
       return Optional.of("SPB_SANDBOX_UID=0 is root: job containers must never run as root");
     }
-    return accounts.stream().filter(a -> a.uid() == uid && a.canLogIn()).findFirst()
-        .map(a -> "SPB_SANDBOX_UID=" + uid + " is the uid of the login account '" + a.name() + "' (shell "
-            + (a.shell().isEmpty() ? "/bin/sh" : a.shell()) + ") on this host, which a process escaping a job "
-            + "container would be: set SPB_SANDBOX_UID to a uid no login account has (default "
-            + RunnerConfig.DEFAULT_SANDBOX_UID + ") and build the agent image with it (docs/sandbox.md)");
+    return accounts.stream()
+        .filter(a -> a.uid() == uid && a.canLogIn())
+        .findFirst()
+        .map(
+            a ->
+                "SPB_SANDBOX_UID="
+                    + uid
+                    + " is the uid of the login account '"
+                    + a.name()
+                    + "' (shell "
+                    + (a.shell().isEmpty() ? "/bin/sh" : a.shell())
+                    + ") on this host, which a process escaping a job "
+                    + "container would be: set SPB_SANDBOX_UID to a uid no login account has (default "
+                    + RunnerConfig.DEFAULT_SANDBOX_UID
+                    + ") and build the agent image with it (docs/sandbox.md)");
   }
 
   /**
-   * The accounts of this host with {@code uid}: every {@code /etc/passwd} line (a uid may appear twice) and what
-   * NSS answers. Blocking: reads a file and runs {@code getent}.
+   * The accounts of this host with {@code uid}: every {@code /etc/passwd} line (a uid may appear
+   * twice) and what NSS answers. Blocking: reads a file and runs {@code getent}.
    */
   static List<Account> hostAccounts(int uid, Path passwd) throws IOException {
     List<Account> accounts = new ArrayList<>();
@@ -81,17 +97,23 @@ final class SandboxUidCheck {
     return accounts.stream().filter(a -> a.uid() == uid).toList();
   }
 
-  /** {@code getent passwd <uid>}'s answer; empty when there is none or no getent (exit 2: not found). */
+  /**
+   * {@code getent passwd <uid>}'s answer; empty when there is none or no getent (exit 2: not
+   * found).
+   */
   private static String getent(int uid) throws IOException {
     Process process;
     try {
-      process = new ProcessBuilder("getent", "passwd", Integer.toString(uid))
-          .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      process =
+          new ProcessBuilder("getent", "passwd", Integer.toString(uid))
+              .redirectError(ProcessBuilder.Redirect.DISCARD)
+              .start();
     } catch (IOException e) {
       return "";
     }
     try {
-      // Waits before reading: a directory service that hangs must not hold the start-up for ever, and one
+      // Waits before reading: a directory service that hangs must not hold the start-up for ever,
+      // and one
       // line fits the pipe.
       if (!process.waitFor(30, TimeUnit.SECONDS)) {
         process.destroyForcibly();

@@ -30,15 +30,18 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A stream of bad requests against a running gateway, sent by a few client threads until it is closed: malformed,
- * oversized and deeply nested bodies; missing, unknown, malformed, expired and misused tokens; unknown
- * repositories and jobs; invalid path and query parameters and branch names; garbage for the smart-HTTP endpoints;
- * a job token pushing a ref it may not write; websocket upgrades that must be refused. Each probe states the status
- * it must get. Every answer must come within {@link #TIMEOUT}, and every 4xx must carry a JSON {@code {"error": ...}}
- * body, as the API and the git endpoints promise. The one answer that is not a 4xx is the refused push: git's
- * protocol reports a refused ref in a 200 response ({@code ng <ref> <reason>}), which is what git clients read.
+ * A stream of bad requests against a running gateway, sent by a few client threads until it is
+ * closed: malformed, oversized and deeply nested bodies; missing, unknown, malformed, expired and
+ * misused tokens; unknown repositories and jobs; invalid path and query parameters and branch
+ * names; garbage for the smart-HTTP endpoints; a job token pushing a ref it may not write;
+ * websocket upgrades that must be refused. Each probe states the status it must get. Every answer
+ * must come within {@link #TIMEOUT}, and every 4xx must carry a JSON {@code {"error": ...}} body,
+ * as the API and the git endpoints promise. The one answer that is not a 4xx is the refused push:
+ * git's protocol reports a refused ref in a 200 response ({@code ng <ref> <reason>}), which is what
+ * git clients read.
  *
- * <p>Threading: probes are sent from the stream's own threads; counts and violations may be read from any thread.
+ * <p>Threading: probes are sent from the stream's own threads; counts and violations may be read
+ * from any thread.
  */
 final class BadRequestStream implements AutoCloseable {
 
@@ -50,20 +53,25 @@ final class BadRequestStream implements AutoCloseable {
   private static final int KEPT_VIOLATIONS = 20;
 
   /**
-   * What the stream aims at: a repository with one real job, the commit its main branch points at, a job token for
-   * that repository (of a job that does not exist), one for another repository, and one that has expired.
+   * What the stream aims at: a repository with one real job, the commit its main branch points at,
+   * a job token for that repository (of a job that does not exist), one for another repository, and
+   * one that has expired.
    */
-  record Target(String baseUrl, String ownerToken, String repo, String jobId, String mainSha, String jobToken,
-                String otherRepoJobToken, String expiredJobToken) {
-  }
+  record Target(
+      String baseUrl,
+      String ownerToken,
+      String repo,
+      String jobId,
+      String mainSha,
+      String jobToken,
+      String otherRepoJobToken,
+      String expiredJobToken) {}
 
   /** An answer as the client saw it. */
-  record Answer(int status, String contentType, String body) {
-  }
+  record Answer(int status, String contentType, String body) {}
 
   /** One kind of bad request and the status it must get. */
-  private record Probe(String name, int expected, Sender sender) {
-  }
+  private record Probe(String name, int expected, Sender sender) {}
 
   @FunctionalInterface
   private interface Sender {
@@ -71,8 +79,11 @@ final class BadRequestStream implements AutoCloseable {
   }
 
   private final Target target;
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(10)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(10))
+          .build();
   private final List<Probe> probes;
   private final ExecutorService clients;
   private final AtomicBoolean stopping = new AtomicBoolean();
@@ -85,14 +96,20 @@ final class BadRequestStream implements AutoCloseable {
   private BadRequestStream(Target target, int threads) throws Exception {
     this.target = target;
     this.probes = probes();
-    this.clients = Executors.newFixedThreadPool(threads, r -> {
-      Thread t = new Thread(r, "bad-requests");
-      t.setDaemon(true);
-      return t;
-    });
+    this.clients =
+        Executors.newFixedThreadPool(
+            threads,
+            r -> {
+              Thread t = new Thread(r, "bad-requests");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
-  /** Starts {@code threads} clients, each going round the probes from its own starting point, {@code pause} apart. */
+  /**
+   * Starts {@code threads} clients, each going round the probes from its own starting point, {@code
+   * pause} apart.
+   */
   static BadRequestStream start(Target target, int threads, Duration pause) throws Exception {
     BadRequestStream stream = new BadRequestStream(target, threads);
     for (int t = 0; t < threads; t++) {
@@ -130,8 +147,14 @@ final class BadRequestStream implements AutoCloseable {
     if (answer.status() != probe.expected()) {
       violation(probe, "answered " + answer.status() + " " + abbreviated(answer.body()));
     } else if (answer.status() >= 400 && !isJsonError(answer)) {
-      violation(probe, "answered " + answer.status() + " without a JSON error: " + answer.contentType() + " "
-          + abbreviated(answer.body()));
+      violation(
+          probe,
+          "answered "
+              + answer.status()
+              + " without a JSON error: "
+              + answer.contentType()
+              + " "
+              + abbreviated(answer.body()));
     }
   }
 
@@ -192,7 +215,9 @@ final class BadRequestStream implements AutoCloseable {
     return List.copyOf(violations);
   }
 
-  /** How many refused pushes were answered as git answers them (each one must have changed nothing). */
+  /**
+   * How many refused pushes were answered as git answers them (each one must have changed nothing).
+   */
   long refusedPushes() {
     return pushesAnswered.get();
   }
@@ -219,116 +244,339 @@ final class BadRequestStream implements AutoCloseable {
     all.add(api("job: malformed JSON", 400, "POST", jobs, owner, "{\"task\": \"x\", \"exec\": "));
     all.add(api("job: a JSON array", 400, "POST", jobs, owner, "[\"task\", \"exec\"]"));
     all.add(api("job: no task", 400, "POST", jobs, owner, "{\"exec\":\"true\"}"));
-    all.add(api("job: task of the wrong type", 400, "POST", jobs, owner, "{\"task\":7,\"exec\":\"true\"}"));
+    all.add(
+        api(
+            "job: task of the wrong type",
+            400,
+            "POST",
+            jobs,
+            owner,
+            "{\"task\":7,\"exec\":\"true\"}"));
     all.add(api("job: 20,000 nested arrays", 400, "POST", jobs, owner, "[".repeat(20_000)));
-    all.add(new Probe("job: invalid UTF-8", 400, () -> send(request("POST", jobs, owner).header("Content-Type", JSON)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {'{', '"', 't', 'a', 's', 'k', '"', ':', '"',
-            (byte) 0xc3, (byte) 0x28, '"', '}'})))));
-    all.add(api("job: body over 64 KiB", 413, "POST", jobs, owner,
-        "{\"task\":\"" + "x".repeat(100_000) + "\",\"exec\":\"true\"}"));
+    all.add(
+        new Probe(
+            "job: invalid UTF-8",
+            400,
+            () ->
+                send(
+                    request("POST", jobs, owner)
+                        .header("Content-Type", JSON)
+                        .POST(
+                            HttpRequest.BodyPublishers.ofByteArray(
+                                new byte[] {
+                                  '{',
+                                  '"',
+                                  't',
+                                  'a',
+                                  's',
+                                  'k',
+                                  '"',
+                                  ':',
+                                  '"',
+                                  (byte) 0xc3,
+                                  (byte) 0x28,
+                                  '"',
+                                  '}'
+                                })))));
+    all.add(
+        api(
+            "job: body over 64 KiB",
+            413,
+            "POST",
+            jobs,
+            owner,
+            "{\"task\":\"" + "x".repeat(100_000) + "\",\"exec\":\"true\"}"));
     all.add(api("job: no credentials", 401, "POST", jobs, null, validJob));
     all.add(api("job: unknown token", 401, "POST", jobs, "Bearer spb_not_a_token", validJob));
     all.add(api("job: Authorization without a credential", 401, "POST", jobs, "Bearer", validJob));
-    all.add(api("job: unsupported scheme", 401, "POST", jobs, "Digest username=\"owner\"", validJob));
+    all.add(
+        api("job: unsupported scheme", 401, "POST", jobs, "Digest username=\"owner\"", validJob));
     all.add(api("job: malformed Basic", 401, "POST", jobs, "Basic !!!", validJob));
-    all.add(api("job: job token on the API", 403, "POST", jobs, "Bearer " + target.jobToken(), validJob));
-    all.add(api("jobs: job token on the API", 403, "GET", jobs, "Bearer " + target.jobToken(), null));
-    all.add(api("jobs: expired job token", 401, "GET", jobs, "Bearer " + target.expiredJobToken(), null));
-    all.add(api("job: unknown repository", 404, "POST", "/api/v1/repos/no-such-repo/agent-jobs", owner, validJob));
-    all.add(api("jobs: unknown repository", 404, "GET", "/api/v1/repos/no-such-repo/agent-jobs", owner, null));
-    all.add(api("jobs: invalid repository name", 400, "GET", "/api/v1/repos/-bad-/agent-jobs", owner, null));
+    all.add(
+        api(
+            "job: job token on the API",
+            403,
+            "POST",
+            jobs,
+            "Bearer " + target.jobToken(),
+            validJob));
+    all.add(
+        api("jobs: job token on the API", 403, "GET", jobs, "Bearer " + target.jobToken(), null));
+    all.add(
+        api(
+            "jobs: expired job token",
+            401,
+            "GET",
+            jobs,
+            "Bearer " + target.expiredJobToken(),
+            null));
+    all.add(
+        api(
+            "job: unknown repository",
+            404,
+            "POST",
+            "/api/v1/repos/no-such-repo/agent-jobs",
+            owner,
+            validJob));
+    all.add(
+        api(
+            "jobs: unknown repository",
+            404,
+            "GET",
+            "/api/v1/repos/no-such-repo/agent-jobs",
+            owner,
+            null));
+    all.add(
+        api(
+            "jobs: invalid repository name",
+            400,
+            "GET",
+            "/api/v1/repos/-bad-/agent-jobs",
+            owner,
+            null));
     all.add(api("job: unknown id", 404, "GET", jobs + "/zz-no-such-job", owner, null));
     all.add(api("job: malformed id", 400, "GET", jobs + "/Not_A_Job", owner, null));
-    all.add(api("job: in another repository", 404, "GET", "/api/v1/repos/no-such-repo/agent-jobs/"
-        + target.jobId(), owner, null));
+    all.add(
+        api(
+            "job: in another repository",
+            404,
+            "GET",
+            "/api/v1/repos/no-such-repo/agent-jobs/" + target.jobId(),
+            owner,
+            null));
     all.add(api("cancel: unknown job", 404, "POST", jobs + "/zz-no-such-job/cancel", owner, null));
     all.add(api("log: unknown job", 404, "GET", jobs + "/zz-no-such-job/log", owner, null));
     all.add(api("diff: unknown job", 404, "GET", jobs + "/zz-no-such-job/diff", owner, null));
     all.add(api("refs: unknown job", 404, "DELETE", jobs + "/zz-no-such-job/refs", owner, null));
     all.add(api("log socket: a plain GET", 400, "GET", job + "/logs", owner, null));
-    for (String branch : List.of("bad..branch", "x.lock", "a b", "~x", "", "/main", "refs/heads/x@{1}")) {
-      all.add(api("approve: branch '" + branch + "'", 400, "POST", job + "/approve", owner,
-          new JsonObject().put("branch", branch).put("sha", ZERO_ID).encode()));
+    for (String branch :
+        List.of("bad..branch", "x.lock", "a b", "~x", "", "/main", "refs/heads/x@{1}")) {
+      all.add(
+          api(
+              "approve: branch '" + branch + "'",
+              400,
+              "POST",
+              job + "/approve",
+              owner,
+              new JsonObject().put("branch", branch).put("sha", ZERO_ID).encode()));
     }
     all.add(api("approve: no sha", 400, "POST", job + "/approve", owner, "{\"branch\":\"main\"}"));
-    all.add(api("approve: short sha", 400, "POST", job + "/approve", owner, "{\"branch\":\"main\",\"sha\":\"abc\"}"));
-    all.add(api("approve: unknown job", 404, "POST", jobs + "/zz-no-such-job/approve", owner,
-        "{\"branch\":\"main\",\"sha\":\"" + ZERO_ID + "\"}"));
-    // Before the job ends it is still running; after, its proposal is not this commit: a conflict either way.
-    all.add(api("approve: a commit that is not the proposal", 409, "POST", job + "/approve", owner,
-        "{\"branch\":\"abuse-approved\",\"sha\":\"" + ZERO_ID + "\"}"));
-    all.add(api("audit: malformed job filter", 400, "GET", "/api/v1/agent-jobs?job=Not%20A%20Job", owner, null));
-    all.add(api("audit: malformed repo filter", 400, "GET", "/api/v1/agent-jobs?repo=-x", owner, null));
+    all.add(
+        api(
+            "approve: short sha",
+            400,
+            "POST",
+            job + "/approve",
+            owner,
+            "{\"branch\":\"main\",\"sha\":\"abc\"}"));
+    all.add(
+        api(
+            "approve: unknown job",
+            404,
+            "POST",
+            jobs + "/zz-no-such-job/approve",
+            owner,
+            "{\"branch\":\"main\",\"sha\":\"" + ZERO_ID + "\"}"));
+    // Before the job ends it is still running; after, its proposal is not this commit: a conflict
+    // either way.
+    all.add(
+        api(
+            "approve: a commit that is not the proposal",
+            409,
+            "POST",
+            job + "/approve",
+            owner,
+            "{\"branch\":\"abuse-approved\",\"sha\":\"" + ZERO_ID + "\"}"));
+    all.add(
+        api(
+            "audit: malformed job filter",
+            400,
+            "GET",
+            "/api/v1/agent-jobs?job=Not%20A%20Job",
+            owner,
+            null));
+    all.add(
+        api("audit: malformed repo filter", 400, "GET", "/api/v1/agent-jobs?repo=-x", owner, null));
     all.add(api("unknown API endpoint", 404, "GET", "/api/v1/no-such-endpoint", owner, null));
-    all.add(api("repo: invalid name", 400, "POST", "/api/v1/repos", owner, "{\"name\":\"../escape\"}"));
-    all.add(api("job token: lifetime out of range", 400, "POST", "/api/v1/job-tokens", owner,
-        "{\"repo\":\"" + target.repo() + "\",\"job\":\"x\",\"ttl\":99999}"));
+    all.add(
+        api("repo: invalid name", 400, "POST", "/api/v1/repos", owner, "{\"name\":\"../escape\"}"));
+    all.add(
+        api(
+            "job token: lifetime out of range",
+            400,
+            "POST",
+            "/api/v1/job-tokens",
+            owner,
+            "{\"repo\":\"" + target.repo() + "\",\"job\":\"x\",\"ttl\":99999}"));
 
     String git = "/" + target.repo() + ".git";
-    all.add(api("info/refs: unknown service", 400, "GET", git + "/info/refs?service=git-evil", null, null));
+    all.add(
+        api(
+            "info/refs: unknown service",
+            400,
+            "GET",
+            git + "/info/refs?service=git-evil",
+            null,
+            null));
     all.add(api("info/refs: no service", 400, "GET", git + "/info/refs", null, null));
-    all.add(api("info/refs: unknown repository", 404, "GET", "/no-such-repo.git/info/refs?service=git-upload-pack",
-        null, null));
-    all.add(git("upload-pack: junk pkt-lines", 400, git + "/git-upload-pack", UPLOAD_TYPE, null,
-        "zzzzgarbage".getBytes(StandardCharsets.US_ASCII)));
-    all.add(git("receive-pack: junk pkt-lines", 400, git + "/git-receive-pack", RECEIVE_TYPE, target.ownerToken(),
-        "zzzzgarbage".getBytes(StandardCharsets.US_ASCII)));
+    all.add(
+        api(
+            "info/refs: unknown repository",
+            404,
+            "GET",
+            "/no-such-repo.git/info/refs?service=git-upload-pack",
+            null,
+            null));
+    all.add(
+        git(
+            "upload-pack: junk pkt-lines",
+            400,
+            git + "/git-upload-pack",
+            UPLOAD_TYPE,
+            null,
+            "zzzzgarbage".getBytes(StandardCharsets.US_ASCII)));
+    all.add(
+        git(
+            "receive-pack: junk pkt-lines",
+            400,
+            git + "/git-receive-pack",
+            RECEIVE_TYPE,
+            target.ownerToken(),
+            "zzzzgarbage".getBytes(StandardCharsets.US_ASCII)));
     byte[] create = PktLines.createRef("refs/heads/abuse-owner", target.mainSha(), "report-status");
-    all.add(git("receive-pack: truncated commands", 400, git + "/git-receive-pack", RECEIVE_TYPE,
-        target.ownerToken(), java.util.Arrays.copyOf(create, create.length - 10)));
-    byte[] forbidden = PktLines.createRef("refs/heads/abuse-job", target.mainSha(), "report-status");
-    all.add(git("receive-pack: no credentials", 401, git + "/git-receive-pack", RECEIVE_TYPE, null, forbidden));
-    all.add(git("receive-pack: expired job token", 401, git + "/git-receive-pack", RECEIVE_TYPE,
-        target.expiredJobToken(), forbidden));
-    all.add(git("receive-pack: job token of another repository", 403, git + "/git-receive-pack", RECEIVE_TYPE,
-        target.otherRepoJobToken(), forbidden));
-    all.add(git("receive-pack: wrong content type", 415, git + "/git-receive-pack", "text/plain",
-        target.jobToken(), forbidden));
-    all.add(new Probe("receive-pack: job token, ref outside its scope", 200, () -> refusedPush(git, forbidden)));
+    all.add(
+        git(
+            "receive-pack: truncated commands",
+            400,
+            git + "/git-receive-pack",
+            RECEIVE_TYPE,
+            target.ownerToken(),
+            java.util.Arrays.copyOf(create, create.length - 10)));
+    byte[] forbidden =
+        PktLines.createRef("refs/heads/abuse-job", target.mainSha(), "report-status");
+    all.add(
+        git(
+            "receive-pack: no credentials",
+            401,
+            git + "/git-receive-pack",
+            RECEIVE_TYPE,
+            null,
+            forbidden));
+    all.add(
+        git(
+            "receive-pack: expired job token",
+            401,
+            git + "/git-receive-pack",
+            RECEIVE_TYPE,
+            target.expiredJobToken(),
+            forbidden));
+    all.add(
+        git(
+            "receive-pack: job token of another repository",
+            403,
+            git + "/git-receive-pack",
+            RECEIVE_TYPE,
+            target.otherRepoJobToken(),
+            forbidden));
+    all.add(
+        git(
+            "receive-pack: wrong content type",
+            415,
+            git + "/git-receive-pack",
+            "text/plain",
+            target.jobToken(),
+            forbidden));
+    all.add(
+        new Probe(
+            "receive-pack: job token, ref outside its scope",
+            200,
+            () -> refusedPush(git, forbidden)));
 
-    all.add(upgrade("log socket: unknown job", 404, jobs + "/zz-no-such-job/logs", owner, null, "13"));
-    all.add(upgrade("log socket: unknown repository", 404, "/api/v1/repos/no-such-repo/agent-jobs/"
-        + target.jobId() + "/logs", owner, null, "13"));
+    all.add(
+        upgrade("log socket: unknown job", 404, jobs + "/zz-no-such-job/logs", owner, null, "13"));
+    all.add(
+        upgrade(
+            "log socket: unknown repository",
+            404,
+            "/api/v1/repos/no-such-repo/agent-jobs/" + target.jobId() + "/logs",
+            owner,
+            null,
+            "13"));
     all.add(upgrade("log socket: after=-1", 400, job + "/logs?after=-1", owner, null, "13"));
     all.add(upgrade("log socket: after=soon", 400, job + "/logs?after=soon", owner, null, "13"));
     all.add(upgrade("log socket: no credentials", 401, job + "/logs", null, null, "13"));
-    all.add(upgrade("log socket: job token", 403, job + "/logs", "Bearer " + target.jobToken(), null, "13"));
-    all.add(upgrade("log socket: another site's Origin", 403, job + "/logs", owner, "http://evil.example", "13"));
+    all.add(
+        upgrade(
+            "log socket: job token",
+            403,
+            job + "/logs",
+            "Bearer " + target.jobToken(),
+            null,
+            "13"));
+    all.add(
+        upgrade(
+            "log socket: another site's Origin",
+            403,
+            job + "/logs",
+            owner,
+            "http://evil.example",
+            "13"));
     all.add(upgrade("log socket: websocket version 8", 426, job + "/logs", owner, null, "8"));
     return List.copyOf(all);
   }
 
   private HttpRequest.Builder request(String method, String path, String authorization) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(target.baseUrl() + path)).timeout(TIMEOUT);
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(target.baseUrl() + path)).timeout(TIMEOUT);
     if (authorization != null) {
       b.header("Authorization", authorization);
     }
     return b;
   }
 
-  private Probe api(String name, int expected, String method, String path, String authorization, String body) {
-    return new Probe(name, expected, () -> {
-      HttpRequest.Builder b = request(method, path, authorization).method(method, body == null
-          ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-      if (body != null) {
-        b.header("Content-Type", JSON);
-      }
-      return send(b);
-    });
+  private Probe api(
+      String name, int expected, String method, String path, String authorization, String body) {
+    return new Probe(
+        name,
+        expected,
+        () -> {
+          HttpRequest.Builder b =
+              request(method, path, authorization)
+                  .method(
+                      method,
+                      body == null
+                          ? HttpRequest.BodyPublishers.noBody()
+                          : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+          if (body != null) {
+            b.header("Content-Type", JSON);
+          }
+          return send(b);
+        });
   }
 
-  private Probe git(String name, int expected, String path, String contentType, String token, byte[] body) {
-    return new Probe(name, expected, () -> send(request("POST", path, basic(token))
-        .header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofByteArray(body))));
+  private Probe git(
+      String name, int expected, String path, String contentType, String token, byte[] body) {
+    return new Probe(
+        name,
+        expected,
+        () ->
+            send(
+                request("POST", path, basic(token))
+                    .header("Content-Type", contentType)
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body))));
   }
 
   /** A push git's protocol refuses ref by ref: 200 with {@code ng <ref> <reason>}. */
   private Answer refusedPush(String git, byte[] body) throws Exception {
-    Answer answer = send(request("POST", git + "/git-receive-pack", basic(target.jobToken()))
-        .header("Content-Type", RECEIVE_TYPE).POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+    Answer answer =
+        send(
+            request("POST", git + "/git-receive-pack", basic(target.jobToken()))
+                .header("Content-Type", RECEIVE_TYPE)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
     if (answer.status() == 200) {
       if (!answer.body().contains("ng refs/heads/abuse-job outside the job's scope")) {
-        return new Answer(-3, answer.contentType(), "200 without the ref's refusal: " + answer.body());
+        return new Answer(
+            -3, answer.contentType(), "200 without the ref's refusal: " + answer.body());
       }
       pushesAnswered.incrementAndGet();
     }
@@ -336,41 +584,56 @@ final class BadRequestStream implements AutoCloseable {
   }
 
   private static String basic(String token) {
-    return token == null ? null : "Basic " + Base64.getEncoder().encodeToString(("agent:" + token)
-        .getBytes(StandardCharsets.UTF_8));
+    return token == null
+        ? null
+        : "Basic "
+            + Base64.getEncoder()
+                .encodeToString(("agent:" + token).getBytes(StandardCharsets.UTF_8));
   }
 
   private Answer send(HttpRequest.Builder request) throws Exception {
     HttpResponse<String> r = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    return new Answer(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body());
+    return new Answer(
+        r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body());
   }
 
   /**
-   * A websocket opening handshake over a raw socket (an HTTP client will not send handshake headers of its own
-   * choosing, nor a wrong version); an upgrade that succeeds is closed at once and counts as its 101.
+   * A websocket opening handshake over a raw socket (an HTTP client will not send handshake headers
+   * of its own choosing, nor a wrong version); an upgrade that succeeds is closed at once and
+   * counts as its 101.
    */
-  private Probe upgrade(String name, int expected, String path, String authorization, String origin,
-                        String version) {
-    return new Probe(name, expected, () -> {
-      URI base = URI.create(target.baseUrl());
-      try (Socket socket = new Socket()) {
-        socket.connect(new InetSocketAddress(base.getHost(), base.getPort()), 10_000);
-        socket.setSoTimeout((int) TIMEOUT.toMillis());
-        StringBuilder head = new StringBuilder("GET " + path + " HTTP/1.1\r\nHost: " + base.getAuthority()
-            + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-            + "Sec-WebSocket-Version: " + version + "\r\n");
-        if (authorization != null) {
-          head.append("Authorization: ").append(authorization).append("\r\n");
-        }
-        if (origin != null) {
-          head.append("Origin: ").append(origin).append("\r\n");
-        }
-        OutputStream out = socket.getOutputStream();
-        out.write(head.append("\r\n").toString().getBytes(StandardCharsets.UTF_8));
-        out.flush();
-        return readAnswer(new BufferedInputStream(socket.getInputStream()));
-      }
-    });
+  private Probe upgrade(
+      String name, int expected, String path, String authorization, String origin, String version) {
+    return new Probe(
+        name,
+        expected,
+        () -> {
+          URI base = URI.create(target.baseUrl());
+          try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(base.getHost(), base.getPort()), 10_000);
+            socket.setSoTimeout((int) TIMEOUT.toMillis());
+            StringBuilder head =
+                new StringBuilder(
+                    "GET "
+                        + path
+                        + " HTTP/1.1\r\nHost: "
+                        + base.getAuthority()
+                        + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                        + "Sec-WebSocket-Version: "
+                        + version
+                        + "\r\n");
+            if (authorization != null) {
+              head.append("Authorization: ").append(authorization).append("\r\n");
+            }
+            if (origin != null) {
+              head.append("Origin: ").append(origin).append("\r\n");
+            }
+            OutputStream out = socket.getOutputStream();
+            out.write(head.append("\r\n").toString().getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            return readAnswer(new BufferedInputStream(socket.getInputStream()));
+          }
+        });
   }
 
   /** An HTTP/1.1 answer's status, type and body (by its Content-Length; none for a 101). */

@@ -22,16 +22,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * A three-node NATS cluster on 127.0.0.1: three {@code nats-server} processes with routes to each other, each with
- * JetStream and its own store, named {@code n1} to {@code n3}. A test can kill a node like a crash, restart it, and
- * ask where a client is connected or which node leads a stream.
+ * A three-node NATS cluster on 127.0.0.1: three {@code nats-server} processes with routes to each
+ * other, each with JetStream and its own store, named {@code n1} to {@code n3}. A test can kill a
+ * node like a crash, restart it, and ask where a client is connected or which node leads a stream.
  */
 public final class ClusterNats implements AutoCloseable {
 
   private static final String CLUSTER = "spb-test";
 
   private final Map<String, Node> nodes = new LinkedHashMap<>();
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   private static final class Node {
     final String name;
@@ -50,20 +51,26 @@ public final class ClusterNats implements AutoCloseable {
     }
   }
 
-  private ClusterNats() {
-  }
+  private ClusterNats() {}
 
-  /** Starts the three servers and waits until JetStream answers (the cluster has elected its meta leader). */
+  /**
+   * Starts the three servers and waits until JetStream answers (the cluster has elected its meta
+   * leader).
+   */
   public static ClusterNats start(Path dir) throws Exception {
     ClusterNats cluster = new ClusterNats();
     for (int i = 1; i <= 3; i++) {
       String name = "n" + i;
       cluster.nodes.put(name, new Node(name, Files.createDirectories(dir.resolve(name))));
     }
-    String routes = cluster.nodes.values().stream().map(n -> "nats-route://127.0.0.1:" + n.routePort)
-        .collect(Collectors.joining(", "));
+    String routes =
+        cluster.nodes.values().stream()
+            .map(n -> "nats-route://127.0.0.1:" + n.routePort)
+            .collect(Collectors.joining(", "));
     for (Node node : cluster.nodes.values()) {
-      Files.writeString(node.dir.resolve("nats-server.conf"), """
+      Files.writeString(
+          node.dir.resolve("nats-server.conf"),
+          """
           server_name: %s
           listen: 127.0.0.1:%d
           http: 127.0.0.1:%d
@@ -73,8 +80,15 @@ public final class ClusterNats implements AutoCloseable {
             listen: 127.0.0.1:%d
             routes: [ %s ]
           }
-          """.formatted(node.name, node.clientPort, node.monitorPort, node.dir.resolve("store"), CLUSTER,
-          node.routePort, routes));
+          """
+              .formatted(
+                  node.name,
+                  node.clientPort,
+                  node.monitorPort,
+                  node.dir.resolve("store"),
+                  CLUSTER,
+                  node.routePort,
+                  routes));
     }
     try {
       for (Node node : cluster.nodes.values()) {
@@ -90,7 +104,9 @@ public final class ClusterNats implements AutoCloseable {
 
   /** The client URLs of all three nodes, comma-separated, as {@code SPB_NATS_URL} takes them. */
   public String urls() {
-    return nodes.values().stream().map(n -> "nats://127.0.0.1:" + n.clientPort).collect(Collectors.joining(","));
+    return nodes.values().stream()
+        .map(n -> "nats://127.0.0.1:" + n.clientPort)
+        .collect(Collectors.joining(","));
   }
 
   public List<String> names() {
@@ -111,15 +127,21 @@ public final class ClusterNats implements AutoCloseable {
     launch(nodes.get(name));
   }
 
-  /** The node a client with this connection name is connected to, from the nodes' {@code /connz}; null if none. */
+  /**
+   * The node a client with this connection name is connected to, from the nodes' {@code /connz};
+   * null if none.
+   */
   public String nodeOf(String connectionName) throws Exception {
     for (Node node : nodes.values()) {
       if (!node.process.isAlive()) {
         continue;
       }
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-          URI.create("http://127.0.0.1:" + node.monitorPort + "/connz?limit=1024")).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create("http://127.0.0.1:" + node.monitorPort + "/connz?limit=1024"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       JsonArray connections = new JsonObject(r.body()).getJsonArray("connections", new JsonArray());
       for (Object c : connections) {
         if (connectionName.equals(((JsonObject) c).getString("name"))) {
@@ -138,19 +160,24 @@ public final class ClusterNats implements AutoCloseable {
   }
 
   /**
-   * A connection to whichever nodes are up. JetStream requests get 10 s (the client's default is 2 s): a cluster
-   * that has just lost a node answers once it has elected new leaders.
+   * A connection to whichever nodes are up. JetStream requests get 10 s (the client's default is 2
+   * s): a cluster that has just lost a node answers once it has elected new leaders.
    */
   public Connection connect() throws Exception {
-    return Nats.connect(new io.nats.client.Options.Builder().server(urls()).connectionTimeout(Duration.ofSeconds(10))
-        .errorListener(new io.nats.client.ErrorListener() { }).build());
+    return Nats.connect(
+        new io.nats.client.Options.Builder()
+            .server(urls())
+            .connectionTimeout(Duration.ofSeconds(10))
+            .errorListener(new io.nats.client.ErrorListener() {})
+            .build());
   }
 
   /** Asks the stream's leader to step down; another node is elected. Returns the new leader. */
   public String stepDown(String stream) throws Exception {
     String before = streamLeader(stream);
     try (Connection connection = connect()) {
-      connection.request("$JS.API.STREAM.LEADER.STEPDOWN." + stream, new byte[0], Duration.ofSeconds(5));
+      connection.request(
+          "$JS.API.STREAM.LEADER.STEPDOWN." + stream, new byte[0], Duration.ofSeconds(5));
     }
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     while (System.nanoTime() < deadline) {
@@ -160,30 +187,36 @@ public final class ClusterNats implements AutoCloseable {
       }
       Thread.sleep(200);
     }
-    throw new IllegalStateException("no new leader for " + stream + " after " + before + " stepped down");
+    throw new IllegalStateException(
+        "no new leader for " + stream + " after " + before + " stepped down");
   }
 
   private String streamLeaderOrNull(String stream) {
     try {
       return streamLeader(stream);
     } catch (Exception e) {
-      return null;  // Between leaders.
+      return null; // Between leaders.
     }
   }
 
   private void launch(Node node) throws Exception {
-    node.process = new ProcessBuilder("nats-server", "-c", node.dir.resolve("nats-server.conf").toString())
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(node.dir.resolve("nats-server.log").toFile()))
-        .start();
+    node.process =
+        new ProcessBuilder("nats-server", "-c", node.dir.resolve("nats-server.conf").toString())
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(node.dir.resolve("nats-server.log").toFile()))
+            .start();
     long deadline = System.currentTimeMillis() + 15_000;
     while (System.currentTimeMillis() < deadline) {
       try (Socket s = new Socket("127.0.0.1", node.clientPort)) {
         return;
       } catch (IOException e) {
         if (!node.process.isAlive()) {
-          throw new IOException("nats-server " + node.name + " exited: "
-              + Files.readString(node.dir.resolve("nats-server.log")));
+          throw new IOException(
+              "nats-server "
+                  + node.name
+                  + " exited: "
+                  + Files.readString(node.dir.resolve("nats-server.log")));
         }
         Thread.sleep(50);
       }

@@ -29,23 +29,24 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Jobs with an environment, through a real gateway, NATS and Docker, on the python and node images: the setup
- * phase installs a package from a registry served on this machine's own address, through its own egress proxy
- * and allow-list, in a container of its own; the agent phase, whose allow-list lacks the registry, is refused it
- * and the egress record says which phase tried; a second job with the same key restores the cache and skips
- * setup; a failing setup ends {@code setup_failed}, one outliving the wall clock {@code timeout}; a job for an
- * image no runner offers is not taken. The requests are published as the gateway publishes them, with their
- * {@link Environment} set (the gateway's reading of {@code .spbgit/agent.yml} is tested on its side).
+ * Jobs with an environment, through a real gateway, NATS and Docker, on the python and node images:
+ * the setup phase installs a package from a registry served on this machine's own address, through
+ * its own egress proxy and allow-list, in a container of its own; the agent phase, whose allow-list
+ * lacks the registry, is refused it and the egress record says which phase tried; a second job with
+ * the same key restores the cache and skips setup; a failing setup ends {@code setup_failed}, one
+ * outliving the wall clock {@code timeout}; a job for an image no runner offers is not taken. The
+ * requests are published as the gateway publishes them, with their {@link Environment} set (the
+ * gateway's reading of {@code .spbgit/agent.yml} is tested on its side).
  *
- * <p>Images: {@code SPB_ENV_IMAGE_TAG} (default {@code latest}) of spbgit/agent, spbgit/agent-python and
- * spbgit/agent-node, built by docker/agent/build.sh from this checkout's entrypoint.
+ * <p>Images: {@code SPB_ENV_IMAGE_TAG} (default {@code latest}) of spbgit/agent,
+ * spbgit/agent-python and spbgit/agent-node, built by docker/agent/build.sh from this checkout's
+ * entrypoint.
  */
 class EnvironmentJobIT {
 
   private static final String TAG = System.getenv().getOrDefault("SPB_ENV_IMAGE_TAG", "latest");
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static JobTestBed bed;
   static InetAddress address;
 
@@ -54,9 +55,24 @@ class EnvironmentJobIT {
     JobTestBed.requireDocker();
     address = OwnAddress.nonLoopbackIpv4();
     bed = JobTestBed.start(tmp, "10m");
-    bed.startRunner("env", Map.of("SPB_IMAGES", "base=spbgit/agent:" + TAG + ",python=spbgit/agent-python:" + TAG
-        + ",node=spbgit/agent-node:" + TAG, "SPB_LIMIT_DISK", "256m", "SPB_LIMIT_MEMORY", "768m",
-        "SPB_LIMIT_PIDS", "256", "SPB_CACHE_SIZE", "128m"));
+    bed.startRunner(
+        "env",
+        Map.of(
+            "SPB_IMAGES",
+            "base=spbgit/agent:"
+                + TAG
+                + ",python=spbgit/agent-python:"
+                + TAG
+                + ",node=spbgit/agent-node:"
+                + TAG,
+            "SPB_LIMIT_DISK",
+            "256m",
+            "SPB_LIMIT_MEMORY",
+            "768m",
+            "SPB_LIMIT_PIDS",
+            "256",
+            "SPB_CACHE_SIZE",
+            "128m"));
   }
 
   @AfterAll
@@ -66,28 +82,53 @@ class EnvironmentJobIT {
     }
   }
 
-  private static JobRequest exec(String repo, String id, long wallSeconds, String exec, String test,
-                                 Environment environment) throws Exception {
-    return bed.request(repo, id, Mode.MODE_EXEC, "environment job", wallSeconds).setExecCommand(exec)
-        .setTestCommand(test).setEnvironment(environment).build();
+  private static JobRequest exec(
+      String repo, String id, long wallSeconds, String exec, String test, Environment environment)
+      throws Exception {
+    return bed.request(repo, id, Mode.MODE_EXEC, "environment job", wallSeconds)
+        .setExecCommand(exec)
+        .setTestCommand(test)
+        .setEnvironment(environment)
+        .build();
   }
 
   @Test
-  void pythonSetupInstallsThroughItsOwnEgressTheAgentPhaseIsRefusedAndTheNextJobHitsTheCache() throws Exception {
-    Wheel wheel = WheelBuilder.distribution("spb-env-probe", "1.0.0")
-        .module("spb_env_probe", "ANSWER = 42\n").build();
-    bed.createRepo("py", Map.of("requirements.txt", "spb-env-probe==1.0.0\n",
-        "test_probe.py", "import spb_env_probe\nassert spb_env_probe.ANSWER == 42\n"));
+  void pythonSetupInstallsThroughItsOwnEgressTheAgentPhaseIsRefusedAndTheNextJobHitsTheCache()
+      throws Exception {
+    Wheel wheel =
+        WheelBuilder.distribution("spb-env-probe", "1.0.0")
+            .module("spb_env_probe", "ANSWER = 42\n")
+            .build();
+    bed.createRepo(
+        "py",
+        Map.of(
+            "requirements.txt",
+            "spb-env-probe==1.0.0\n",
+            "test_probe.py",
+            "import spb_env_probe\nassert spb_env_probe.ANSWER == 42\n"));
     try (PackageIndex index = PackageIndex.serve(address, wheel)) {
       String target = index.trustedHost() + ":" + index.port();
-      String pip = "--no-input --disable-pip-version-check --index-url " + index.simpleUrl() + " --trusted-host "
-          + index.trustedHost();
-      Environment environment = Environment.newBuilder().setImage("python")
-          .setSetup("python3 -m venv /work/venv && /work/venv/bin/pip install " + pip + " -r requirements.txt")
-          .addSetupEgress(target).addCache("/work/venv").addCacheKeyFiles("requirements.txt").build();
+      String pip =
+          "--no-input --disable-pip-version-check --index-url "
+              + index.simpleUrl()
+              + " --trusted-host "
+              + index.trustedHost();
+      Environment environment =
+          Environment.newBuilder()
+              .setImage("python")
+              .setSetup(
+                  "python3 -m venv /work/venv && /work/venv/bin/pip install "
+                      + pip
+                      + " -r requirements.txt")
+              .addSetupEgress(target)
+              .addCache("/work/venv")
+              .addCacheKeyFiles("requirements.txt")
+              .build();
       // The agent phase tries the same index (refused: not on its list), then makes a change.
-      String exec = "/work/venv/bin/pip download --no-deps -d /tmp/dl --retries 0 --timeout 5 " + pip
-          + " spb-env-probe==1.0.0 || echo 'index refused'; echo changed > CHANGED.txt";
+      String exec =
+          "/work/venv/bin/pip download --no-deps -d /tmp/dl --retries 0 --timeout 5 "
+              + pip
+              + " spb-env-probe==1.0.0 || echo 'index refused'; echo changed > CHANGED.txt";
       String test = "/work/venv/bin/python test_probe.py";
 
       bed.publish(exec("py", "env-py-1", 300, exec, test, environment));
@@ -104,12 +145,30 @@ class EnvironmentJobIT {
       assertEquals(CacheOutcome.CACHE_MISS, started.getCache());
       assertTrue(started.getImageDigest().startsWith("sha256:"), started.toString());
       List<EgressAttempt> egress = bed.egressAttempts("env-py-1");
-      assertTrue(egress.stream().anyMatch(a -> a.getPhase().equals("setup") && a.getAllowed()
-          && target.equals(a.getHost() + ":" + a.getPort())), egress.toString());
-      assertTrue(egress.stream().anyMatch(a -> a.getPhase().equals("agent") && !a.getAllowed()
-          && target.equals(a.getHost() + ":" + a.getPort())), egress.toString());
-      assertFalse(egress.stream().anyMatch(a -> a.getPhase().equals("agent") && a.getAllowed()
-          && target.equals(a.getHost() + ":" + a.getPort())), egress.toString());
+      assertTrue(
+          egress.stream()
+              .anyMatch(
+                  a ->
+                      a.getPhase().equals("setup")
+                          && a.getAllowed()
+                          && target.equals(a.getHost() + ":" + a.getPort())),
+          egress.toString());
+      assertTrue(
+          egress.stream()
+              .anyMatch(
+                  a ->
+                      a.getPhase().equals("agent")
+                          && !a.getAllowed()
+                          && target.equals(a.getHost() + ":" + a.getPort())),
+          egress.toString());
+      assertFalse(
+          egress.stream()
+              .anyMatch(
+                  a ->
+                      a.getPhase().equals("agent")
+                          && a.getAllowed()
+                          && target.equals(a.getHost() + ":" + a.getPort())),
+          egress.toString());
 
       bed.publish(exec("py", "env-py-2", 300, "echo again > CHANGED.txt", test, environment));
       StatusChange second = bed.awaitFinishedEvent("env-py-2", Duration.ofMinutes(5));
@@ -118,23 +177,43 @@ class EnvironmentJobIT {
       assertTrue(again.contains("[spb-runner] cache hit "), again);
       assertFalse(again.contains("setup phase starting"), again);
       assertEquals(CacheOutcome.CACHE_HIT, started("env-py-2").getCache());
-      assertEquals(1, index.downloadsOf(wheel).size(), "setup did not run again: " + index.requests());
+      assertEquals(
+          1, index.downloadsOf(wheel).size(), "setup did not run again: " + index.requests());
     }
   }
 
   @Test
   void nodeSetupInstallsFromTheLocalNpmRegistry() throws Exception {
-    NpmPackage probe = NpmPackage.named("spb-env-probe", "1.0.0").indexJs("module.exports = { answer: 42 };\n")
-        .build();
-    bed.createRepo("js", Map.of("package.json", "{\"name\":\"js\",\"version\":\"1.0.0\",\"private\":true,"
-        + "\"dependencies\":{\"spb-env-probe\":\"1.0.0\"}}\n"));
+    NpmPackage probe =
+        NpmPackage.named("spb-env-probe", "1.0.0")
+            .indexJs("module.exports = { answer: 42 };\n")
+            .build();
+    bed.createRepo(
+        "js",
+        Map.of(
+            "package.json",
+            "{\"name\":\"js\",\"version\":\"1.0.0\",\"private\":true,"
+                + "\"dependencies\":{\"spb-env-probe\":\"1.0.0\"}}\n"));
     try (NpmRegistry registry = NpmRegistry.serve(address, probe)) {
-      Environment environment = Environment.newBuilder().setImage("node")
-          .setSetup("npm install --registry " + registry.url() + " --no-audit --no-fund --no-update-notifier")
-          .addSetupEgress(address.getHostAddress() + ":" + registry.port()).addCache("/work/repo/node_modules")
-          .addCacheKeyFiles("package.json").build();
-      bed.publish(exec("js", "env-js-1", 300, "echo changed > CHANGED.txt",
-          "node -e \"process.exit(require('spb-env-probe').answer === 42 ? 0 : 1)\"", environment));
+      Environment environment =
+          Environment.newBuilder()
+              .setImage("node")
+              .setSetup(
+                  "npm install --registry "
+                      + registry.url()
+                      + " --no-audit --no-fund --no-update-notifier")
+              .addSetupEgress(address.getHostAddress() + ":" + registry.port())
+              .addCache("/work/repo/node_modules")
+              .addCacheKeyFiles("package.json")
+              .build();
+      bed.publish(
+          exec(
+              "js",
+              "env-js-1",
+              300,
+              "echo changed > CHANGED.txt",
+              "node -e \"process.exit(require('spb-env-probe').answer === 42 ? 0 : 1)\"",
+              environment));
       StatusChange done = bed.awaitFinishedEvent("env-js-1", Duration.ofMinutes(5));
       String log = bed.log("env-js-1");
       assertEquals("ok", done.getExitReason(), done + "\n" + log);
@@ -145,19 +224,30 @@ class EnvironmentJobIT {
 
   @Test
   void theRepositorysAgentYmlDrivesAJobCreatedThroughTheGateway() throws Exception {
-    bed.createRepo("yml", Map.of(".spbgit/agent.yml", """
+    bed.createRepo(
+        "yml",
+        Map.of(
+            ".spbgit/agent.yml",
+            """
         image: python
         setup: python3 -m venv /work/venv && /work/venv/bin/python -c 'open("/work/venv/made", "w").write("1")'
         cache: [/work/venv]
-        """, "README.md", "hi\n"));
-    String id = bed.submit("yml", "test -f /work/venv/made && echo changed > CHANGED.txt",
-        "/work/venv/bin/python -c 'import sys'").getString("id");
+        """,
+            "README.md",
+            "hi\n"));
+    String id =
+        bed.submit(
+                "yml",
+                "test -f /work/venv/made && echo changed > CHANGED.txt",
+                "/work/venv/bin/python -c 'import sys'")
+            .getString("id");
     io.vertx.core.json.JsonObject done = bed.awaitFinished("yml", id);
     String log = bed.log(id);
     assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + log);
     assertEquals("miss", done.getString("cache"), done.encodePrettily());
     assertTrue(done.getString("image_digest").startsWith("sha256:"), done.encodePrettily());
-    assertTrue(log.contains("[spb-runner] setup phase starting") && log.contains("(image python"), log);
+    assertTrue(
+        log.contains("[spb-runner] setup phase starting") && log.contains("(image python"), log);
 
     String again = bed.submit("yml", "true", "").getString("id");
     io.vertx.core.json.JsonObject hit = bed.awaitFinished("yml", again);
@@ -169,8 +259,8 @@ class EnvironmentJobIT {
   @Test
   void aFailingSetupEndsSetupFailedWithItsExitCodeAndPushesNothing() throws Exception {
     bed.createRepo("broken", Map.of("README.md", "hi\n"));
-    Environment environment = Environment.newBuilder().setImage("base").setSetup("echo 'setting up'; exit 3")
-        .build();
+    Environment environment =
+        Environment.newBuilder().setImage("base").setSetup("echo 'setting up'; exit 3").build();
     bed.publish(exec("broken", "env-broken", 120, "echo changed > CHANGED.txt", "", environment));
     StatusChange done = bed.awaitFinishedEvent("env-broken", Duration.ofMinutes(3));
     String log = bed.log("env-broken");
@@ -184,7 +274,8 @@ class EnvironmentJobIT {
   @Test
   void aSetupOutlivingTheWallClockEndsTimeout() throws Exception {
     bed.createRepo("slow", Map.of("README.md", "hi\n"));
-    Environment environment = Environment.newBuilder().setImage("base").setSetup("sleep 600").build();
+    Environment environment =
+        Environment.newBuilder().setImage("base").setSetup("sleep 600").build();
     bed.publish(exec("slow", "env-slow", 20, "true", "", environment));
     StatusChange done = bed.awaitFinishedEvent("env-slow", Duration.ofMinutes(3));
     assertEquals(ExitReason.TIMEOUT, done.getExitReason(), done + "\n" + bed.log("env-slow"));
@@ -195,14 +286,19 @@ class EnvironmentJobIT {
   void aJobForAnImageNoRunnerOffersWaitsInTheQueue() throws Exception {
     bed.createRepo("ruby", Map.of("README.md", "hi\n"));
     long before = bed.queuedRequests();
-    bed.publish(exec("ruby", "env-ruby", 60, "true", "", Environment.newBuilder().setImage("ruby").build()));
+    bed.publish(
+        exec(
+            "ruby", "env-ruby", 60, "true", "", Environment.newBuilder().setImage("ruby").build()));
     Thread.sleep(5000);
     assertTrue(bed.statusEvents("env-ruby").isEmpty(), "no runner took it");
     assertEquals(before + 1, bed.queuedRequests(), "it waits in the queue");
   }
 
   private static StatusChange started(String jobId) throws Exception {
-    return bed.statusEvents(jobId).stream().map(JobEvent::getStatus)
-        .filter(s -> s.getStatus() == JobStatus.STARTED).findFirst().orElseThrow();
+    return bed.statusEvents(jobId).stream()
+        .map(JobEvent::getStatus)
+        .filter(s -> s.getStatus() == JobStatus.STARTED)
+        .findFirst()
+        .orElseThrow();
   }
 }

@@ -10,12 +10,13 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A TCP relay on 127.0.0.1 in front of one port, whose two directions a test can hold and release: what is held
- * is neither lost nor reordered, only delayed, as by a stalled network path or a paused process. Connections stay
- * open throughout, so the client does not notice anything but silence.
+ * A TCP relay on 127.0.0.1 in front of one port, whose two directions a test can hold and release:
+ * what is held is neither lost nor reordered, only delayed, as by a stalled network path or a
+ * paused process. Connections stay open throughout, so the client does not notice anything but
+ * silence.
  *
- * <p>Threading: two threads per connection copy the bytes; {@code hold*} and {@link #release} may be called from
- * any thread.
+ * <p>Threading: two threads per connection copy the bytes; {@code hold*} and {@link #release} may
+ * be called from any thread.
  */
 final class FreezableProxy implements AutoCloseable {
 
@@ -32,7 +33,8 @@ final class FreezableProxy implements AutoCloseable {
   }
 
   static FreezableProxy start(int targetPort) throws IOException {
-    FreezableProxy proxy = new FreezableProxy(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()), targetPort);
+    FreezableProxy proxy =
+        new FreezableProxy(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()), targetPort);
     Thread acceptor = new Thread(proxy::accept, "freezable-proxy");
     acceptor.setDaemon(true);
     acceptor.start();
@@ -69,28 +71,33 @@ final class FreezableProxy implements AutoCloseable {
         copy(client, server, toServer);
         copy(server, client, toClient);
       } catch (IOException e) {
-        // The listener closed, or the target refused one connection: the client sees it closed and retries.
+        // The listener closed, or the target refused one connection: the client sees it closed and
+        // retries.
       }
     }
   }
 
   private void copy(Socket from, Socket to, Gate gate) {
-    Thread copier = new Thread(() -> {
-      byte[] buffer = new byte[64 << 10];
-      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        int n;
-        while ((n = in.read(buffer)) > 0) {
-          gate.pass();
-          out.write(buffer, 0, n);
-          out.flush();
-        }
-      } catch (IOException | InterruptedException e) {
-        // One side went away: closing both ends tells the other.
-      } finally {
-        closeQuietly(from);
-        closeQuietly(to);
-      }
-    }, "freezable-proxy-copy");
+    Thread copier =
+        new Thread(
+            () -> {
+              byte[] buffer = new byte[64 << 10];
+              try (InputStream in = from.getInputStream();
+                  OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buffer)) > 0) {
+                  gate.pass();
+                  out.write(buffer, 0, n);
+                  out.flush();
+                }
+              } catch (IOException | InterruptedException e) {
+                // One side went away: closing both ends tells the other.
+              } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+              }
+            },
+            "freezable-proxy-copy");
     copier.setDaemon(true);
     copier.start();
   }

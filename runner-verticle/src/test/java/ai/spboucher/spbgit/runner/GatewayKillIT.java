@@ -1,13 +1,13 @@
 package ai.spboucher.spbgit.runner;
 
-import ai.spboucher.spbgit.proto.AuditChain;
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.GitCli;
+import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -36,17 +36,17 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The gateway process killed with SIGKILL, like a crash or the OOM killer: once while a job runs, and once in the
- * middle of a burst of job creations, each of which appends to the audit log. After a restart on the same data
- * directory the audit log verifies, every job the API acknowledged (201) is there exactly once, every job reaches
- * a final state with a recorded reason, and a job's log is complete.
+ * The gateway process killed with SIGKILL, like a crash or the OOM killer: once while a job runs,
+ * and once in the middle of a burst of job creations, each of which appends to the audit log. After
+ * a restart on the same data directory the audit log verifies, every job the API acknowledged (201)
+ * is there exactly once, every job reaches a final state with a recorded reason, and a job's log is
+ * complete.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 @ExtendWith(GatewayDiagnostics.class)
 class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
   private NatsServerProcess nats;
   private GatewayProcess gateway;
   private Vertx runner;
@@ -61,14 +61,26 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     JobTestBed.requireDocker();
     nats = NatsServerProcess.start(tmp.resolve("nats"));
     // Logs under target/, kept after the run: the temporary directory goes with the test.
-    gateway = GatewayProcess.start(tmp.resolve("gateway"), Path.of("target", "gateway-kill-logs",
-        testInfo.getTestMethod().orElseThrow().getName() + "-" + System.currentTimeMillis()),
-        Map.of("SPB_NATS_URL", nats.url(), "SPB_JOB_WALL_LIMIT", "90s"));
+    gateway =
+        GatewayProcess.start(
+            tmp.resolve("gateway"),
+            Path.of(
+                "target",
+                "gateway-kill-logs",
+                testInfo.getTestMethod().orElseThrow().getName()
+                    + "-"
+                    + System.currentTimeMillis()),
+            Map.of("SPB_NATS_URL", nats.url(), "SPB_JOB_WALL_LIMIT", "90s"));
     assertEquals(201, gateway.api("POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     Path work = git.workTree(tmp, "work");
-    git.ok(work, "push", "-q", gateway.baseUrl().replace("http://", "http://owner:" + gateway.ownerToken() + "@")
-        + "/demo.git", "main");
+    git.ok(
+        work,
+        "push",
+        "-q",
+        gateway.baseUrl().replace("http://", "http://owner:" + gateway.ownerToken() + "@")
+            + "/demo.git",
+        "main");
   }
 
   @AfterEach
@@ -87,11 +99,25 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
   @Test
   void aJobRunningAcrossAGatewayCrashIsRecordedWholeAfterTheRestart() throws Exception {
     startRunner();
-    String id = new JsonObject(gateway.api("POST", "/api/v1/repos/demo/agent-jobs", new JsonObject()
-        .put("task", "count").put("exec", "for i in $(seq 1 150); do echo line-$i; sleep 0.1; done; "
-            + "echo counted > counted.txt").encode()).body()).getString("id");
+    String id =
+        new JsonObject(
+                gateway
+                    .api(
+                        "POST",
+                        "/api/v1/repos/demo/agent-jobs",
+                        new JsonObject()
+                            .put("task", "count")
+                            .put(
+                                "exec",
+                                "for i in $(seq 1 150); do echo line-$i; sleep 0.1; done; "
+                                    + "echo counted > counted.txt")
+                            .encode())
+                    .body())
+            .getString("id");
     awaitStatus(id, "started", Duration.ofSeconds(60));
-    JobTestBed.awaitCondition("the job prints", Duration.ofSeconds(30),
+    JobTestBed.awaitCondition(
+        "the job prints",
+        Duration.ofSeconds(30),
         () -> FaultChecks.lastLogChunk(nats.url(), id) >= 20);
 
     gateway.kill();
@@ -99,7 +125,10 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     gateway.restart();
 
     JsonObject done = awaitStatus(id, "finished", Duration.ofSeconds(90));
-    assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + FaultChecks.log(nats.url(), id));
+    assertEquals(
+        "ok",
+        done.getString("exit_reason"),
+        done.encodePrettily() + "\n" + FaultChecks.log(nats.url(), id));
     assertTrue(done.getString("proposal_sha") != null, "the job pushed to the restarted gateway");
     FaultChecks.assertPushedJobAuditedOnce(auditEvents(id));
     FaultChecks.assertNumberedLinesOnce(FaultChecks.log(nats.url(), id), "line-", 150);
@@ -115,20 +144,23 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     ExecutorService clients = Executors.newFixedThreadPool(4);
     String body = new JsonObject().put("task", "burst").put("exec", "true").encode();
     for (int i = 0; i < 4; i++) {
-      clients.execute(() -> {
-        while (!down.get()) {
-          try {
-            HttpResponse<String> r = gateway.api("POST", "/api/v1/repos/demo/agent-jobs", body);
-            if (r.statusCode() == 201) {
-              acknowledged.add(new JsonObject(r.body()).getString("id"));
+      clients.execute(
+          () -> {
+            while (!down.get()) {
+              try {
+                HttpResponse<String> r = gateway.api("POST", "/api/v1/repos/demo/agent-jobs", body);
+                if (r.statusCode() == 201) {
+                  acknowledged.add(new JsonObject(r.body()).getString("id"));
+                }
+              } catch (Exception e) {
+                // The gateway is gone: this request was never acknowledged.
+              }
             }
-          } catch (Exception e) {
-            // The gateway is gone: this request was never acknowledged.
-          }
-        }
-      });
+          });
     }
-    JobTestBed.awaitCondition("a burst of audit appends", Duration.ofSeconds(60),
+    JobTestBed.awaitCondition(
+        "a burst of audit appends",
+        Duration.ofSeconds(60),
         () -> Files.readAllLines(gateway.auditLog()).size() >= 40);
     gateway.kill();
     down.set(true);
@@ -139,32 +171,47 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     gateway.restart();
 
     AuditChain.Result chain = AuditLog.verify(gateway.auditLog());
-    assertTrue(chain.ok(), "after the restart: " + chain.message() + " (at the crash: " + atCrash.message() + ")");
+    assertTrue(
+        chain.ok(),
+        "after the restart: " + chain.message() + " (at the crash: " + atCrash.message() + ")");
     List<JsonObject> entries = auditEntries(null);
     if (!atCrash.ok()) {
-      assertTrue(entries.stream().anyMatch(e -> AuditLog.TORN_LINE_SET_ASIDE.equals(e.getString("event"))),
+      assertTrue(
+          entries.stream().anyMatch(e -> AuditLog.TORN_LINE_SET_ASIDE.equals(e.getString("event"))),
           "the torn line the crash left (" + atCrash.message() + ") was set aside and recorded");
     }
-    Map<String, List<String>> eventsByJob = entries.stream().filter(e -> e.getString("job") != null)
-        .collect(Collectors.groupingBy(e -> e.getString("job"),
-            Collectors.mapping(e -> e.getString("event"), Collectors.toList())));
-    assertTrue(acknowledged.size() >= 5, "the burst was acknowledged for a while: " + acknowledged.size());
+    Map<String, List<String>> eventsByJob =
+        entries.stream()
+            .filter(e -> e.getString("job") != null)
+            .collect(
+                Collectors.groupingBy(
+                    e -> e.getString("job"),
+                    Collectors.mapping(e -> e.getString("event"), Collectors.toList())));
+    assertTrue(
+        acknowledged.size() >= 5, "the burst was acknowledged for a while: " + acknowledged.size());
     for (String id : acknowledged) {
-      assertEquals(List.of("job_created", "job_dispatched"), eventsByJob.get(id), "acknowledged job " + id);
+      assertEquals(
+          List.of("job_created", "job_dispatched"), eventsByJob.get(id), "acknowledged job " + id);
     }
 
-    // Every job the log knows ends with a recorded reason: the dispatched ones are cancelled out of the queue,
+    // Every job the log knows ends with a recorded reason: the dispatched ones are cancelled out of
+    // the queue,
     // and those the crash cut off before they were queued were ended by the restart.
-    JsonArray jobs = new JsonArray(gateway.api("GET", "/api/v1/repos/demo/agent-jobs", null).body());
+    JsonArray jobs =
+        new JsonArray(gateway.api("GET", "/api/v1/repos/demo/agent-jobs", null).body());
     assertEquals(eventsByJob.size(), jobs.size());
     List<String> cutOff = new ArrayList<>();
     for (Object o : jobs) {
       JsonObject job = (JsonObject) o;
       String id = job.getString("id");
       if ("dispatched".equals(job.getString("status"))) {
-        HttpResponse<String> cancelled = gateway.api("POST", "/api/v1/repos/demo/agent-jobs/" + id + "/cancel", null);
+        HttpResponse<String> cancelled =
+            gateway.api("POST", "/api/v1/repos/demo/agent-jobs/" + id + "/cancel", null);
         assertEquals(202, cancelled.statusCode(), cancelled.body());
-        assertEquals("cancelled", new JsonObject(cancelled.body()).getString("exit_reason"), cancelled.body());
+        assertEquals(
+            "cancelled",
+            new JsonObject(cancelled.body()).getString("exit_reason"),
+            cancelled.body());
       } else {
         assertEquals("finished", job.getString("status"), job.encodePrettily());
         assertEquals("runner_error", job.getString("exit_reason"));
@@ -174,8 +221,10 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
       }
     }
     for (Map.Entry<String, List<String>> job : auditEvents().entrySet()) {
-      List<String> expected = cutOff.contains(job.getKey()) ? List.of("job_created", "job_finished")
-          : List.of("job_created", "job_dispatched", "job_finished");
+      List<String> expected =
+          cutOff.contains(job.getKey())
+              ? List.of("job_created", "job_finished")
+              : List.of("job_created", "job_dispatched", "job_finished");
       assertEquals(expected, job.getValue(), "job " + job.getKey() + ", each line once");
     }
     assertTrue(AuditLog.verify(gateway.auditLog()).ok());
@@ -191,7 +240,11 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     env.put("SPB_LIMIT_DISK", "32m");
     env.put("SPB_LIMIT_CPUS", "1");
     runner = Vertx.vertx();
-    runner.deployVerticle(new RunnerVerticle(RunnerConfig.fromEnvironment(env), Clock.systemUTC())).await();
+    runner
+        .deployVerticle(
+            new RunnerVerticle(
+                RunnerConfig.from(RunnerConfig.fromEnvironment(env)), Clock.systemUTC()))
+        .await();
   }
 
   private JsonObject awaitStatus(String id, String status, Duration timeout) throws Exception {
@@ -204,11 +257,13 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
       }
       Thread.sleep(250);
     } while (System.nanoTime() < deadline);
-    throw new AssertionError("job " + id + " did not become " + status + ": " + job.encodePrettily());
+    throw new AssertionError(
+        "job " + id + " did not become " + status + ": " + job.encodePrettily());
   }
 
   private List<JsonObject> auditEntries(String job) throws Exception {
-    HttpResponse<String> r = gateway.api("GET", "/api/v1/agent-jobs" + (job == null ? "" : "?job=" + job), null);
+    HttpResponse<String> r =
+        gateway.api("GET", "/api/v1/agent-jobs" + (job == null ? "" : "?job=" + job), null);
     assertEquals(200, r.statusCode(), r.body());
     return new JsonArray(r.body()).stream().map(e -> (JsonObject) e).toList();
   }
@@ -219,8 +274,11 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
 
   /** Each job's audit events, in order. */
   private Map<String, List<String>> auditEvents() throws Exception {
-    return auditEntries(null).stream().filter(e -> e.getString("job") != null)
-        .collect(Collectors.groupingBy(e -> e.getString("job"),
-            Collectors.mapping(e -> e.getString("event"), Collectors.toList())));
+    return auditEntries(null).stream()
+        .filter(e -> e.getString("job") != null)
+        .collect(
+            Collectors.groupingBy(
+                e -> e.getString("job"),
+                Collectors.mapping(e -> e.getString("event"), Collectors.toList())));
   }
 }

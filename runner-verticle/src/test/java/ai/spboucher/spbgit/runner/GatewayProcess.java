@@ -15,10 +15,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gateway as its own operating-system process, from the packaged {@code spb-gateway.jar} (built by
- * {@code package} before failsafe runs), which a test can kill with SIGKILL mid-write and start again on the same
- * data directory and port: jobs already running keep reaching it at the clone URL they were given. Each start
- * writes a GC log next to its output, for what its heap held.
+ * The gateway as its own operating-system process, from the packaged {@code spb-gateway.jar} (built
+ * by {@code package} before failsafe runs), which a test can kill with SIGKILL mid-write and start
+ * again on the same data directory and port: jobs already running keep reaching it at the clone URL
+ * they were given. Each start writes a GC log next to its output, for what its heap held.
  */
 final class GatewayProcess implements AutoCloseable {
 
@@ -42,13 +42,18 @@ final class GatewayProcess implements AutoCloseable {
     this.env = Map.copyOf(env);
   }
 
-  /** Starts the gateway on a free port with {@code env} (its {@code SPB_*} settings) and waits until it is ready. */
+  /**
+   * Starts the gateway on a free port with {@code env} (its {@code SPB_*} settings) and waits until
+   * it is ready.
+   */
   static GatewayProcess start(Path dataDir, Path logDir, Map<String, String> env) throws Exception {
     if (!Files.isRegularFile(JAR)) {
-      throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
+      throw new IllegalStateException(
+          JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
     }
-    GatewayProcess gateway = new GatewayProcess(dataDir, Files.createDirectories(logDir),
-        NatsServerProcess.freePort(), env);
+    GatewayProcess gateway =
+        new GatewayProcess(
+            dataDir, Files.createDirectories(logDir), NatsServerProcess.freePort(), env);
     gateway.restart();
     return gateway;
   }
@@ -58,28 +63,45 @@ final class GatewayProcess implements AutoCloseable {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException("the gateway process is still running");
     }
-    // A fresh client for each start: none of its connections, or of their state, outlives the process it
-    // spoke to (the JDK client once hung for minutes, its timeout not firing, on the first request after a
+    // A fresh client for each start: none of its connections, or of their state, outlives the
+    // process it
+    // spoke to (the JDK client once hung for minutes, its timeout not firing, on the first request
+    // after a
     // SIGKILL under a burst). HTTP/1.1: no cleartext HTTP/2 upgrade in between.
-    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5))
-        .build();
+    http =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
     logFile = logDir.resolve("gateway-" + (++starts) + ".log");
     gcLog = logDir.resolve("gateway-" + starts + "-gc.log");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the tests.
-    ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-Xlog:gc:file=" + gcLog, "-jar", JAR.toString()).redirectErrorStream(true).redirectOutput(logFile.toFile());
+    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the
+    // tests.
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                java,
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xlog:gc:file=" + gcLog,
+                "-jar",
+                JAR.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(logFile.toFile());
     builder.environment().putAll(env);
     builder.environment().put("SPB_DATA_DIR", dataDir.toString());
     builder.environment().put("SPB_HTTP_PORT", String.valueOf(port));
     process = builder.start();
     long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
-    while (!(log().contains("listening on http://127.0.0.1:" + port) && log().contains("connected to NATS"))) {
+    while (!(log().contains("listening on http://127.0.0.1:" + port)
+        && log().contains("connected to NATS"))) {
       if (!process.isAlive()) {
         throw new IOException("the gateway exited with " + process.exitValue() + ":\n" + log());
       }
       if (System.currentTimeMillis() > deadline) {
-        throw new IOException("the gateway was not ready within " + READY_TIMEOUT_MS + " ms:\n" + log());
+        throw new IOException(
+            "the gateway was not ready within " + READY_TIMEOUT_MS + " ms:\n" + log());
       }
       Thread.sleep(100);
     }
@@ -112,8 +134,8 @@ final class GatewayProcess implements AutoCloseable {
   }
 
   /**
-   * Asks the running gateway for a full collection ({@code jcmd <pid> GC.run}) and returns how much of its heap
-   * was still in use after it, in bytes, as its GC log reports.
+   * Asks the running gateway for a full collection ({@code jcmd <pid> GC.run}) and returns how much
+   * of its heap was still in use after it, in bytes, as its GC log reports.
    */
   long heapAfterFullGc() throws Exception {
     int before = GcLog.pauses(gcLog).size();
@@ -131,10 +153,16 @@ final class GatewayProcess implements AutoCloseable {
     throw new IOException("no full collection in " + gcLog + " after jcmd GC.run: " + out);
   }
 
-  /** Runs a diagnostic command in the gateway's JVM ({@code jcmd <pid> <command>}); returns what it printed. */
+  /**
+   * Runs a diagnostic command in the gateway's JVM ({@code jcmd <pid> <command>}); returns what it
+   * printed.
+   */
   String jcmd(String... command) throws Exception {
-    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(
-        Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), String.valueOf(process.pid())));
+    java.util.List<String> args =
+        new java.util.ArrayList<>(
+            java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                String.valueOf(process.pid())));
     args.addAll(java.util.List.of(command));
     Process jcmd = new ProcessBuilder(args).redirectErrorStream(true).start();
     String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -158,18 +186,26 @@ final class GatewayProcess implements AutoCloseable {
 
   /** An API call with the owner token. */
   HttpResponse<String> api(String method, String path, String body) throws Exception {
-    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUrl() + path))
-        .timeout(Duration.ofSeconds(30)).header("Authorization", "Bearer " + ownerToken())
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-            : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(baseUrl() + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + ownerToken())
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
     if (body != null) {
       request.header("Content-Type", "application/json");
     }
-    // The timeout kept here too: should the client's own not fire, the test fails saying so instead of hanging.
+    // The timeout kept here too: should the client's own not fire, the test fails saying so instead
+    // of hanging.
     try {
-      return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString()).get(40, TimeUnit.SECONDS);
+      return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString())
+          .get(40, TimeUnit.SECONDS);
     } catch (java.util.concurrent.TimeoutException e) {
-      throw new IOException("no answer from the gateway to " + method + " " + path + " within 40 s", e);
+      throw new IOException(
+          "no answer from the gateway to " + method + " " + path + " within 40 s", e);
     } catch (java.util.concurrent.ExecutionException e) {
       throw e.getCause() instanceof Exception cause ? cause : e;
     }

@@ -13,24 +13,28 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A TCP listener on one of this machine's own addresses that counts every connection it gets and answers
- * {@code LEAKED}: what a sandbox test aims at to prove a way out is closed on both sides. Never an outside address.
+ * A TCP listener on one of this machine's own addresses that counts every connection it gets and
+ * answers {@code LEAKED}: what a sandbox test aims at to prove a way out is closed on both sides.
+ * Never an outside address.
  */
 record HostListener(ServerSocket socket, AtomicInteger accepted) implements AutoCloseable {
 
   static HostListener listen(InetAddress address) throws IOException {
     HostListener l = new HostListener(new ServerSocket(), new AtomicInteger());
     l.socket.bind(new InetSocketAddress(address, 0));
-    Thread t = new Thread(() -> {
-      while (!l.socket.isClosed()) {
-        try (Socket s = l.socket.accept()) {
-          l.accepted.incrementAndGet();
-          s.getOutputStream().write("HTTP/1.0 200 OK\r\n\r\nLEAKED\n".getBytes());
-        } catch (IOException e) {
-          return;
-        }
-      }
-    }, "host-listener-" + l.port());
+    Thread t =
+        new Thread(
+            () -> {
+              while (!l.socket.isClosed()) {
+                try (Socket s = l.socket.accept()) {
+                  l.accepted.incrementAndGet();
+                  s.getOutputStream().write("HTTP/1.0 200 OK\r\n\r\nLEAKED\n".getBytes());
+                } catch (IOException e) {
+                  return;
+                }
+              }
+            },
+            "host-listener-" + l.port());
     t.setDaemon(true);
     t.start();
     return l;
@@ -48,7 +52,10 @@ record HostListener(ServerSocket socket, AtomicInteger accepted) implements Auto
   /** A non-loopback IPv4 address of this machine that is not the docker bridge. */
   static InetAddress hostAddress() throws IOException {
     for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-      if (nic.isUp() && !nic.isLoopback() && !nic.getName().startsWith("docker") && !nic.getName().startsWith("br-")
+      if (nic.isUp()
+          && !nic.isLoopback()
+          && !nic.getName().startsWith("docker")
+          && !nic.getName().startsWith("br-")
           && !nic.getName().startsWith("veth")) {
         for (InetAddress a : Collections.list(nic.getInetAddresses())) {
           if (a instanceof Inet4Address) {
@@ -66,7 +73,9 @@ record HostListener(ServerSocket socket, AtomicInteger accepted) implements Auto
     if (docker0 == null) {
       return Optional.empty();
     }
-    return Collections.list(docker0.getInetAddresses()).stream().filter(a -> a instanceof Inet4Address).findFirst();
+    return Collections.list(docker0.getInetAddresses()).stream()
+        .filter(a -> a instanceof Inet4Address)
+        .findFirst();
   }
 
   int port() {
@@ -75,8 +84,11 @@ record HostListener(ServerSocket socket, AtomicInteger accepted) implements Auto
 
   String hostPort() {
     InetAddress a = socket.getInetAddress();
-    return (a instanceof Inet6Address ? "[" + a.getHostAddress().replaceAll("%.*", "") + "]" : a.getHostAddress())
-        + ":" + port();
+    return (a instanceof Inet6Address
+            ? "[" + a.getHostAddress().replaceAll("%.*", "") + "]"
+            : a.getHostAddress())
+        + ":"
+        + port();
   }
 
   @Override

@@ -23,20 +23,23 @@ class JobCacheTest {
   private static final int UID = (int) currentUid();
   private static final List<String> PATHS = List.of("/work/venv");
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void keyChangesWithRepositoryImageScriptAndKeyFileContents() {
     Map<String, byte[]> lock = Map.of("requirements.txt", bytes("a==1\n"));
     String key = JobCache.key("demo", "sha256:1", "pip install", PATHS, lock);
-    assertEquals(key, JobCache.key("demo", "sha256:1", "pip install", PATHS, Map.of("requirements.txt",
-        bytes("a==1\n"))));
+    assertEquals(
+        key,
+        JobCache.key(
+            "demo", "sha256:1", "pip install", PATHS, Map.of("requirements.txt", bytes("a==1\n"))));
     assertNotEquals(key, JobCache.key("other", "sha256:1", "pip install", PATHS, lock));
     assertNotEquals(key, JobCache.key("demo", "sha256:2", "pip install", PATHS, lock));
     assertNotEquals(key, JobCache.key("demo", "sha256:1", "pip install -U", PATHS, lock));
-    assertNotEquals(key, JobCache.key("demo", "sha256:1", "pip install", PATHS, Map.of("requirements.txt",
-        bytes("a==2\n"))));
+    assertNotEquals(
+        key,
+        JobCache.key(
+            "demo", "sha256:1", "pip install", PATHS, Map.of("requirements.txt", bytes("a==2\n"))));
     java.util.HashMap<String, byte[]> missing = new java.util.HashMap<>();
     missing.put("requirements.txt", null);
     assertNotEquals(key, JobCache.key("demo", "sha256:1", "pip install", PATHS, missing));
@@ -47,7 +50,8 @@ class JobCacheTest {
     Path work = Files.createDirectories(tmp.resolve("work"));
     Files.createDirectories(work.resolve("venv/bin"));
     Files.writeString(work.resolve("venv/bin/tool"), "#!/bin/sh\n");
-    Files.setPosixFilePermissions(work.resolve("venv/bin/tool"),
+    Files.setPosixFilePermissions(
+        work.resolve("venv/bin/tool"),
         java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-x---"));
     Files.createSymbolicLink(work.resolve("venv/bin/python"), Path.of("/usr/bin/python3"));
     Files.writeString(work.resolve("outside.txt"), "not cached");
@@ -55,20 +59,28 @@ class JobCacheTest {
     assertTrue(cache.keep("demo", "k1", PATHS, work) > 0);
 
     Path fresh = Files.createDirectories(tmp.resolve("fresh"));
-    assertFalse(cache.restore("other", "k1", PATHS, fresh, UID), "another repository's key never hits");
+    assertFalse(
+        cache.restore("other", "k1", PATHS, fresh, UID), "another repository's key never hits");
     assertTrue(cache.restore("demo", "k1", PATHS, fresh, UID));
     assertEquals("#!/bin/sh\n", Files.readString(fresh.resolve("venv/bin/tool")));
-    assertEquals("rwxr-x---", java.nio.file.attribute.PosixFilePermissions.toString(
-        Files.getPosixFilePermissions(fresh.resolve("venv/bin/tool"))));
-    assertEquals(Path.of("/usr/bin/python3"), Files.readSymbolicLink(fresh.resolve("venv/bin/python")));
+    assertEquals(
+        "rwxr-x---",
+        java.nio.file.attribute.PosixFilePermissions.toString(
+            Files.getPosixFilePermissions(fresh.resolve("venv/bin/tool"))));
+    assertEquals(
+        Path.of("/usr/bin/python3"), Files.readSymbolicLink(fresh.resolve("venv/bin/python")));
     assertFalse(Files.exists(fresh.resolve("outside.txt")));
   }
 
   @Test
   void refusesEntriesOutsideTheCachePaths() throws Exception {
     JobCache cache = new JobCache(tmp.resolve("cache"), 1 << 20);
-    for (String name : List.of("work/venv/../../etc/passwd", "work/home/.bashrc", "etc/passwd",
-        "work/venv/./x/../../../y")) {
+    for (String name :
+        List.of(
+            "work/venv/../../etc/passwd",
+            "work/home/.bashrc",
+            "etc/passwd",
+            "work/venv/./x/../../../y")) {
       plant(cache, "demo", "bad", name);
       Path fresh = Files.createDirectories(tmp.resolve("fresh-" + Math.abs(name.hashCode())));
       assertThrows(IOException.class, () -> cache.restore("demo", "bad", PATHS, fresh, UID), name);
@@ -84,7 +96,8 @@ class JobCacheTest {
     JobCache cache = new JobCache(tmp.resolve("cache"), 1 << 20);
     cache.keep("demo", "k", PATHS, work);
 
-    // The next job's clone holds venv as a link out of the work volume (a repository can commit one).
+    // The next job's clone holds venv as a link out of the work volume (a repository can commit
+    // one).
     Path victim = Files.createDirectories(tmp.resolve("victim"));
     Path fresh = Files.createDirectories(tmp.resolve("fresh"));
     Files.createSymbolicLink(fresh.resolve("venv"), victim);
@@ -99,14 +112,18 @@ class JobCacheTest {
     Files.write(work.resolve("venv/blob"), new byte[40_000]);
     JobCache cache = new JobCache(tmp.resolve("cache"), 100_000);
     cache.keep("a", "k1", PATHS, work);
-    Files.setLastModifiedTime(tmp.resolve("cache").resolve(only(tmp.resolve("cache"))).resolve("k1.tar"),
+    Files.setLastModifiedTime(
+        tmp.resolve("cache").resolve(only(tmp.resolve("cache"))).resolve("k1.tar"),
         java.nio.file.attribute.FileTime.fromMillis(1000));
     cache.keep("b", "k2", PATHS, work);
     cache.keep("c", "k3", PATHS, work);
     assertFalse(cache.has("a", "k1"), "the oldest went");
     assertTrue(cache.has("b", "k2"));
     assertTrue(cache.has("c", "k3"));
-    assertEquals(-1, new JobCache(tmp.resolve("small"), 1000).keep("a", "k", PATHS, work), "too large alone");
+    assertEquals(
+        -1,
+        new JobCache(tmp.resolve("small"), 1000).keep("a", "k", PATHS, work),
+        "too large alone");
   }
 
   private static String only(Path dir) throws IOException {
@@ -122,10 +139,14 @@ class JobCacheTest {
     cache.keep(repo, key, PATHS, work);
     Path tar;
     try (var dirs = Files.list(tmp.resolve("cache"))) {
-      tar = dirs.filter(d -> d.getFileName().toString().startsWith(repo + "-")).findFirst().orElseThrow()
-          .resolve(key + ".tar");
+      tar =
+          dirs.filter(d -> d.getFileName().toString().startsWith(repo + "-"))
+              .findFirst()
+              .orElseThrow()
+              .resolve(key + ".tar");
     }
-    try (OutputStream out = Files.newOutputStream(tar); TarArchiveOutputStream t = new TarArchiveOutputStream(out)) {
+    try (OutputStream out = Files.newOutputStream(tar);
+        TarArchiveOutputStream t = new TarArchiveOutputStream(out)) {
       byte[] data = bytes("evil");
       TarArchiveEntry entry = new TarArchiveEntry(entryName, true);
       entry.setSize(data.length);
@@ -141,7 +162,8 @@ class JobCacheTest {
 
   private static long currentUid() {
     try {
-      return (Integer) Files.getAttribute(Path.of(System.getProperty("java.io.tmpdir")), "unix:uid");
+      return (Integer)
+          Files.getAttribute(Path.of(System.getProperty("java.io.tmpdir")), "unix:uid");
     } catch (IOException e) {
       return 0;
     }

@@ -30,31 +30,49 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 
 /**
- * Everything a job needs, for real: nats-server, a gateway and runners in this JVM, the Docker engine and the
- * locally built agent image. Tests fail, not skip, when {@code CI=true} and Docker is missing.
+ * Everything a job needs, for real: nats-server, a gateway and runners in this JVM, the Docker
+ * engine and the locally built agent image. Tests fail, not skip, when {@code CI=true} and Docker
+ * is missing.
  */
 public final class JobTestBed implements AutoCloseable {
 
-  public static final String IMAGE = System.getenv().getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest");
-  /** The user job containers run as: the runner's default {@code SPB_SANDBOX_UID}, which the bed does not set. */
-  public static final String SANDBOX_USER = RunnerConfig.DEFAULT_SANDBOX_UID + ":" + RunnerConfig.DEFAULT_SANDBOX_UID;
+  public static final String IMAGE =
+      System.getenv().getOrDefault("SPB_AGENT_IMAGE", "spbgit/agent:latest");
+
+  /**
+   * The user job containers run as: the runner's default {@code SPB_SANDBOX_UID}, which the bed
+   * does not set.
+   */
+  public static final String SANDBOX_USER =
+      RunnerConfig.DEFAULT_SANDBOX_UID + ":" + RunnerConfig.DEFAULT_SANDBOX_UID;
 
   public final Path tmp;
+
   /** The NATS server; null when the bed runs on NATS started elsewhere (see {@link #onNats}). */
   public final NatsServerProcess nats;
-  /** What the gateway, the runners and the bed's own clients connect to: one URL or a comma-separated list. */
+
+  /**
+   * What the gateway, the runners and the bed's own clients connect to: one URL or a
+   * comma-separated list.
+   */
   private final String natsUrl;
+
   /** The running gateway; replaced by {@link #startGateway} after {@link #stopGateway}. */
   public TestGateway gateway;
+
   public final GitCli git;
   private final List<Vertx> runners = new ArrayList<>();
   private final JsonObject gatewayOverrides;
 
-  private JobTestBed(Path tmp, NatsServerProcess nats, String natsUrl, TestGateway gateway, GitCli git,
-                     JsonObject gatewayOverrides) {
+  private JobTestBed(
+      Path tmp,
+      NatsServerProcess nats,
+      String natsUrl,
+      TestGateway gateway,
+      GitCli git,
+      JsonObject gatewayOverrides) {
     this.tmp = tmp;
     this.nats = nats;
     this.natsUrl = natsUrl;
@@ -63,36 +81,57 @@ public final class JobTestBed implements AutoCloseable {
     this.gatewayOverrides = gatewayOverrides;
   }
 
-  /** Starts NATS and a gateway whose jobs get {@code wallLimit}; add runners with {@link #startRunner}. */
+  /**
+   * Starts NATS and a gateway whose jobs get {@code wallLimit}; add runners with {@link
+   * #startRunner}.
+   */
   public static JobTestBed start(Path tmp, String wallLimit) throws Exception {
     return start(tmp, wallLimit, new JsonObject());
   }
 
   /**
-   * Like {@link #start(Path, String)}, with {@code gatewayOverrides} on top of the wall limit: {@code model} and
-   * {@code models} (as {@code SPB_MODEL} and {@code SPB_MODELS}) let the API create llm jobs.
+   * Like {@link #start(Path, String)}, with {@code gatewayOverrides} on top of the wall limit:
+   * {@code model} and {@code models} (as {@code SPB_MODEL} and {@code SPB_MODELS}) let the API
+   * create llm jobs.
    */
-  public static JobTestBed start(Path tmp, String wallLimit, JsonObject gatewayOverrides) throws Exception {
+  public static JobTestBed start(Path tmp, String wallLimit, JsonObject gatewayOverrides)
+      throws Exception {
     requireDocker();
     NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
-    JsonObject overrides = new JsonObject().put("natsUrl", nats.url()).put("jobWallLimit", wallLimit)
-        .mergeIn(gatewayOverrides);
+    JsonObject overrides =
+        new JsonObject()
+            .put("natsUrl", nats.url())
+            .put("jobWallLimit", wallLimit)
+            .mergeIn(gatewayOverrides);
     TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
-    return new JobTestBed(tmp, nats, nats.url(), gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))),
+    return new JobTestBed(
+        tmp,
+        nats,
+        nats.url(),
+        gateway,
+        new GitCli(Files.createDirectories(tmp.resolve("home"))),
         overrides);
   }
 
   /**
-   * A gateway on NATS the caller started and closes (a cluster, say), at {@code natsUrl} (several servers
-   * comma-separated), with {@code gatewayOverrides} on top of the wall limit.
+   * A gateway on NATS the caller started and closes (a cluster, say), at {@code natsUrl} (several
+   * servers comma-separated), with {@code gatewayOverrides} on top of the wall limit.
    */
-  public static JobTestBed onNats(Path tmp, String natsUrl, String wallLimit, JsonObject gatewayOverrides)
-      throws Exception {
+  public static JobTestBed onNats(
+      Path tmp, String natsUrl, String wallLimit, JsonObject gatewayOverrides) throws Exception {
     requireDocker();
-    JsonObject overrides = new JsonObject().put("natsUrl", natsUrl).put("jobWallLimit", wallLimit)
-        .mergeIn(gatewayOverrides);
+    JsonObject overrides =
+        new JsonObject()
+            .put("natsUrl", natsUrl)
+            .put("jobWallLimit", wallLimit)
+            .mergeIn(gatewayOverrides);
     TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
-    return new JobTestBed(tmp, null, natsUrl, gateway, new GitCli(Files.createDirectories(tmp.resolve("home"))),
+    return new JobTestBed(
+        tmp,
+        null,
+        natsUrl,
+        gateway,
+        new GitCli(Files.createDirectories(tmp.resolve("home"))),
         overrides);
   }
 
@@ -102,33 +141,42 @@ public final class JobTestBed implements AutoCloseable {
   }
 
   static void requireDocker() {
-    boolean ci = "true".equals(System.getenv("CI"));
-    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+    try (var docker =
+        new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
       docker.check(IMAGE, RunnerConfig.DEFAULT_SANDBOX_UID);
     } catch (Exception e) {
-      if (ci) {
-        fail("Docker with image " + IMAGE + " is required in CI: " + e.getMessage());
-      }
-      Assumptions.abort("Docker or the agent image is not available: " + e.getMessage());
+      Prerequisites.unmet("Docker with image " + IMAGE + ": " + e.getMessage());
     }
   }
 
   /**
-   * Requires the Java agent ({@code /opt/spb/agent.jar}) in {@code image}, which llm jobs run: fails in CI, skips
-   * elsewhere, when it is missing.
+   * Requires the Java agent ({@code /opt/spb/agent.jar}) in {@code image}, which llm jobs run:
+   * fails in CI, skips elsewhere, when it is missing.
    */
   public static void requireLlmAgent(String image) throws Exception {
     requireDocker();
-    Process probe = new ProcessBuilder("docker", "run", "--rm", "--network", "none", "--entrypoint", "test", image,
-        "-r", "/opt/spb/agent.jar").redirectErrorStream(true).start();
+    Process probe =
+        new ProcessBuilder(
+                "docker",
+                "run",
+                "--rm",
+                "--network",
+                "none",
+                "--entrypoint",
+                "test",
+                image,
+                "-r",
+                "/opt/spb/agent.jar")
+            .redirectErrorStream(true)
+            .start();
     probe.getInputStream().readAllBytes();
     if (probe.waitFor() != 0) {
-      String why = "image " + image + " has no /opt/spb/agent.jar (build it with docker/agent/build.sh, or set "
-          + "SPB_LLM_AGENT_IMAGE)";
-      if ("true".equals(System.getenv("CI"))) {
-        fail(why);
-      }
-      Assumptions.abort(why);
+      String why =
+          "image "
+              + image
+              + " has no /opt/spb/agent.jar (build it with docker/agent/build.sh, or set "
+              + "SPB_LLM_AGENT_IMAGE)";
+      Prerequisites.unmet(why);
     }
   }
 
@@ -137,12 +185,19 @@ public final class JobTestBed implements AutoCloseable {
     Map<String, String> all = new HashMap<>(runnerEnv(id));
     all.putAll(env);
     Vertx vertx = Vertx.vertx();
-    vertx.deployVerticle(new RunnerVerticle(RunnerConfig.fromEnvironment(all), Clock.systemUTC())).await();
+    vertx
+        .deployVerticle(
+            new RunnerVerticle(
+                RunnerConfig.from(RunnerConfig.fromEnvironment(all)), Clock.systemUTC()))
+        .await();
     runners.add(vertx);
     return vertx;
   }
 
-  /** Stops a runner {@link #startRunner} started, before the bed closes (its running jobs end runner_lost). */
+  /**
+   * Stops a runner {@link #startRunner} started, before the bed closes (its running jobs end
+   * runner_lost).
+   */
   public void stopRunner(Vertx runner) {
     if (runners.remove(runner)) {
       runner.close().await();
@@ -183,24 +238,29 @@ public final class JobTestBed implements AutoCloseable {
     if (testCommand != null) {
       body.put("test_command", testCommand);
     }
-    HttpResponse<String> r = gateway.api("POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken,
-        body.encode());
+    HttpResponse<String> r =
+        gateway.api(
+            "POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
     assertEquals(201, r.statusCode(), r.body());
     return new JsonObject(r.body());
   }
 
   /** Asks the gateway to create a job from {@code body} as the owner; the answer as it came. */
   public HttpResponse<String> createJob(String repo, JsonObject body) throws Exception {
-    return gateway.api("POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
+    return gateway.api(
+        "POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
   }
 
   public JsonObject job(String repo, String id) throws Exception {
-    return new JsonObject(gateway.api("GET", "/api/v1/repos/" + repo + "/agent-jobs/" + id, gateway.ownerToken,
-        null).body());
+    return new JsonObject(
+        gateway
+            .api("GET", "/api/v1/repos/" + repo + "/agent-jobs/" + id, gateway.ownerToken, null)
+            .body());
   }
 
   /** Waits until the job reaches {@code status}; fails with its state and log on timeout. */
-  public JsonObject await(String repo, String id, String status, Duration timeout) throws Exception {
+  public JsonObject await(String repo, String id, String status, Duration timeout)
+      throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     JsonObject job = job(repo, id);
     while (System.nanoTime() < deadline) {
@@ -210,15 +270,26 @@ public final class JobTestBed implements AutoCloseable {
       }
       Thread.sleep(200);
     }
-    return fail("job " + id + " did not become " + status + " within " + timeout + ": " + job.encodePrettily()
-        + "\nlog:\n" + log(id));
+    return fail(
+        "job "
+            + id
+            + " did not become "
+            + status
+            + " within "
+            + timeout
+            + ": "
+            + job.encodePrettily()
+            + "\nlog:\n"
+            + log(id));
   }
 
   public JsonObject awaitFinished(String repo, String id) throws Exception {
     return await(repo, id, "finished", Duration.ofSeconds(120));
   }
 
-  /** The job's whole log as published on NATS, in sequence order; asserts the sequence has no gap. */
+  /**
+   * The job's whole log as published on NATS, in sequence order; asserts the sequence has no gap.
+   */
   public String log(String jobId) throws Exception {
     StringBuilder out = new StringBuilder();
     try (Connection connection = connect()) {
@@ -241,21 +312,33 @@ public final class JobTestBed implements AutoCloseable {
   }
 
   /**
-   * A connection of the bed's own, to read what the product published. JetStream requests get 10 s (the client's
-   * default is 2 s): on a cluster that has just lost a node, on a busy machine, answers can take longer.
+   * A connection of the bed's own, to read what the product published. JetStream requests get 10 s
+   * (the client's default is 2 s): on a cluster that has just lost a node, on a busy machine,
+   * answers can take longer.
    */
   private Connection connect() throws Exception {
-    return Nats.connect(new io.nats.client.Options.Builder().server(natsUrl).connectionTimeout(Duration.ofSeconds(10))
-        .errorListener(new io.nats.client.ErrorListener() { }).build());
+    return Nats.connect(
+        new io.nats.client.Options.Builder()
+            .server(natsUrl)
+            .connectionTimeout(Duration.ofSeconds(10))
+            .errorListener(new io.nats.client.ErrorListener() {})
+            .build());
   }
 
   /**
-   * A pull consumer reading {@code subject} from the start of the events stream. Created again when JetStream does
-   * not answer: for a while after a cluster node dies, the server can still place a new consumer on it.
+   * A pull consumer reading {@code subject} from the start of the events stream. Created again when
+   * JetStream does not answer: for a while after a cluster node dies, the server can still place a
+   * new consumer on it.
    */
-  private static JetStreamSubscription readFromStart(Connection connection, String subject) throws Exception {
-    PullSubscribeOptions options = PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM).configuration(
-        io.nats.client.api.ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.All).build()).build();
+  private static JetStreamSubscription readFromStart(Connection connection, String subject)
+      throws Exception {
+    PullSubscribeOptions options =
+        PullSubscribeOptions.builder().stream(Subjects.EVENTS_STREAM)
+            .configuration(
+                io.nats.client.api.ConsumerConfiguration.builder()
+                    .deliverPolicy(DeliverPolicy.All)
+                    .build())
+            .build();
     for (int attempt = 1; ; attempt++) {
       try {
         return connection.jetStream().subscribe(subject, options);
@@ -269,7 +352,8 @@ public final class JobTestBed implements AutoCloseable {
 
   /** Whether any container of this job still exists. */
   public boolean containerExists(String jobId) {
-    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+    try (var docker =
+        new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
       docker.client().inspectContainerCmd("spb-job-" + jobId).exec();
       return true;
     } catch (NotFoundException e) {
@@ -279,7 +363,9 @@ public final class JobTestBed implements AutoCloseable {
     }
   }
 
-  /** Closes the gateway (its HTTP server, NATS consumer and audit log), keeping its data directory. */
+  /**
+   * Closes the gateway (its HTTP server, NATS consumer and audit log), keeping its data directory.
+   */
   public void stopGateway() {
     gateway.close();
   }
@@ -313,7 +399,8 @@ public final class JobTestBed implements AutoCloseable {
 
   /** The job's audit entries, oldest first, as the API serves them. */
   public List<JsonObject> auditEntries(String jobId) throws Exception {
-    HttpResponse<String> r = gateway.api("GET", "/api/v1/agent-jobs?job=" + jobId, gateway.ownerToken, null);
+    HttpResponse<String> r =
+        gateway.api("GET", "/api/v1/agent-jobs?job=" + jobId, gateway.ownerToken, null);
     assertEquals(200, r.statusCode(), r.body());
     return new JsonArray(r.body()).stream().map(e -> (JsonObject) e).toList();
   }
@@ -325,7 +412,11 @@ public final class JobTestBed implements AutoCloseable {
 
   /** Asks the gateway to cancel the job. */
   public HttpResponse<String> cancel(String repo, String id) throws Exception {
-    return gateway.api("POST", "/api/v1/repos/" + repo + "/agent-jobs/" + id + "/cancel", gateway.ownerToken, null);
+    return gateway.api(
+        "POST",
+        "/api/v1/repos/" + repo + "/agent-jobs/" + id + "/cancel",
+        gateway.ownerToken,
+        null);
   }
 
   /** Every status event runners published for the job, in stream order, read straight from NATS. */
@@ -347,13 +438,18 @@ public final class JobTestBed implements AutoCloseable {
   }
 
   /**
-   * Publishes a hand-built request straight to the queue, as the gateway would (for modes the gateway does not
-   * send yet). The gateway does not know such a job: read its events from NATS ({@link #awaitFinishedEvent}).
+   * Publishes a hand-built request straight to the queue, as the gateway would (for modes the
+   * gateway does not send yet). The gateway does not know such a job: read its events from NATS
+   * ({@link #awaitFinishedEvent}).
    */
   public void publish(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
     try (Connection connection = connect()) {
-      connection.jetStream().publish(Subjects.jobRequests(request), request.toByteArray(),
-          io.nats.client.PublishOptions.builder().messageId(request.getJobId()).build());
+      connection
+          .jetStream()
+          .publish(
+              Subjects.jobRequests(request),
+              request.toByteArray(),
+              io.nats.client.PublishOptions.builder().messageId(request.getJobId()).build());
     }
   }
 
@@ -361,17 +457,27 @@ public final class JobTestBed implements AutoCloseable {
    * A request for {@code repo} with a fresh job token, the given mode and task, a wall clock of
    * {@code wallSeconds} and a deadline 5 minutes after it; callers add what else they need.
    */
-  public ai.spboucher.spbgit.proto.JobRequest.Builder request(String repo, String jobId,
-      ai.spboucher.spbgit.proto.Mode mode, String task, long wallSeconds) throws Exception {
+  public ai.spboucher.spbgit.proto.JobRequest.Builder request(
+      String repo, String jobId, ai.spboucher.spbgit.proto.Mode mode, String task, long wallSeconds)
+      throws Exception {
     long now = System.currentTimeMillis();
     return ai.spboucher.spbgit.proto.JobRequest.newBuilder()
-        .setJobId(jobId).setRepo(repo).setCloneUrl(gateway.repoUrl(repo)).setBaseRef("main").setTask(task)
-        .setMode(mode).setLimits(ai.spboucher.spbgit.proto.Limits.newBuilder().setWallSeconds(wallSeconds))
+        .setJobId(jobId)
+        .setRepo(repo)
+        .setCloneUrl(gateway.repoUrl(repo))
+        .setBaseRef("main")
+        .setTask(task)
+        .setMode(mode)
+        .setLimits(ai.spboucher.spbgit.proto.Limits.newBuilder().setWallSeconds(wallSeconds))
         .setJobToken(gateway.jobToken(repo, jobId, wallSeconds + 420))
-        .setDeadlineEpochMs(now + (wallSeconds + 300) * 1000).setCreatedEpochMs(now);
+        .setDeadlineEpochMs(now + (wallSeconds + 300) * 1000)
+        .setCreatedEpochMs(now);
   }
 
-  /** Every event published on {@code subject} (a job's status, log, model or egress subject), in stream order. */
+  /**
+   * Every event published on {@code subject} (a job's status, log, model or egress subject), in
+   * stream order.
+   */
   public List<JobEvent> events(String subject) throws Exception {
     List<JobEvent> events = new ArrayList<>();
     try (Connection connection = connect()) {
@@ -396,8 +502,11 @@ public final class JobTestBed implements AutoCloseable {
     return events.stream().map(JobEvent::getModelCall).toList();
   }
 
-  /** The job's egress attempts ({@code spb.events.<job>.egress}); asserts their sequence has no gap. */
-  public List<ai.spboucher.spbgit.proto.EgressAttempt> egressAttempts(String jobId) throws Exception {
+  /**
+   * The job's egress attempts ({@code spb.events.<job>.egress}); asserts their sequence has no gap.
+   */
+  public List<ai.spboucher.spbgit.proto.EgressAttempt> egressAttempts(String jobId)
+      throws Exception {
     List<JobEvent> events = events(Subjects.egressEvents(jobId));
     assertGapFree(events, "egress");
     return events.stream().map(JobEvent::getEgress).toList();
@@ -409,8 +518,12 @@ public final class JobTestBed implements AutoCloseable {
     }
   }
 
-  /** Waits for the runner's FINISHED event of the job, read straight from NATS; fails with the log on timeout. */
-  public ai.spboucher.spbgit.proto.StatusChange awaitFinishedEvent(String jobId, Duration timeout) throws Exception {
+  /**
+   * Waits for the runner's FINISHED event of the job, read straight from NATS; fails with the log
+   * on timeout.
+   */
+  public ai.spboucher.spbgit.proto.StatusChange awaitFinishedEvent(String jobId, Duration timeout)
+      throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
       for (JobEvent event : statusEvents(jobId)) {
@@ -424,33 +537,58 @@ public final class JobTestBed implements AutoCloseable {
   }
 
   /**
-   * Asserts that {@code secret} is nowhere in a running container: not in its configured environment, not in the
-   * environment or command line of any of its processes, not in a file under {@code /work} or {@code /tmp}, and
-   * not in its file system (the image and its writable layer, through {@code docker export}). Returns what the
-   * process listing showed, for the caller to check it looked at the right thing.
+   * Asserts that {@code secret} is nowhere in a running container: not in its configured
+   * environment, not in the environment or command line of any of its processes, not in a file
+   * under {@code /work} or {@code /tmp}, and not in its file system (the image and its writable
+   * layer, through {@code docker export}). Returns what the process listing showed, for the caller
+   * to check it looked at the right thing.
    */
-  public static String assertAbsentFromContainer(String containerId, String secret) throws Exception {
-    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+  public static String assertAbsentFromContainer(String containerId, String secret)
+      throws Exception {
+    try (var docker =
+        new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
       String env = String.join("\n", docker.inspect(containerId).getConfig().getEnv());
-      org.junit.jupiter.api.Assertions.assertFalse(env.contains(secret), "the container's environment");
+      org.junit.jupiter.api.Assertions.assertFalse(
+          env.contains(secret), "the container's environment");
     }
-    String processes = dockerOutput("exec", "-u", SANDBOX_USER, containerId, "sh", "-c",
-        "cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null; ps -eo args");
-    org.junit.jupiter.api.Assertions.assertFalse(processes.contains(secret), "process environments and arguments");
-    String files = dockerOutput("exec", "-u", SANDBOX_USER, containerId, "sh", "-c",
-        "tar -cf - /work /tmp 2>/dev/null");
+    String processes =
+        dockerOutput(
+            "exec",
+            "-u",
+            SANDBOX_USER,
+            containerId,
+            "sh",
+            "-c",
+            "cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null; ps -eo args");
+    org.junit.jupiter.api.Assertions.assertFalse(
+        processes.contains(secret), "process environments and arguments");
+    String files =
+        dockerOutput(
+            "exec",
+            "-u",
+            SANDBOX_USER,
+            containerId,
+            "sh",
+            "-c",
+            "tar -cf - /work /tmp 2>/dev/null");
     org.junit.jupiter.api.Assertions.assertTrue(files.length() > 0, "/work was read");
-    org.junit.jupiter.api.Assertions.assertFalse(files.contains(secret), "files under /work and /tmp");
-    Process export = new ProcessBuilder("docker", "export", containerId)
-        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    org.junit.jupiter.api.Assertions.assertFalse(
+        files.contains(secret), "files under /work and /tmp");
+    Process export =
+        new ProcessBuilder("docker", "export", containerId)
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
     try (java.io.InputStream tar = export.getInputStream()) {
-      // Latin-1 maps bytes to chars one to one; the carried tail finds a secret split between two reads.
+      // Latin-1 maps bytes to chars one to one; the carried tail finds a secret split between two
+      // reads.
       String carry = "";
       byte[] buffer = new byte[1 << 20];
       int n;
       while ((n = tar.read(buffer)) > 0) {
-        String window = carry + new String(buffer, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1);
-        org.junit.jupiter.api.Assertions.assertFalse(window.contains(secret), "the container's file system");
+        String window =
+            carry + new String(buffer, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1);
+        org.junit.jupiter.api.Assertions.assertFalse(
+            window.contains(secret), "the container's file system");
         carry = window.substring(Math.max(0, window.length() - secret.length() + 1));
       }
     }
@@ -462,8 +600,11 @@ public final class JobTestBed implements AutoCloseable {
   public static String dockerOutput(String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of("docker"));
     command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-    String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+    Process process =
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    String out =
+        new String(
+            process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
     process.waitFor();
     return out;
   }
@@ -471,22 +612,33 @@ public final class JobTestBed implements AutoCloseable {
   /** How many job requests wait in the queue stream, not yet taken by a runner. */
   public long queuedRequests() throws Exception {
     try (Connection connection = connect()) {
-      return connection.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount();
+      return connection
+          .jetStreamManagement()
+          .getStreamInfo(Subjects.JOBS_STREAM)
+          .getStreamState()
+          .getMsgCount();
     }
   }
 
   /** The state of the runners' shared durable consumer on the queue. */
   public ConsumerInfo runnersConsumer() throws Exception {
     try (Connection connection = connect()) {
-      return connection.jetStreamManagement().getConsumerInfo(Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE));
+      return connection
+          .jetStreamManagement()
+          .getConsumerInfo(Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE));
     }
   }
 
   /** Containers, in any state, labelled as belonging to the job. */
   public List<Container> jobContainers(String jobId) {
-    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
-      return docker.client().listContainersCmd().withShowAll(true)
-          .withLabelFilter(Map.of(SandboxSpec.JOB_LABEL, jobId)).exec();
+    try (var docker =
+        new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+      return docker
+          .client()
+          .listContainersCmd()
+          .withShowAll(true)
+          .withLabelFilter(Map.of(SandboxSpec.JOB_LABEL, jobId))
+          .exec();
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }
@@ -494,15 +646,20 @@ public final class JobTestBed implements AutoCloseable {
 
   /** Force-removes the job's containers, for clean-up after a test that may leave one behind. */
   public void removeContainers(String jobId) {
-    try (var docker = new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
+    try (var docker =
+        new ai.spboucher.spbgit.runner.docker.DockerSandbox("unix:///var/run/docker.sock")) {
       jobContainers(jobId).forEach(c -> docker.remove(c.getId()));
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }
   }
 
-  /** Polls {@code condition} every 200 ms; fails with {@code what} if it does not hold within {@code timeout}. */
-  public static void awaitCondition(String what, Duration timeout, Check condition) throws Exception {
+  /**
+   * Polls {@code condition} every 200 ms; fails with {@code what} if it does not hold within {@code
+   * timeout}.
+   */
+  public static void awaitCondition(String what, Duration timeout, Check condition)
+      throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.holds()) {
       if (System.nanoTime() > deadline) {

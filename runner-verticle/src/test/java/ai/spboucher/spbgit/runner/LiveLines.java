@@ -9,11 +9,13 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Counts a job's numbered output lines as the runner publishes them, through a plain NATS subscription to its log
- * subject: it sees each chunk within milliseconds, so a test can strike while the job is mid-stream (reading the
- * stream back takes too long for that). Retries of a chunk may be counted twice; it only tells when to act.
+ * Counts a job's numbered output lines as the runner publishes them, through a plain NATS
+ * subscription to its log subject: it sees each chunk within milliseconds, so a test can strike
+ * while the job is mid-stream (reading the stream back takes too long for that). Retries of a chunk
+ * may be counted twice; it only tells when to act.
  *
- * <p>Threading: chunks are counted on a NATS dispatcher thread; {@link #await} polls from the test thread.
+ * <p>Threading: chunks are counted on a NATS dispatcher thread; {@link #await} polls from the test
+ * thread.
  */
 final class LiveLines implements AutoCloseable {
 
@@ -26,14 +28,17 @@ final class LiveLines implements AutoCloseable {
 
   static LiveLines watch(JobTestBed bed, String jobId, String prefix) throws Exception {
     LiveLines live = new LiveLines(Nats.connect(bed.natsUrl()));
-    Dispatcher dispatcher = live.connection.createDispatcher(message -> {
-      try {
-        String text = JobEvent.parseFrom(message.getData()).getLog().getData().toStringUtf8();
-        live.lines.addAndGet((int) text.lines().filter(l -> l.startsWith(prefix)).count());
-      } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-        // Not a log event: nothing to count.
-      }
-    });
+    Dispatcher dispatcher =
+        live.connection.createDispatcher(
+            message -> {
+              try {
+                String text =
+                    JobEvent.parseFrom(message.getData()).getLog().getData().toStringUtf8();
+                live.lines.addAndGet((int) text.lines().filter(l -> l.startsWith(prefix)).count());
+              } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                // Not a log event: nothing to count.
+              }
+            });
     dispatcher.subscribe(Subjects.logEvents(jobId));
     live.connection.flush(Duration.ofSeconds(5));
     return live;

@@ -24,11 +24,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Whole llm jobs with the real agent ({@code /opt/spb/agent.jar} in the agent image) against a fake OpenAI
- * provider scripted step by step: the proposal is what the script asked for, the key never enters the container,
- * the spend is what the provider reported, and a job over budget or with a failing provider ends as it should.
- * The image is {@code SPB_LLM_AGENT_IMAGE} (default {@link JobTestBed#IMAGE}); without the agent in it these tests
- * fail in CI and are skipped elsewhere.
+ * Whole llm jobs with the real agent ({@code /opt/spb/agent.jar} in the agent image) against a fake
+ * OpenAI provider scripted step by step: the proposal is what the script asked for, the key never
+ * enters the container, the spend is what the provider reported, and a job over budget or with a
+ * failing provider ends as it should. The image is {@code SPB_LLM_AGENT_IMAGE} (default {@link
+ * JobTestBed#IMAGE}); without the agent in it these tests fail in CI and are skipped elsewhere.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class LlmJobIT {
@@ -38,8 +38,7 @@ class LlmJobIT {
   static final String MODEL = "gpt-test";
   static final String TASK = "In README.md, replace the line 'hello world' with 'hello agent'.";
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static JobTestBed bed;
   static FakeProvider fake;
 
@@ -48,9 +47,22 @@ class LlmJobIT {
     requireAgent();
     bed = JobTestBed.start(tmp, "120s");
     fake = FakeProvider.start(KEY);
-    bed.startRunner("agent", fake.runnerEnv(tmp, MODEL, Map.of("SPB_AGENT_IMAGE", IMAGE, "SPB_LIMIT_MEMORY", "512m",
-        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s")));
-    bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n", "src/app.txt", "app\n"));
+    bed.startRunner(
+        "agent",
+        fake.runnerEnv(
+            tmp,
+            MODEL,
+            Map.of(
+                "SPB_AGENT_IMAGE",
+                IMAGE,
+                "SPB_LIMIT_MEMORY",
+                "512m",
+                "SPB_MODEL_TOKEN_BUDGET",
+                "1000",
+                "SPB_BREACH_GRACE",
+                "10s")));
+    bed.createRepo(
+        "demo", Map.of("README.md", "# Demo\nhello world\nbye\n", "src/app.txt", "app\n"));
   }
 
   @AfterAll
@@ -66,20 +78,28 @@ class LlmJobIT {
   @Test
   void theAgentFollowsTheModelAndPushesTheProposalItAskedFor() throws Exception {
     CountDownLatch inspected = new CountDownLatch(1);
-    fake.then(fake.openAiToolCall("list_files", "{\"path\":\".\"}", 100, 20),
+    fake.then(
+        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 100, 20),
         fake.openAiToolCall("read_file", "{\"path\":\"README.md\"}", 110, 20));
-    fake.then(request -> {
-      // Holds the third answer while the test looks inside the running container.
-      await(inspected);
-      return fake.openAiToolCall("replace_in_file",
-          "{\"path\":\"README.md\",\"old\":\"hello world\",\"new\":\"hello agent\"}", 120, 20).apply(request);
-    });
+    fake.then(
+        request -> {
+          // Holds the third answer while the test looks inside the running container.
+          await(inspected);
+          return fake.openAiToolCall(
+                  "replace_in_file",
+                  "{\"path\":\"README.md\",\"old\":\"hello world\",\"new\":\"hello agent\"}",
+                  120,
+                  20)
+              .apply(request);
+        });
     fake.then(fake.openAiToolCall("finish", "{\"summary\":\"replaced the greeting\"}", 130, 20));
     int before = fake.received().size();
     String id = "agent-" + Long.toString(System.nanoTime(), 36);
     bed.publish(bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
 
-    JobTestBed.awaitCondition("the agent's third model call", Duration.ofSeconds(90),
+    JobTestBed.awaitCondition(
+        "the agent's third model call",
+        Duration.ofSeconds(90),
         () -> fake.received().size() >= before + 3);
     assertKeyAbsent(bed.jobContainers(id).get(0).getId());
     inspected.countDown();
@@ -88,9 +108,13 @@ class LlmJobIT {
     String log = bed.log(id);
     assertEquals("ok", finished.getExitReason(), log);
     assertFalse(log.contains(KEY));
-    GitCli.Result diff = bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/proposal");
+    GitCli.Result diff =
+        bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/proposal");
     assertTrue(diff.output().contains("-hello world\n+hello agent"), diff.output());
-    assertEquals(1, diff.output().lines().filter(l -> l.startsWith("+++")).count(), "only README.md changed");
+    assertEquals(
+        1,
+        diff.output().lines().filter(l -> l.startsWith("+++")).count(),
+        "only README.md changed");
 
     List<FakeProvider.Received> calls = fake.received().subList(before, fake.received().size());
     assertEquals(4, calls.size());
@@ -100,21 +124,29 @@ class LlmJobIT {
       assertFalse(call.json().path("stream").asBoolean(true));
     }
     JsonNode third = calls.get(2).json();
-    assertTrue(third.path("messages").toString().contains("hello world"), "the file the agent read went back");
+    assertTrue(
+        third.path("messages").toString().contains("hello world"),
+        "the file the agent read went back");
     assertEquals(460, finished.getInputTokens());
     assertEquals(80, finished.getOutputTokens());
     List<ModelCall> recorded = bed.modelCalls(id);
     assertEquals(4, recorded.size());
     assertEquals(460, recorded.stream().mapToLong(ModelCall::getInputTokens).sum());
     JsonNode sent = new ObjectMapper().readTree(recorded.get(0).getRequest().toByteArray());
-    assertEquals(calls.get(0).json().path("messages"), sent.path("messages"),
+    assertEquals(
+        calls.get(0).json().path("messages"),
+        sent.path("messages"),
         "the recorded request is the one the agent sent");
   }
 
   @Test
   void aJobOverItsBudgetEndsBudgetExceededWithItsPartialWorkPushed() throws Exception {
-    fake.then(fake.openAiToolCall("replace_in_file",
-            "{\"path\":\"README.md\",\"old\":\"bye\",\"new\":\"see you\"}", 400, 100),
+    fake.then(
+        fake.openAiToolCall(
+            "replace_in_file",
+            "{\"path\":\"README.md\",\"old\":\"bye\",\"new\":\"see you\"}",
+            400,
+            100),
         fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
     String id = "budget-" + Long.toString(System.nanoTime(), 36);
     bed.publish(bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
@@ -128,14 +160,16 @@ class LlmJobIT {
     String refs = bed.git.refs(bed.gateway.repoDir("demo"));
     assertTrue(refs.contains("refs/agents/" + id + "/partial"), refs + "\n" + log);
     assertFalse(refs.contains("refs/agents/" + id + "/proposal"), refs);
-    GitCli.Result diff = bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/partial");
+    GitCli.Result diff =
+        bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/partial");
     assertTrue(diff.output().contains("+see you"), diff.output());
   }
 
   @Test
   void aFailingProviderEndsProviderError() throws Exception {
-    fake.then(FakeProvider.openAiError(500, "server_error", null, "The server had an error processing your "
-        + "request."));
+    fake.then(
+        FakeProvider.openAiError(
+            500, "server_error", null, "The server had an error processing your " + "request."));
     String id = "provider-" + Long.toString(System.nanoTime(), 36);
     bed.publish(bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
 
@@ -146,7 +180,8 @@ class LlmJobIT {
     assertEquals("provider answered 500 (server_error)", call.getError());
   }
 
-  // --- helpers -------------------------------------------------------------------------------------------------
+  // --- helpers
+  // -------------------------------------------------------------------------------------------------
 
   static void requireAgent() throws Exception {
     JobTestBed.requireLlmAgent(IMAGE);
@@ -160,10 +195,12 @@ class LlmJobIT {
     }
   }
 
-  /** Not in the configuration, the processes (the agent's JVM included), /work, /tmp or the file system. */
+  /**
+   * Not in the configuration, the processes (the agent's JVM included), /work, /tmp or the file
+   * system.
+   */
   private static void assertKeyAbsent(String container) throws Exception {
     String processes = JobTestBed.assertAbsentFromContainer(container, KEY);
     assertTrue(processes.contains("agent.jar"), "the agent's JVM was listed: " + processes);
   }
-
 }

@@ -34,10 +34,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The runner's side of llm jobs, end to end with real Docker, NATS, gateway and runner: the model endpoint in
- * the container, the key that never enters it, the metered spend, the model and egress events, the breach
- * notice and the exit reasons. The agent is a scripted shell stand-in (curl against the endpoint, git for the
- * push) layered on the agent image, so these tests do not depend on the Java agent; {@code LlmJobIT} runs that.
+ * The runner's side of llm jobs, end to end with real Docker, NATS, gateway and runner: the model
+ * endpoint in the container, the key that never enters it, the metered spend, the model and egress
+ * events, the breach notice and the exit reasons. The agent is a scripted shell stand-in (curl
+ * against the endpoint, git for the push) layered on the agent image, so these tests do not depend
+ * on the Java agent; {@code LlmJobIT} runs that.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LlmRunnerIT {
@@ -46,8 +47,7 @@ class LlmRunnerIT {
   static final String PROBE_IMAGE = "spbgit/agent-llm-probe:it";
   static final String MODEL = "gpt-test";
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static JobTestBed bed;
   static FakeProvider fake;
   static Map<String, String> runnerEnv;
@@ -57,8 +57,19 @@ class LlmRunnerIT {
     bed = JobTestBed.start(tmp, "60s");
     buildProbeImage(tmp.resolve("probe-image"));
     fake = FakeProvider.start(KEY);
-    runnerEnv = fake.runnerEnv(tmp, MODEL, Map.of("SPB_AGENT_IMAGE", PROBE_IMAGE,
-        "SPB_MODELS", MODEL + ",gpt-alt", "SPB_MODEL_TOKEN_BUDGET", "100", "SPB_BREACH_GRACE", "4s"));
+    runnerEnv =
+        fake.runnerEnv(
+            tmp,
+            MODEL,
+            Map.of(
+                "SPB_AGENT_IMAGE",
+                PROBE_IMAGE,
+                "SPB_MODELS",
+                MODEL + ",gpt-alt",
+                "SPB_MODEL_TOKEN_BUDGET",
+                "100",
+                "SPB_BREACH_GRACE",
+                "4s"));
     bed.startRunner("llm", runnerEnv);
     bed.createRepo("demo", Map.of("README.md", "hello world\n"));
   }
@@ -71,18 +82,22 @@ class LlmRunnerIT {
     if (fake != null) {
       fake.close();
     }
-    // A child image left behind would keep the agent image's build from removing the image it replaces.
+    // A child image left behind would keep the agent image's build from removing the image it
+    // replaces.
     JobTestBed.dockerOutput("rmi", "--force", PROBE_IMAGE);
   }
 
   @Test
   void modelCallsGoThroughTheRunnerAndTheKeyNeverEntersTheContainer() throws Exception {
-    fake.then(fake.openAiToolCall("list_files", "{\"path\":\".\"}", 30, 10),
+    fake.then(
+        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 30, 10),
         fake.openAiText("Hello from the model", 40, 5));
     String id = jobId("happy");
     bed.publish(bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build());
 
-    JobTestBed.awaitCondition("the probe wrote its file", Duration.ofSeconds(60),
+    JobTestBed.awaitCondition(
+        "the probe wrote its file",
+        Duration.ofSeconds(60),
         () -> bed.log(id).contains("PROBE wrote="));
     String container = bed.jobContainers(id).get(0).getId();
     assertKeyAbsentFromContainer(container);
@@ -91,10 +106,14 @@ class LlmRunnerIT {
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(60));
     String log = bed.log(id);
     assertEquals("ok", finished.getExitReason(), log);
-    assertTrue(log.contains("PROBE mode=llm provider=openai model=" + MODEL + " url=http://127.0.0.1:3129"), log);
+    assertTrue(
+        log.contains(
+            "PROBE mode=llm provider=openai model=" + MODEL + " url=http://127.0.0.1:3129"),
+        log);
     assertTrue(log.contains("PROBE call1=200") && log.contains("PROBE call2=200"), log);
     assertFalse(log.contains(KEY));
-    String envKeys = log.lines().filter(l -> l.startsWith("PROBE env_keys=")).findFirst().orElseThrow();
+    String envKeys =
+        log.lines().filter(l -> l.startsWith("PROBE env_keys=")).findFirst().orElseThrow();
     assertFalse(envKeys.contains("KEY"), envKeys);
 
     // The spend is the runner's own sum of what the provider reported.
@@ -103,8 +122,8 @@ class LlmRunnerIT {
     assertEquals(70, finished.getInputTokens());
     assertEquals(15, finished.getOutputTokens());
     // The provider saw the key on every forwarded call, and the job's model.
-    List<FakeProvider.Received> received = fake.received().subList(fake.received().size() - 2,
-        fake.received().size());
+    List<FakeProvider.Received> received =
+        fake.received().subList(fake.received().size() - 2, fake.received().size());
     for (FakeProvider.Received request : received) {
       assertEquals("Bearer " + KEY, request.header("authorization"));
       assertEquals(MODEL, request.json().path("model").asText());
@@ -115,23 +134,39 @@ class LlmRunnerIT {
     assertEquals(List.of(200, 200), calls.stream().map(ModelCall::getStatus).toList());
     assertEquals(30, calls.get(0).getInputTokens());
     assertEquals(5, calls.get(1).getOutputTokens());
-    assertTrue(calls.get(1).getRequest().toStringUtf8().contains("\"content\":\"read README.md\""),
+    assertTrue(
+        calls.get(1).getRequest().toStringUtf8().contains("\"content\":\"read README.md\""),
         calls.get(1).getRequest().toStringUtf8());
     assertFalse(calls.get(0).getTruncated());
 
     List<EgressAttempt> egress = bed.egressAttempts(id);
-    List<EgressAttempt> viaModel = egress.stream().filter(e -> e.getVia().equals("model_endpoint")).toList();
+    List<EgressAttempt> viaModel =
+        egress.stream().filter(e -> e.getVia().equals("model_endpoint")).toList();
     assertEquals(2, viaModel.size(), egress.toString());
     assertEquals("127.0.0.1", viaModel.get(0).getHost());
     assertEquals(fake.port(), viaModel.get(0).getPort());
     assertTrue(viaModel.get(0).getAllowed());
-    assertTrue(egress.stream().anyMatch(e -> e.getVia().equals("git_relay") && e.getAllowed()
-        && e.getPort() == java.net.URI.create(bed.gateway.repoUrl("demo")).getPort()), "the clone and the push");
-    assertTrue(egress.stream().anyMatch(e -> e.getHost().equals("forbidden.invalid") && !e.getAllowed()
-        && !e.getFailure().isEmpty()), egress.toString());
+    assertTrue(
+        egress.stream()
+            .anyMatch(
+                e ->
+                    e.getVia().equals("git_relay")
+                        && e.getAllowed()
+                        && e.getPort()
+                            == java.net.URI.create(bed.gateway.repoUrl("demo")).getPort()),
+        "the clone and the push");
+    assertTrue(
+        egress.stream()
+            .anyMatch(
+                e ->
+                    e.getHost().equals("forbidden.invalid")
+                        && !e.getAllowed()
+                        && !e.getFailure().isEmpty()),
+        egress.toString());
 
     String proposal = "refs/agents/" + id + "/proposal";
-    GitCli.Result diff = bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", proposal, "--", "greeting.txt");
+    GitCli.Result diff =
+        bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", proposal, "--", "greeting.txt");
     assertTrue(diff.output().contains("+Hello from the model"), diff.output());
     assertFalse(bed.containerExists(id));
   }
@@ -144,7 +179,8 @@ class LlmRunnerIT {
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
     String log = bed.log(id);
     assertEquals("budget_exceeded", finished.getExitReason(), log);
-    // The fake's default answer reports 10 + 5 tokens: seven calls reach the budget of 100, the eighth is refused.
+    // The fake's default answer reports 10 + 5 tokens: seven calls reach the budget of 100, the
+    // eighth is refused.
     assertTrue(log.contains("PROBE budget_status=429 calls=8 type=budget_exceeded"), log);
     assertTrue(log.contains("PROBE breach=budget_exceeded"), log);
     assertTrue(log.contains("breach notice budget_exceeded written"), log);
@@ -154,7 +190,8 @@ class LlmRunnerIT {
     assertEquals(8, calls.size());
     assertEquals(429, calls.get(7).getStatus());
     assertTrue(calls.get(7).getError().startsWith("budget_exceeded"), calls.get(7).getError());
-    assertTrue(bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/partial"));
+    assertTrue(
+        bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/partial"));
   }
 
   @Test
@@ -168,7 +205,9 @@ class LlmRunnerIT {
     String log = bed.log(id);
     assertEquals("budget_exceeded", finished.getExitReason(), log);
     assertTrue(log.contains("grace period over: stopping the container"), log);
-    assertTrue(seconds < 40, "stopped after the 4 s grace, long before the 60 s wall clock: " + seconds + " s");
+    assertTrue(
+        seconds < 40,
+        "stopped after the 4 s grace, long before the 60 s wall clock: " + seconds + " s");
   }
 
   @Test
@@ -178,12 +217,17 @@ class LlmRunnerIT {
 
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
     String log = bed.log(id);
-    assertEquals("timeout", finished.getExitReason(), "the agent stopped within the grace, still a timeout\n" + log);
-    String breach = log.lines().filter(l -> l.startsWith("PROBE breach=")).findFirst().orElseThrow();
+    assertEquals(
+        "timeout",
+        finished.getExitReason(),
+        "the agent stopped within the grace, still a timeout\n" + log);
+    String breach =
+        log.lines().filter(l -> l.startsWith("PROBE breach=")).findFirst().orElseThrow();
     assertTrue(breach.startsWith("PROBE breach=timeout after="), breach);
     int after = Integer.parseInt(breach.substring(breach.indexOf("after=") + 6).trim());
     assertTrue(after >= 12 && after <= 18, "warned 4 s before the 20 s wall clock: " + breach);
-    assertTrue(bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/partial"));
+    assertTrue(
+        bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/partial"));
   }
 
   @Test
@@ -200,36 +244,49 @@ class LlmRunnerIT {
 
     String steps = jobId("steps");
     bed.publish(bed.request("demo", steps, Mode.MODE_LLM, "step_limit", 60).build());
-    assertEquals("step_limit", bed.awaitFinishedEvent(steps, Duration.ofSeconds(60)).getExitReason());
+    assertEquals(
+        "step_limit", bed.awaitFinishedEvent(steps, Duration.ofSeconds(60)).getExitReason());
 
     String claimed = jobId("claimed");
     bed.publish(bed.request("demo", claimed, Mode.MODE_LLM, "stopped_without_breach", 60).build());
-    assertEquals("exit_code:75", bed.awaitFinishedEvent(claimed, Duration.ofSeconds(60)).getExitReason(),
+    assertEquals(
+        "exit_code:75",
+        bed.awaitFinishedEvent(claimed, Duration.ofSeconds(60)).getExitReason(),
         "75 means nothing without the runner's own breach");
   }
 
   @Test
   void aJobAskingForAModelTheRunnerDoesNotOfferIsRefused() throws Exception {
     String id = jobId("model");
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, "happy", 60).setModel("gpt-unlisted").build());
+    bed.publish(
+        bed.request("demo", id, Mode.MODE_LLM, "happy", 60).setModel("gpt-unlisted").build());
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(30));
     assertEquals("runner_error", finished.getExitReason());
     assertTrue(finished.getDetail().contains("gpt-unlisted is not offered"), finished.getDetail());
-    assertEquals(List.of(JobStatus.FINISHED), bed.statusEvents(id).stream().map(e -> e.getStatus().getStatus())
-        .toList(), "refused before any container");
+    assertEquals(
+        List.of(JobStatus.FINISHED),
+        bed.statusEvents(id).stream().map(e -> e.getStatus().getStatus()).toList(),
+        "refused before any container");
   }
 
   @Test
   void aRunnerWithoutAProviderRefusesLlmJobsAtOnce() throws Exception {
     String id = jobId("noprovider");
-    RunnerConfig plain = RunnerConfig.fromEnvironment(bed.runnerEnv("plain"));
+    RunnerConfig plain = RunnerConfig.from(RunnerConfig.fromEnvironment(bed.runnerEnv("plain")));
     try (DockerSandbox docker = new DockerSandbox(plain.dockerHost());
-         Connection nats = Nats.connect(bed.nats.url())) {
+        Connection nats = Nats.connect(bed.nats.url())) {
       JobRequest request = bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build();
       // No Vert.x: the job is refused before any of its sockets is opened.
-      new JobExecution(null, plain, docker, null, null, request,
-          new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
-          Clock.systemUTC()).run();
+      new JobExecution(
+              null,
+              plain,
+              docker,
+              null,
+              null,
+              request,
+              new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
+              Clock.systemUTC())
+          .run();
     }
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
     assertEquals("runner_error", finished.getExitReason());
@@ -239,7 +296,8 @@ class LlmRunnerIT {
 
   @Test
   void execJobsPublishTheirEgressAttemptsAndNoSpend() throws Exception {
-    JsonObject job = bed.submit("demo", "curl -s -o /dev/null http://forbidden.invalid:8080/ ; true", null);
+    JsonObject job =
+        bed.submit("demo", "curl -s -o /dev/null http://forbidden.invalid:8080/ ; true", null);
     String id = job.getString("id");
     bed.awaitFinished("demo", id);
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
@@ -247,7 +305,9 @@ class LlmRunnerIT {
     assertEquals("", finished.getProvider());
     assertEquals(0, finished.getInputTokens() + finished.getOutputTokens());
     List<EgressAttempt> egress = bed.egressAttempts(id);
-    assertTrue(egress.stream().anyMatch(e -> e.getAllowed() && e.getVia().equals("git_relay")), egress.toString());
+    assertTrue(
+        egress.stream().anyMatch(e -> e.getAllowed() && e.getVia().equals("git_relay")),
+        egress.toString());
     EgressAttempt refused = egress.stream().filter(e -> !e.getAllowed()).findFirst().orElseThrow();
     assertEquals("forbidden.invalid", refused.getHost());
     assertEquals(8080, refused.getPort());
@@ -256,13 +316,17 @@ class LlmRunnerIT {
     assertEquals(List.of(), bed.modelCalls(id));
   }
 
-  // --- helpers -------------------------------------------------------------------------------------------------
+  // --- helpers
+  // -------------------------------------------------------------------------------------------------
 
   private static String jobId(String name) {
     return name + "-" + Long.toString(System.nanoTime(), 36);
   }
 
-  /** The key in the container's configuration, processes, /work, /tmp and whole file system: nowhere. */
+  /**
+   * The key in the container's configuration, processes, /work, /tmp and whole file system:
+   * nowhere.
+   */
   private static void assertKeyAbsentFromContainer(String container) throws Exception {
     String processes = JobTestBed.assertAbsentFromContainer(container, KEY);
     assertTrue(processes.contains("socat"), "the relays were listed: " + processes);
@@ -271,7 +335,8 @@ class LlmRunnerIT {
   }
 
   private static void exec(String container, String... command) throws Exception {
-    List<String> args = new java.util.ArrayList<>(List.of("exec", "-u", JobTestBed.SANDBOX_USER, container));
+    List<String> args =
+        new java.util.ArrayList<>(List.of("exec", "-u", JobTestBed.SANDBOX_USER, container));
     args.addAll(List.of(command));
     JobTestBed.dockerOutput(args.toArray(String[]::new));
   }
@@ -282,17 +347,27 @@ class LlmRunnerIT {
     Path script = dir.resolve("llm-probe");
     Files.writeString(script, PROBE_SCRIPT);
     Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
-    Files.writeString(dir.resolve("Dockerfile"), "FROM " + JobTestBed.IMAGE + "\n"
-        + "COPY llm-probe /usr/local/bin/llm-probe\n"
-        + "ENTRYPOINT [\"/usr/local/bin/llm-probe\"]\n");
+    Files.writeString(
+        dir.resolve("Dockerfile"),
+        "FROM "
+            + JobTestBed.IMAGE
+            + "\n"
+            + "COPY llm-probe /usr/local/bin/llm-probe\n"
+            + "ENTRYPOINT [\"/usr/local/bin/llm-probe\"]\n");
     try (DockerSandbox docker = new DockerSandbox("unix:///var/run/docker.sock")) {
-      docker.client().buildImageCmd(dir.toFile()).withTags(Set.of(PROBE_IMAGE)).withPull(false)
-          .exec(new BuildImageResultCallback()).awaitImageId(120, TimeUnit.SECONDS);
+      docker
+          .client()
+          .buildImageCmd(dir.toFile())
+          .withTags(Set.of(PROBE_IMAGE))
+          .withPull(false)
+          .exec(new BuildImageResultCallback())
+          .awaitImageId(120, TimeUnit.SECONDS);
     }
   }
 
   /** The stand-in agent. SPB_TASK names the scenario; PROBE lines report what it saw. */
-  static final String PROBE_SCRIPT = """
+  static final String PROBE_SCRIPT =
+      """
       #!/bin/sh
       set -u
       [ "$SPB_MODE" = llm ] || exec /usr/local/bin/spb-agent

@@ -13,17 +13,19 @@ import org.junit.jupiter.api.Test;
 
 class LogPumpTest {
 
-  private record Chunk(LogStream stream, String text) {
-  }
+  private record Chunk(LogStream stream, String text) {}
 
   private final List<Chunk> chunks = new ArrayList<>();
 
   private LogPump pump(long cap) {
-    return new LogPump((stream, data) -> {
-      synchronized (chunks) {
-        chunks.add(new Chunk(stream, new String(data, StandardCharsets.UTF_8)));
-      }
-    }, "test", cap);
+    return new LogPump(
+        (stream, data) -> {
+          synchronized (chunks) {
+            chunks.add(new Chunk(stream, new String(data, StandardCharsets.UTF_8)));
+          }
+        },
+        "test",
+        cap);
   }
 
   private static Frame stdout(String text) {
@@ -61,7 +63,8 @@ class LogPumpTest {
     pump.offer(stdout(line.substring(10_000) + "\nafter\n"));
     assertTrue(pump.close(10_000));
     List<String> lines = text(LogStream.STDOUT).lines().toList();
-    assertEquals(List.of(LogPump.MAX_LINE, LogPump.MAX_LINE, 40_000 - 2 * LogPump.MAX_LINE, 5),
+    assertEquals(
+        List.of(LogPump.MAX_LINE, LogPump.MAX_LINE, 40_000 - 2 * LogPump.MAX_LINE, 5),
         lines.stream().map(String::length).toList());
     assertEquals("after", lines.get(3));
   }
@@ -85,7 +88,9 @@ class LogPumpTest {
     assertEquals(1000, text(LogStream.STDOUT).length());
     String runner = text(LogStream.RUNNER);
     assertTrue(runner.contains("[spb-runner] log cap of 1000 bytes reached"), runner);
-    assertTrue(runner.contains("[spb-runner] log cap reached: 3550 more bytes of output were not kept"), runner);
+    assertTrue(
+        runner.contains("[spb-runner] log cap reached: 3550 more bytes of output were not kept"),
+        runner);
   }
 
   @Test
@@ -96,7 +101,12 @@ class LogPumpTest {
     pump.offer(stdout("out-2\n"));
     pump.runnerLine("done");
     assertTrue(pump.close(10_000));
-    assertEquals(List.of(new Chunk(LogStream.STDOUT, "out-1\n"), new Chunk(LogStream.STDERR, "err-1\n"),
-        new Chunk(LogStream.STDOUT, "out-2\n"), new Chunk(LogStream.RUNNER, "[spb-runner] done\n")), chunks);
+    assertEquals(
+        List.of(
+            new Chunk(LogStream.STDOUT, "out-1\n"),
+            new Chunk(LogStream.STDERR, "err-1\n"),
+            new Chunk(LogStream.STDOUT, "out-2\n"),
+            new Chunk(LogStream.RUNNER, "[spb-runner] done\n")),
+        chunks);
   }
 }

@@ -27,11 +27,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Live logs over the websocket and the text log, with their gates; approval, rejection and ref deletion. */
+/**
+ * Live logs over the websocket and the text log, with their gates; approval, rejection and ref
+ * deletion.
+ */
 class LogStreamIT {
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static JobTestBed bed;
   static final HttpClient http = HttpClient.newHttpClient();
 
@@ -49,8 +51,9 @@ class LogStreamIT {
 
   @Test
   void aViewerSeesEveryLineOnceInOrderAcrossAReconnect() throws Exception {
-    String id = bed.submit("logs", "for i in $(seq 1 400); do echo line-$i; sleep 0.01; done", null)
-        .getString("id");
+    String id =
+        bed.submit("logs", "for i in $(seq 1 400); do echo line-$i; sleep 0.01; done", null)
+            .getString("id");
     bed.await("logs", id, "started", Duration.ofSeconds(60));
     Viewer first = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
     List<JsonObject> seen = new ArrayList<>(first.take(3));
@@ -71,23 +74,28 @@ class LogStreamIT {
     for (int i = 0; i < 400; i++) {
       assertEquals("line-" + (i + 1), lines.get(i));
     }
-    HttpResponse<String> whole = get("/api/v1/repos/logs/agent-jobs/" + id + "/log", bed.gateway.ownerToken);
+    HttpResponse<String> whole =
+        get("/api/v1/repos/logs/agent-jobs/" + id + "/log", bed.gateway.ownerToken);
     assertEquals(200, whole.statusCode());
     assertEquals(text.toString(), whole.body());
   }
 
   @Test
   void viewersJoiningAtDifferentTimesEachGetEveryLineOnceInOrder() throws Exception {
-    String id = bed.submit("logs", "for i in $(seq 1 300); do echo many-$i; sleep 0.005; done", null)
-        .getString("id");
+    String id =
+        bed.submit("logs", "for i in $(seq 1 300); do echo many-$i; sleep 0.005; done", null)
+            .getString("id");
     List<Viewer> early = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       early.add(Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken));
     }
     bed.await("logs", id, "started", Duration.ofSeconds(60));
     List<JsonObject> firstFrames = early.get(0).take(2);
-    // Joins the job's shared feed part way, from where it stands; and one more that starts from scratch.
-    Viewer resumed = Viewer.open(id, firstFrames.get(1).getLong("seq"), bed.gateway.baseUrl, bed.gateway.ownerToken);
+    // Joins the job's shared feed part way, from where it stands; and one more that starts from
+    // scratch.
+    Viewer resumed =
+        Viewer.open(
+            id, firstFrames.get(1).getLong("seq"), bed.gateway.baseUrl, bed.gateway.ownerToken);
     Viewer late = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
     List<JsonObject> resumedFrames = new ArrayList<>(firstFrames);
     assertEquals("ok", resumed.readUntilEnd(resumedFrames).getString("exit_reason"));
@@ -110,16 +118,26 @@ class LogStreamIT {
     bed.await("logs", busy, "started", Duration.ofSeconds(60));
     String queued = bed.submit("logs", "echo never", null).getString("id");
     Viewer viewer = Viewer.open(queued, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
-    assertEquals(202, post("/api/v1/repos/logs/agent-jobs/" + queued + "/cancel", bed.gateway.ownerToken,
-        new JsonObject()).statusCode());
-    // The queue never reached a runner, so the stream holds no end: the gateway's own record ends the viewer.
+    assertEquals(
+        202,
+        post(
+                "/api/v1/repos/logs/agent-jobs/" + queued + "/cancel",
+                bed.gateway.ownerToken,
+                new JsonObject())
+            .statusCode());
+    // The queue never reached a runner, so the stream holds no end: the gateway's own record ends
+    // the viewer.
     JsonObject end = viewer.readUntilEnd(new ArrayList<>());
     assertEquals("cancelled", end.getString("exit_reason"));
     bed.awaitFinished("logs", busy);
   }
 
-  /** The log frames' text holds {@code prefix1} .. {@code prefixN} once each, in order, and no chunk repeats. */
-  private static void assertEveryLineOnceInOrder(List<JsonObject> frames, String prefix, int count) {
+  /**
+   * The log frames' text holds {@code prefix1} .. {@code prefixN} once each, in order, and no chunk
+   * repeats.
+   */
+  private static void assertEveryLineOnceInOrder(
+      List<JsonObject> frames, String prefix, int count) {
     StringBuilder text = new StringBuilder();
     long expected = frames.get(0).getLong("seq");
     for (JsonObject frame : frames) {
@@ -135,9 +153,11 @@ class LogStreamIT {
 
   @Test
   void replayIsCompleteAndInOrderAfterNatsAndGatewayRestarts() throws Exception {
-    String id = bed.submit("logs", "for i in $(seq 1 300); do echo replay-$i; done", null).getString("id");
+    String id =
+        bed.submit("logs", "for i in $(seq 1 300); do echo replay-$i; done", null).getString("id");
     bed.awaitFinished("logs", id);
-    String before = get("/api/v1/repos/logs/agent-jobs/" + id + "/log", bed.gateway.ownerToken).body();
+    String before =
+        get("/api/v1/repos/logs/agent-jobs/" + id + "/log", bed.gateway.ownerToken).body();
     assertEquals(300, before.lines().filter(l -> l.startsWith("replay-")).count());
 
     bed.nats.kill();
@@ -163,29 +183,43 @@ class LogStreamIT {
       }
       Thread.sleep(250);
     }
-    throw new AssertionError("no log after the restart: " + (r == null ? "" : r.statusCode() + " " + r.body()));
+    throw new AssertionError(
+        "no log after the restart: " + (r == null ? "" : r.statusCode() + " " + r.body()));
   }
 
   @Test
   void egressAttemptsAndModelCallsAreListedPerJob() throws Exception {
-    String id = bed.submit("logs", "curl -s --max-time 5 http://127.0.0.1:9/ || true", null).getString("id");
+    String id =
+        bed.submit("logs", "curl -s --max-time 5 http://127.0.0.1:9/ || true", null)
+            .getString("id");
     bed.awaitFinished("logs", id);
     JsonArray egress = null;
     for (int i = 0; i < 40; i++) {
-      egress = new JsonArray(get("/api/v1/repos/logs/agent-jobs/" + id + "/egress", bed.gateway.ownerToken).body());
+      egress =
+          new JsonArray(
+              get("/api/v1/repos/logs/agent-jobs/" + id + "/egress", bed.gateway.ownerToken)
+                  .body());
       if (egress.size() >= 2) {
         break;
       }
       Thread.sleep(250);
     }
     List<JsonObject> attempts = egress.stream().map(JsonObject.class::cast).toList();
-    assertTrue(attempts.stream().anyMatch(a -> a.getInteger("port") == 9 && !a.getBoolean("allowed")),
+    assertTrue(
+        attempts.stream().anyMatch(a -> a.getInteger("port") == 9 && !a.getBoolean("allowed")),
         "the refused attempt is recorded: " + egress.encodePrettily());
-    assertTrue(attempts.stream().anyMatch(a -> a.getBoolean("allowed")), "the clone through the proxy: " + egress);
-    assertEquals(new JsonArray(), new JsonArray(get("/api/v1/repos/logs/agent-jobs/" + id + "/model-calls",
-        bed.gateway.ownerToken).body()), "an exec job calls no model");
+    assertTrue(
+        attempts.stream().anyMatch(a -> a.getBoolean("allowed")),
+        "the clone through the proxy: " + egress);
+    assertEquals(
+        new JsonArray(),
+        new JsonArray(
+            get("/api/v1/repos/logs/agent-jobs/" + id + "/model-calls", bed.gateway.ownerToken)
+                .body()),
+        "an exec job calls no model");
     String jobToken = bed.gateway.jobToken("logs", id, 60);
-    assertEquals(403, get("/api/v1/repos/logs/agent-jobs/" + id + "/egress", jobToken).statusCode());
+    assertEquals(
+        403, get("/api/v1/repos/logs/agent-jobs/" + id + "/egress", jobToken).statusCode());
   }
 
   @Test
@@ -193,20 +227,24 @@ class LogStreamIT {
     String id = bed.submit("logs", "echo only-line", null).getString("id");
     bed.awaitFinished("logs", id);
     List<JsonObject> frames = new ArrayList<>();
-    JsonObject end = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken).readUntilEnd(frames);
+    JsonObject end =
+        Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken).readUntilEnd(frames);
     assertEquals("ok", end.getString("exit_reason"));
     assertTrue(frames.stream().anyMatch(f -> f.getString("data").contains("only-line")));
   }
 
   @Test
   void overLongLinesAreSplitAndNothingIsLost() throws Exception {
-    String id = bed.submit("logs", "head -c 100000 /dev/zero | tr '\\0' x; echo; echo after", null)
-        .getString("id");
+    String id =
+        bed.submit("logs", "head -c 100000 /dev/zero | tr '\\0' x; echo; echo after", null)
+            .getString("id");
     bed.awaitFinished("logs", id);
     String log = bed.log(id);
     long xs = log.lines().filter(l -> l.matches("x+")).mapToLong(String::length).sum();
     assertEquals(100_000, xs, "every byte is kept");
-    assertTrue(log.lines().allMatch(l -> l.length() <= LogPump.MAX_LINE), "lines are split at the maximum");
+    assertTrue(
+        log.lines().allMatch(l -> l.length() <= LogPump.MAX_LINE),
+        "lines are split at the maximum");
     assertTrue(log.contains("after"));
   }
 
@@ -231,27 +269,55 @@ class LogStreamIT {
     assertEquals(40, sha.length(), done.encode());
     String branch = "agent/" + id;
 
-    assertEquals(409, post(jobPath + "/approve", bed.gateway.ownerToken,
-        new JsonObject().put("branch", branch).put("sha", "0".repeat(40))).statusCode());
+    assertEquals(
+        409,
+        post(
+                jobPath + "/approve",
+                bed.gateway.ownerToken,
+                new JsonObject().put("branch", branch).put("sha", "0".repeat(40)))
+            .statusCode());
     String jobToken = bed.gateway.jobToken("logs", id, 60);
-    assertEquals(403, post(jobPath + "/approve", jobToken, new JsonObject().put("branch", branch).put("sha", sha))
-        .statusCode());
+    assertEquals(
+        403,
+        post(jobPath + "/approve", jobToken, new JsonObject().put("branch", branch).put("sha", sha))
+            .statusCode());
     assertEquals(403, post(jobPath + "/reject", jobToken, new JsonObject()).statusCode());
     assertEquals(403, request("DELETE", jobPath + "/refs", jobToken, null).statusCode());
 
     Session session = Session.signIn(bed.gateway.baseUrl, bed.gateway.ownerToken);
-    assertEquals(403, session.post(jobPath + "/approve", new JsonObject().put("branch", branch).put("sha", sha),
-        false).statusCode(), "a session needs its CSRF token");
-    HttpResponse<String> approved = session.post(jobPath + "/approve",
-        new JsonObject().put("branch", branch).put("sha", sha), true);
+    assertEquals(
+        403,
+        session
+            .post(
+                jobPath + "/approve", new JsonObject().put("branch", branch).put("sha", sha), false)
+            .statusCode(),
+        "a session needs its CSRF token");
+    HttpResponse<String> approved =
+        session.post(
+            jobPath + "/approve", new JsonObject().put("branch", branch).put("sha", sha), true);
     assertEquals(200, approved.statusCode(), approved.body());
-    assertTrue(bed.git.refs(bed.gateway.repoDir("logs")).contains("refs/heads/" + branch + " " + sha));
-    assertEquals(200, post(jobPath + "/approve", bed.gateway.ownerToken,
-        new JsonObject().put("branch", branch).put("sha", sha)).statusCode(), "approving twice is idempotent");
-    assertEquals(1, audit(id).stream().filter(e -> "job_approved".equals(e.getString("event"))).count());
-    assertEquals(409, post(jobPath + "/reject", bed.gateway.ownerToken, new JsonObject()).statusCode());
-    assertEquals(409, post(jobPath + "/approve", bed.gateway.ownerToken,
-        new JsonObject().put("branch", "main").put("sha", sha)).statusCode(), "already approved elsewhere");
+    assertTrue(
+        bed.git.refs(bed.gateway.repoDir("logs")).contains("refs/heads/" + branch + " " + sha));
+    assertEquals(
+        200,
+        post(
+                jobPath + "/approve",
+                bed.gateway.ownerToken,
+                new JsonObject().put("branch", branch).put("sha", sha))
+            .statusCode(),
+        "approving twice is idempotent");
+    assertEquals(
+        1, audit(id).stream().filter(e -> "job_approved".equals(e.getString("event"))).count());
+    assertEquals(
+        409, post(jobPath + "/reject", bed.gateway.ownerToken, new JsonObject()).statusCode());
+    assertEquals(
+        409,
+        post(
+                jobPath + "/approve",
+                bed.gateway.ownerToken,
+                new JsonObject().put("branch", "main").put("sha", sha))
+            .statusCode(),
+        "already approved elsewhere");
   }
 
   @Test
@@ -261,29 +327,44 @@ class LogStreamIT {
     bed.awaitFinished("logs", other);
     bed.awaitFinished("logs", id);
     String jobPath = "/api/v1/repos/logs/agent-jobs/" + id;
-    String sha = new JsonObject(get(jobPath, bed.gateway.ownerToken).body()).getString("proposal_sha");
-    String otherSha = new JsonObject(get("/api/v1/repos/logs/agent-jobs/" + other, bed.gateway.ownerToken).body())
-        .getString("proposal_sha");
+    String sha =
+        new JsonObject(get(jobPath, bed.gateway.ownerToken).body()).getString("proposal_sha");
+    String otherSha =
+        new JsonObject(get("/api/v1/repos/logs/agent-jobs/" + other, bed.gateway.ownerToken).body())
+            .getString("proposal_sha");
     // A branch already at the other job's proposal does not contain this one's parent chain.
-    assertEquals(200, post("/api/v1/repos/logs/agent-jobs/" + other + "/approve", bed.gateway.ownerToken,
-        new JsonObject().put("branch", "shared").put("sha", otherSha)).statusCode());
-    assertEquals(409, post(jobPath + "/approve", bed.gateway.ownerToken,
-        new JsonObject().put("branch", "shared").put("sha", sha)).statusCode());
+    assertEquals(
+        200,
+        post(
+                "/api/v1/repos/logs/agent-jobs/" + other + "/approve",
+                bed.gateway.ownerToken,
+                new JsonObject().put("branch", "shared").put("sha", otherSha))
+            .statusCode());
+    assertEquals(
+        409,
+        post(
+                jobPath + "/approve",
+                bed.gateway.ownerToken,
+                new JsonObject().put("branch", "shared").put("sha", sha))
+            .statusCode());
 
-    HttpResponse<String> deleted = request("DELETE", jobPath + "/refs", bed.gateway.ownerToken, null);
+    HttpResponse<String> deleted =
+        request("DELETE", jobPath + "/refs", bed.gateway.ownerToken, null);
     assertEquals(200, deleted.statusCode(), deleted.body());
-    assertEquals(new JsonArray().add("refs/agents/" + id + "/proposal"),
+    assertEquals(
+        new JsonArray().add("refs/agents/" + id + "/proposal"),
         new JsonObject(deleted.body()).getJsonArray("deleted"));
     String refs = bed.git.refs(bed.gateway.repoDir("logs"));
     assertFalse(refs.contains("refs/agents/" + id + "/"));
     assertTrue(refs.contains("refs/agents/" + other + "/proposal"));
     assertTrue(audit(id).stream().anyMatch(e -> "refs_deleted".equals(e.getString("event"))));
-    assertEquals(200, post(jobPath + "/reject", bed.gateway.ownerToken, new JsonObject()).statusCode());
+    assertEquals(
+        200, post(jobPath + "/reject", bed.gateway.ownerToken, new JsonObject()).statusCode());
   }
 
   private static List<JsonObject> audit(String id) throws Exception {
-    return new JsonArray(get("/api/v1/agent-jobs?job=" + id, bed.gateway.ownerToken).body()).stream()
-        .map(JsonObject.class::cast).toList();
+    return new JsonArray(get("/api/v1/agent-jobs?job=" + id, bed.gateway.ownerToken).body())
+        .stream().map(JsonObject.class::cast).toList();
   }
 
   private static int handshakeStatus(String id, String token, String origin) {
@@ -292,8 +373,15 @@ class LogStreamIT {
       if (token != null) {
         b.header("Authorization", "Bearer " + token);
       }
-      b.buildAsync(URI.create(bed.gateway.baseUrl.replace("http", "ws") + "/api/v1/repos/logs/agent-jobs/" + id
-          + "/logs"), new WebSocket.Listener() { }).join().abort();
+      b.buildAsync(
+              URI.create(
+                  bed.gateway.baseUrl.replace("http", "ws")
+                      + "/api/v1/repos/logs/agent-jobs/"
+                      + id
+                      + "/logs"),
+              new WebSocket.Listener() {})
+          .join()
+          .abort();
       return 101;
     } catch (CompletionException e) {
       if (e.getCause() instanceof WebSocketHandshakeException h) {
@@ -311,10 +399,15 @@ class LogStreamIT {
     return request("POST", path, token, body);
   }
 
-  static HttpResponse<String> request(String method, String path, String token, JsonObject body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(bed.gateway.baseUrl + path))
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-            : HttpRequest.BodyPublishers.ofString(body.encode()));
+  static HttpResponse<String> request(String method, String path, String token, JsonObject body)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(bed.gateway.baseUrl + path))
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body.encode()));
     if (token != null) {
       b.header("Authorization", "Bearer " + token);
     }
@@ -324,18 +417,28 @@ class LogStreamIT {
   /** A signed-in browser, as far as the server can tell: a session cookie and its CSRF token. */
   record Session(String baseUrl, String cookie, String csrf) {
     static Session signIn(String baseUrl, String pat) throws Exception {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(baseUrl + "/session"))
-          .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("token", pat).encode())).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          http.send(
+              HttpRequest.newBuilder(URI.create(baseUrl + "/session"))
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          new JsonObject().put("token", pat).encode()))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       assertEquals(200, r.statusCode(), r.body());
       String setCookie = r.headers().firstValue("Set-Cookie").orElseThrow();
-      assertTrue(setCookie.toLowerCase().contains("httponly") && setCookie.contains("SameSite=Strict"), setCookie);
-      return new Session(baseUrl, setCookie.split(";")[0], new JsonObject(r.body()).getString("csrf"));
+      assertTrue(
+          setCookie.toLowerCase().contains("httponly") && setCookie.contains("SameSite=Strict"),
+          setCookie);
+      return new Session(
+          baseUrl, setCookie.split(";")[0], new JsonObject(r.body()).getString("csrf"));
     }
 
     HttpResponse<String> post(String path, JsonObject body, boolean withCsrf) throws Exception {
-      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).header("Cookie", cookie)
-          .POST(HttpRequest.BodyPublishers.ofString(body.encode()));
+      HttpRequest.Builder b =
+          HttpRequest.newBuilder(URI.create(baseUrl + path))
+              .header("Cookie", cookie)
+              .POST(HttpRequest.BodyPublishers.ofString(body.encode()));
       if (withCsrf) {
         b.header("X-CSRF-Token", csrf);
       }
@@ -347,23 +450,33 @@ class LogStreamIT {
   record Viewer(WebSocket socket, LinkedBlockingQueue<JsonObject> frames) {
     static Viewer open(String id, long after, String baseUrl, String token) {
       LinkedBlockingQueue<JsonObject> frames = new LinkedBlockingQueue<>();
-      WebSocket socket = http.newWebSocketBuilder().header("Authorization", "Bearer " + token)
-          .header("Origin", baseUrl)
-          .buildAsync(URI.create(baseUrl.replace("http", "ws") + "/api/v1/repos/logs/agent-jobs/" + id
-              + "/logs?after=" + after), new WebSocket.Listener() {
-                private final StringBuilder partial = new StringBuilder();
+      WebSocket socket =
+          http.newWebSocketBuilder()
+              .header("Authorization", "Bearer " + token)
+              .header("Origin", baseUrl)
+              .buildAsync(
+                  URI.create(
+                      baseUrl.replace("http", "ws")
+                          + "/api/v1/repos/logs/agent-jobs/"
+                          + id
+                          + "/logs?after="
+                          + after),
+                  new WebSocket.Listener() {
+                    private final StringBuilder partial = new StringBuilder();
 
-                @Override
-                public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
-                  partial.append(data);
-                  if (last) {
-                    frames.add(new JsonObject(partial.toString()));
-                    partial.setLength(0);
-                  }
-                  ws.request(1);
-                  return CompletableFuture.completedFuture(null);
-                }
-              }).join();
+                    @Override
+                    public CompletionStage<?> onText(
+                        WebSocket ws, CharSequence data, boolean last) {
+                      partial.append(data);
+                      if (last) {
+                        frames.add(new JsonObject(partial.toString()));
+                        partial.setLength(0);
+                      }
+                      ws.request(1);
+                      return CompletableFuture.completedFuture(null);
+                    }
+                  })
+              .join();
       return new Viewer(socket, frames);
     }
 
@@ -392,7 +505,7 @@ class LogStreamIT {
           case "end" -> {
             return frame;
           }
-          default -> { }
+          default -> {}
         }
       }
     }

@@ -8,9 +8,9 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * The messages one class of the gateway or of an in-process runner logs (through {@code java.util.logging}, where
- * {@code System.Logger} goes in tests), so a test can check what the product said about a fault. Holds its logger
- * strongly, since JUL keeps loggers only weakly.
+ * The messages one class of the gateway or of an in-process runner logs (through {@code
+ * java.util.logging}, where {@code System.Logger} goes in tests), so a test can check what the
+ * product said about a fault. Holds its logger strongly, since JUL keeps loggers only weakly.
  */
 final class LoggedLines extends Handler implements AutoCloseable {
 
@@ -34,7 +34,9 @@ final class LoggedLines extends Handler implements AutoCloseable {
 
   /** Waits until at least {@code count} messages contain every one of {@code parts}. */
   void await(int count, Duration timeout, String... parts) throws Exception {
-    JobTestBed.awaitCondition(count + " log messages with " + List.of(parts), timeout,
+    JobTestBed.awaitCondition(
+        count + " log messages with " + List.of(parts),
+        timeout,
         () -> matching(parts).size() >= count);
   }
 
@@ -44,8 +46,7 @@ final class LoggedLines extends Handler implements AutoCloseable {
   }
 
   @Override
-  public void flush() {
-  }
+  public void flush() {}
 
   @Override
   public void close() {

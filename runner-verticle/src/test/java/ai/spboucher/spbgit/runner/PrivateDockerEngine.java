@@ -12,10 +12,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A second Docker engine of the test's own, so a test can restart an engine under a running job without touching
- * the machine's shared one: its own data and exec roots (so its own containerd), pid file and socket, an empty
- * daemon configuration, no bridge and no iptables rules (job containers have no network anyway). It runs as a child
- * process of the test and is stopped, and its data removed, on {@link #close}.
+ * A second Docker engine of the test's own, so a test can restart an engine under a running job
+ * without touching the machine's shared one: its own data and exec roots (so its own containerd),
+ * pid file and socket, an empty daemon configuration, no bridge and no iptables rules (job
+ * containers have no network anyway). It runs as a child process of the test and is stopped, and
+ * its data removed, on {@link #close}.
  */
 final class PrivateDockerEngine implements AutoCloseable {
 
@@ -44,22 +45,36 @@ final class PrivateDockerEngine implements AutoCloseable {
     return "unix://" + socket;
   }
 
-  /** Copies {@code image} from the machine's engine into this one ({@code docker save | docker load}). */
+  /**
+   * Copies {@code image} from the machine's engine into this one ({@code docker save | docker
+   * load}).
+   */
   void loadImage(String image) throws Exception {
-    Process save = new ProcessBuilder("docker", "save", image).redirectError(ProcessBuilder.Redirect.DISCARD)
-        .start();
-    Process load = new ProcessBuilder("docker", "-H", host(), "load").redirectErrorStream(true)
-        .redirectOutput(dir.resolve("load.log").toFile()).start();
-    try (var in = save.getInputStream(); var out = load.getOutputStream()) {
+    Process save =
+        new ProcessBuilder("docker", "save", image)
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    Process load =
+        new ProcessBuilder("docker", "-H", host(), "load")
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("load.log").toFile())
+            .start();
+    try (var in = save.getInputStream();
+        var out = load.getOutputStream()) {
       in.transferTo(out);
     }
     if (save.waitFor() != 0 || load.waitFor() != 0) {
-      throw new IOException("cannot load " + image + " into the private engine: " + Files.readString(
-          dir.resolve("load.log")));
+      throw new IOException(
+          "cannot load "
+              + image
+              + " into the private engine: "
+              + Files.readString(dir.resolve("load.log")));
     }
   }
 
-  /** Stops dockerd as an operator does (SIGTERM: it stops its containers first), keeping its data. */
+  /**
+   * Stops dockerd as an operator does (SIGTERM: it stops its containers first), keeping its data.
+   */
   void stop() throws Exception {
     stopProcess();
   }
@@ -73,8 +88,8 @@ final class PrivateDockerEngine implements AutoCloseable {
   }
 
   /**
-   * SIGSTOP: dockerd is alive, holds its connections and answers nothing, like an engine that is wedged or
-   * swapped out. Its containers (children of containerd, which keeps running) go on.
+   * SIGSTOP: dockerd is alive, holds its connections and answers nothing, like an engine that is
+   * wedged or swapped out. Its containers (children of containerd, which keeps running) go on.
    */
   void freeze() throws Exception {
     signal("STOP");
@@ -86,15 +101,16 @@ final class PrivateDockerEngine implements AutoCloseable {
   }
 
   private void signal(String name) throws Exception {
-    Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).inheritIO().start();
+    Process kill =
+        new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).inheritIO().start();
     if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
       throw new IOException("cannot send SIG" + name + " to dockerd");
     }
   }
 
   /**
-   * Starts dockerd again on the same data, after {@link #stop} or {@link #crash}; if it runs, makes sure it is not
-   * frozen.
+   * Starts dockerd again on the same data, after {@link #stop} or {@link #crash}; if it runs, makes
+   * sure it is not frozen.
    */
   void startAgain() throws Exception {
     if (process == null || !process.isAlive()) {
@@ -107,8 +123,12 @@ final class PrivateDockerEngine implements AutoCloseable {
   /** Containers of this engine, in any state, labelled as belonging to the job. */
   List<Container> jobContainers(String jobId) throws IOException {
     try (DockerSandbox docker = new DockerSandbox(host())) {
-      return docker.client().listContainersCmd().withShowAll(true)
-          .withLabelFilter(Map.of(SandboxSpec.JOB_LABEL, jobId)).exec();
+      return docker
+          .client()
+          .listContainersCmd()
+          .withShowAll(true)
+          .withLabelFilter(Map.of(SandboxSpec.JOB_LABEL, jobId))
+          .exec();
     }
   }
 
@@ -134,15 +154,30 @@ final class PrivateDockerEngine implements AutoCloseable {
   private void startProcess() throws Exception {
     removeStalePidFiles();
     starts++;
-    List<String> command = new ArrayList<>(List.of("dockerd",
-        "--config-file", dir.resolve("daemon.json").toString(),
-        "--data-root", dir.resolve("data").toString(),
-        "--exec-root", dir.resolve("exec").toString(),
-        "--pidfile", dir.resolve("docker.pid").toString(),
-        "-H", host(),
-        "--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false"));
-    process = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(dir.resolve("dockerd-" + starts + ".log").toFile()).start();
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "dockerd",
+                "--config-file",
+                dir.resolve("daemon.json").toString(),
+                "--data-root",
+                dir.resolve("data").toString(),
+                "--exec-root",
+                dir.resolve("exec").toString(),
+                "--pidfile",
+                dir.resolve("docker.pid").toString(),
+                "-H",
+                host(),
+                "--bridge",
+                "none",
+                "--iptables=false",
+                "--ip6tables=false",
+                "--ip-masq=false"));
+    process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("dockerd-" + starts + ".log").toFile())
+            .start();
     long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
     while (true) {
       try (DockerSandbox docker = new DockerSandbox(host())) {
@@ -150,10 +185,12 @@ final class PrivateDockerEngine implements AutoCloseable {
         return;
       } catch (RuntimeException e) {
         if (!process.isAlive()) {
-          throw new IOException("the private dockerd exited with " + process.exitValue() + ":\n" + log());
+          throw new IOException(
+              "the private dockerd exited with " + process.exitValue() + ":\n" + log());
         }
         if (System.currentTimeMillis() > deadline) {
-          throw new IOException("the private dockerd did not answer within " + READY_TIMEOUT_MS + " ms:\n" + log());
+          throw new IOException(
+              "the private dockerd did not answer within " + READY_TIMEOUT_MS + " ms:\n" + log());
         }
         Thread.sleep(200);
       }
@@ -161,12 +198,14 @@ final class PrivateDockerEngine implements AutoCloseable {
   }
 
   /**
-   * A crash leaves dockerd's and containerd's pid files behind (containerd dies with dockerd). If the kernel has
-   * since given such a pid to an unrelated process, dockerd takes it for "containerd is still running" and waits
-   * for a socket nobody serves. A pid file whose process is not one of this engine's goes before a start.
+   * A crash leaves dockerd's and containerd's pid files behind (containerd dies with dockerd). If
+   * the kernel has since given such a pid to an unrelated process, dockerd takes it for "containerd
+   * is still running" and waits for a socket nobody serves. A pid file whose process is not one of
+   * this engine's goes before a start.
    */
   private void removeStalePidFiles() throws IOException {
-    for (Path pidFile : List.of(dir.resolve("docker.pid"), dir.resolve("exec/containerd/containerd.pid"))) {
+    for (Path pidFile :
+        List.of(dir.resolve("docker.pid"), dir.resolve("exec/containerd/containerd.pid"))) {
       if (!Files.exists(pidFile)) {
         continue;
       }
@@ -209,14 +248,21 @@ final class PrivateDockerEngine implements AutoCloseable {
     }
     stopProcess();
     unmountLeftovers();
-    new ProcessBuilder("rm", "-rf", "--one-file-system", dir.resolve("data").toString(),
-        dir.resolve("exec").toString()).inheritIO().start().waitFor(60, TimeUnit.SECONDS);
+    new ProcessBuilder(
+            "rm",
+            "-rf",
+            "--one-file-system",
+            dir.resolve("data").toString(),
+            dir.resolve("exec").toString())
+        .inheritIO()
+        .start()
+        .waitFor(60, TimeUnit.SECONDS);
   }
 
   /**
-   * dockerd bind-mounts its data root onto itself (to make it a private mount) and undoes that when it stops; a
-   * start after a crash mounts it once more, so one can remain, as can a layer a crash left mounted. Unmounts
-   * whatever is still mounted under this engine's directory, deepest first.
+   * dockerd bind-mounts its data root onto itself (to make it a private mount) and undoes that when
+   * it stops; a start after a crash mounts it once more, so one can remain, as can a layer a crash
+   * left mounted. Unmounts whatever is still mounted under this engine's directory, deepest first.
    */
   private void unmountLeftovers() throws Exception {
     String prefix = dir.toAbsolutePath() + "/";

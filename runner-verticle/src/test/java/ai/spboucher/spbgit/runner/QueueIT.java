@@ -38,18 +38,21 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The JetStream job queue between the gateway and the runners: each job runs exactly once however many runners
- * share the queue, queued jobs survive a NATS crash, a cancelled job leaves the queue, and a request published
- * twice is stored once. Each test gets its own NATS and gateway and starts the runners it needs.
+ * The JetStream job queue between the gateway and the runners: each job runs exactly once however
+ * many runners share the queue, queued jobs survive a NATS crash, a cancelled job leaves the queue,
+ * and a request published twice is stored once. Each test gets its own NATS and gateway and starts
+ * the runners it needs.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class QueueIT {
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
   JobTestBed bed;
 
-  /** Job ids as the in-process runners take them, one entry per take, whatever NATS later deduplicates. */
+  /**
+   * Job ids as the in-process runners take them, one entry per take, whatever NATS later
+   * deduplicates.
+   */
   final TakenJobs taken = new TakenJobs();
 
   @BeforeEach
@@ -87,8 +90,10 @@ class QueueIT {
       assertEquals(1, taken.count(id), "takes of " + id);
       List<String> events = bed.auditEvents(id);
       assertEquals(1, events.stream().filter("job_started"::equals).count(), id + ": " + events);
-      List<JobStatus> published = bed.statusEvents(id).stream().map(e -> e.getStatus().getStatus()).toList();
-      assertEquals(List.of(JobStatus.STARTED, JobStatus.FINISHED), published, "status events of " + id);
+      List<JobStatus> published =
+          bed.statusEvents(id).stream().map(e -> e.getStatus().getStatus()).toList();
+      assertEquals(
+          List.of(JobStatus.STARTED, JobStatus.FINISHED), published, "status events of " + id);
     }
     // Each runner has one slot and every job holds it for seconds, so neither can take all six.
     assertEquals(Set.of("left", "right"), runners);
@@ -131,14 +136,17 @@ class QueueIT {
     bed.startRunner("late", Map.of());
     // A job queued after the cancelled one: once it has run, the runner has been through the queue.
     String probe = bed.submit("demo", "true", null).getString("id");
-    assertEquals("ok", bed.await("demo", probe, "finished", Duration.ofSeconds(60)).getString("exit_reason"));
+    assertEquals(
+        "ok",
+        bed.await("demo", probe, "finished", Duration.ofSeconds(60)).getString("exit_reason"));
     long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - runnerStarted);
     Thread.sleep(Math.max(0, 5_000 - waitedMs));
 
     JsonObject job = bed.job("demo", id);
     assertEquals("cancelled", job.getString("exit_reason"));
     assertEquals(List.of("job_created", "job_dispatched", "job_finished"), bed.auditEvents(id));
-    // The gateway ignores events of a finished job, so only NATS can show that no runner started it.
+    // The gateway ignores events of a finished job, so only NATS can show that no runner started
+    // it.
     assertEquals(List.of(), bed.statusEvents(id));
     assertEquals(0, taken.count(id));
     assertTrue(bed.jobContainers(id).isEmpty());
@@ -147,43 +155,63 @@ class QueueIT {
   @Test
   void requestPublishedTwiceIsStoredAndRunOnce() throws Exception {
     String id = "dup-" + Long.toHexString(System.nanoTime());
-    byte[] request = JobRequest.newBuilder()
-        .setJobId(id).setRepo("demo").setCloneUrl(bed.gateway.repoUrl("demo")).setBaseRef("main")
-        .setTask("published twice").setMode(Mode.MODE_EXEC).setExecCommand("echo once")
-        .setLimits(Limits.newBuilder().setWallSeconds(60))
-        .setJobToken(bed.gateway.jobToken("demo", id, 300))
-        .setDeadlineEpochMs(System.currentTimeMillis() + 300_000)
-        .setCreatedEpochMs(System.currentTimeMillis())
-        .build().toByteArray();
+    byte[] request =
+        JobRequest.newBuilder()
+            .setJobId(id)
+            .setRepo("demo")
+            .setCloneUrl(bed.gateway.repoUrl("demo"))
+            .setBaseRef("main")
+            .setTask("published twice")
+            .setMode(Mode.MODE_EXEC)
+            .setExecCommand("echo once")
+            .setLimits(Limits.newBuilder().setWallSeconds(60))
+            .setJobToken(bed.gateway.jobToken("demo", id, 300))
+            .setDeadlineEpochMs(System.currentTimeMillis() + 300_000)
+            .setCreatedEpochMs(System.currentTimeMillis())
+            .build()
+            .toByteArray();
     try (Connection connection = Nats.connect(bed.nats.url())) {
       PublishOptions options = PublishOptions.builder().messageId(id).build();
-      PublishAck first = connection.jetStream().publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
-      PublishAck second = connection.jetStream().publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
+      PublishAck first =
+          connection
+              .jetStream()
+              .publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
+      PublishAck second =
+          connection
+              .jetStream()
+              .publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
       assertFalse(first.isDuplicate());
-      assertTrue(second.isDuplicate(), "JetStream recognises the second publish by its Nats-Msg-Id");
+      assertTrue(
+          second.isDuplicate(), "JetStream recognises the second publish by its Nats-Msg-Id");
       assertEquals(first.getSeqno(), second.getSeqno());
     }
     assertEquals(1, bed.queuedRequests());
 
     bed.startRunner("dedup-a", Map.of());
     bed.startRunner("dedup-b", Map.of());
-    JobTestBed.awaitCondition("job " + id + " finishes on a runner", Duration.ofSeconds(60),
-        () -> bed.statusEvents(id).stream().anyMatch(e -> e.getStatus().getStatus() == JobStatus.FINISHED));
-    // Events carry per-job message ids, so NATS would hide a second run's events: count the takes themselves.
+    JobTestBed.awaitCondition(
+        "job " + id + " finishes on a runner",
+        Duration.ofSeconds(60),
+        () ->
+            bed.statusEvents(id).stream()
+                .anyMatch(e -> e.getStatus().getStatus() == JobStatus.FINISHED));
+    // Events carry per-job message ids, so NATS would hide a second run's events: count the takes
+    // themselves.
     assertEquals(1, taken.count(id), "takes of " + id);
     ConsumerInfo consumer = bed.runnersConsumer();
     assertEquals(0, consumer.getRedelivered(), "nothing was offered again");
     assertEquals(0, consumer.getNumAckPending());
     List<JobEvent> events = bed.statusEvents(id);
-    assertEquals(List.of(JobStatus.STARTED, JobStatus.FINISHED),
+    assertEquals(
+        List.of(JobStatus.STARTED, JobStatus.FINISHED),
         events.stream().map(e -> e.getStatus().getStatus()).toList());
     assertEquals("ok", events.get(1).getStatus().getExitReason(), bed.log(id));
     assertEquals(0, bed.queuedRequests());
   }
 
   /**
-   * Records the runners' own "took job" log lines ({@link JobDispatcher} logs one when it acknowledges a request).
-   * Holds its logger strongly, since JUL keeps loggers only weakly.
+   * Records the runners' own "took job" log lines ({@link JobDispatcher} logs one when it
+   * acknowledges a request). Holds its logger strongly, since JUL keeps loggers only weakly.
    */
   static final class TakenJobs extends Handler {
 
@@ -212,11 +240,9 @@ class QueueIT {
     }
 
     @Override
-    public void flush() {
-    }
+    public void flush() {}
 
     @Override
-    public void close() {
-    }
+    public void close() {}
   }
 }

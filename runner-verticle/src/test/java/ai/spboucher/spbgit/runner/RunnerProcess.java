@@ -7,9 +7,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A runner as its own operating-system process, started from the packaged {@code target/spb-runner.jar} (failsafe
- * runs in the module directory, after {@code package}), which a test can kill like a crash and start again with
- * the same settings. Each start writes its own log file next to the others.
+ * A runner as its own operating-system process, started from the packaged {@code
+ * target/spb-runner.jar} (failsafe runs in the module directory, after {@code package}), which a
+ * test can kill like a crash and start again with the same settings. Each start writes its own log
+ * file next to the others.
  */
 public final class RunnerProcess implements AutoCloseable {
 
@@ -27,10 +28,13 @@ public final class RunnerProcess implements AutoCloseable {
     this.logDir = logDir;
   }
 
-  /** Starts {@code java -jar spb-runner.jar} with {@code env} and waits until it says it is ready. */
+  /**
+   * Starts {@code java -jar spb-runner.jar} with {@code env} and waits until it says it is ready.
+   */
   public static RunnerProcess start(Map<String, String> env, Path logDir) throws Exception {
     if (!Files.isRegularFile(JAR)) {
-      throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
+      throw new IllegalStateException(
+          JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
     }
     RunnerProcess runner = new RunnerProcess(env, Files.createDirectories(logDir));
     runner.restart();
@@ -44,11 +48,18 @@ public final class RunnerProcess implements AutoCloseable {
     }
     logFile = logDir.resolve("runner-" + env.get("SPB_RUNNER_ID") + "-" + (++starts) + ".log");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the tests.
-    ProcessBuilder builder = new ProcessBuilder(java, "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-jar", JAR.toString())
-        .redirectErrorStream(true)
-        .redirectOutput(logFile.toFile());
+    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the
+    // tests.
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                java,
+                "-Xmx192m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-jar",
+                JAR.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(logFile.toFile());
     builder.environment().putAll(env);
     process = builder.start();
     String ready = "runner " + env.get("SPB_RUNNER_ID") + " ready";
@@ -58,7 +69,8 @@ public final class RunnerProcess implements AutoCloseable {
         throw new IOException("the runner exited with " + process.exitValue() + ":\n" + log());
       }
       if (System.currentTimeMillis() > deadline) {
-        throw new IOException("the runner was not ready within " + READY_TIMEOUT_MS + " ms:\n" + log());
+        throw new IOException(
+            "the runner was not ready within " + READY_TIMEOUT_MS + " ms:\n" + log());
       }
       Thread.sleep(100);
     }

@@ -25,18 +25,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The layout without compose: nats-server, the gateway and a runner as separate processes that only share NATS
- * (and, here, the Docker engine and the gateway's HTTP port). NATS runs the compose layout's own configuration
- * ({@code docker/compose/nats/nats-server.conf}: TLS from {@code gen-nats-tls.sh}, one user per role with only
- * that role's subjects), so a job running through it proves those permissions are enough, and none is
- * violated on the way. A runner with wrong credentials is refused and says so.
+ * The layout without compose: nats-server, the gateway and a runner as separate processes that only
+ * share NATS (and, here, the Docker engine and the gateway's HTTP port). NATS runs the compose
+ * layout's own configuration ({@code docker/compose/nats/nats-server.conf}: TLS from {@code
+ * gen-nats-tls.sh}, one user per role with only that role's subjects), so a job running through it
+ * proves those permissions are enough, and none is violated on the way. A runner with wrong
+ * credentials is refused and says so.
  */
 class TwoNodeIT {
 
-  private static final Path GATEWAY_JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
+  private static final Path GATEWAY_JAR =
+      Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
   private Process nats;
   private Process gateway;
   private RunnerProcess runner;
@@ -58,8 +59,10 @@ class TwoNodeIT {
   void aJobRunsThroughSeparateProcessesWithNatsAuthentication() throws Exception {
     JobTestBed.requireDocker();
     int natsPort = NatsServerProcess.freePort();
-    Path gatewayPassword = Files.writeString(tmp.resolve("gateway.pw"), "gw-" + System.nanoTime() + "\n");
-    Path runnerPassword = Files.writeString(tmp.resolve("runner.pw"), "rn-" + System.nanoTime() + "\n");
+    Path gatewayPassword =
+        Files.writeString(tmp.resolve("gateway.pw"), "gw-" + System.nanoTime() + "\n");
+    Path runnerPassword =
+        Files.writeString(tmp.resolve("runner.pw"), "rn-" + System.nanoTime() + "\n");
     Path ca = writeComposeNatsConfig(natsPort, gatewayPassword, runnerPassword);
     startNats(natsPort);
 
@@ -83,79 +86,124 @@ class TwoNodeIT {
     try {
       runner = RunnerProcess.start(env, tmp.resolve("logs"));
     } catch (IOException e) {
-      throw new IOException(e.getMessage() + "\nnats-server:\n" + Files.readString(tmp.resolve("nats.log")), e);
+      throw new IOException(
+          e.getMessage() + "\nnats-server:\n" + Files.readString(tmp.resolve("nats.log")), e);
     }
 
     HttpClient http = HttpClient.newHttpClient();
-    HttpResponse<String> health = http.send(HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + healthPort + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> health =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + healthPort + "/healthz"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(200, health.statusCode(), health.body());
     assertEquals("node2", new JsonObject(health.body()).getString("runner_id"));
-    assertEquals(201, send(http, base, owner, "POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
+    assertEquals(
+        201, send(http, base, owner, "POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     Path work = git.workTree(tmp, "work");
-    git.ok(work, "push", "-q", base.replace("http://", "http://owner:" + owner + "@") + "/demo.git", "main");
-    JsonObject job = new JsonObject(send(http, base, owner, "POST", "/api/v1/repos/demo/agent-jobs",
-        "{\"task\":\"two nodes\",\"exec\":\"echo hi > two-nodes.txt\"}").body());
+    git.ok(
+        work,
+        "push",
+        "-q",
+        base.replace("http://", "http://owner:" + owner + "@") + "/demo.git",
+        "main");
+    JsonObject job =
+        new JsonObject(
+            send(
+                    http,
+                    base,
+                    owner,
+                    "POST",
+                    "/api/v1/repos/demo/agent-jobs",
+                    "{\"task\":\"two nodes\",\"exec\":\"echo hi > two-nodes.txt\"}")
+                .body());
     String id = job.getString("id");
     JsonObject done = job;
     for (int i = 0; i < 240 && !"finished".equals(done.getString("status")); i++) {
       Thread.sleep(250);
-      done = new JsonObject(send(http, base, owner, "GET", "/api/v1/repos/demo/agent-jobs/" + id, null).body());
+      done =
+          new JsonObject(
+              send(http, base, owner, "GET", "/api/v1/repos/demo/agent-jobs/" + id, null).body());
     }
     assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + runner.log());
     assertEquals("node2", done.getString("runner_id"));
     assertTrue(done.getString("proposal_sha") != null);
     String natsLog = Files.readString(tmp.resolve("nats.log"));
-    assertFalse(natsLog.contains("Permissions Violation"), "a role needs a subject it may not use:\n" + natsLog);
+    assertFalse(
+        natsLog.contains("Permissions Violation"),
+        "a role needs a subject it may not use:\n" + natsLog);
     assertTrue(natsLog.contains("TLS required"), "nats-server runs with TLS:\n" + natsLog);
 
     Map<String, String> wrong = new HashMap<>(env);
     wrong.put("SPB_RUNNER_ID", "intruder");
     wrong.remove("SPB_RUNNER_HEALTH");
-    wrong.put("SPB_NATS_PASSWORD_FILE", Files.writeString(tmp.resolve("wrong.pw"), "guess").toString());
-    IOException refused = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
-        () -> RunnerProcess.start(wrong, tmp.resolve("logs-intruder")));
-    assertTrue(refused.getMessage().contains("refused this runner's credentials"), refused.getMessage());
+    wrong.put(
+        "SPB_NATS_PASSWORD_FILE", Files.writeString(tmp.resolve("wrong.pw"), "guess").toString());
+    IOException refused =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IOException.class, () -> RunnerProcess.start(wrong, tmp.resolve("logs-intruder")));
+    assertTrue(
+        refused.getMessage().contains("refused this runner's credentials"), refused.getMessage());
     assertFalse(refused.getMessage().contains("guess"), "the password is never logged");
   }
 
   /**
-   * The compose layout's NATS configuration with this test's paths and ports, a throwaway CA and server
-   * certificate from {@code gen-nats-tls.sh}, and the two role passwords; returns the CA's certificate.
+   * The compose layout's NATS configuration with this test's paths and ports, a throwaway CA and
+   * server certificate from {@code gen-nats-tls.sh}, and the two role passwords; returns the CA's
+   * certificate.
    */
-  private Path writeComposeNatsConfig(int port, Path gatewayPassword, Path runnerPassword) throws Exception {
+  private Path writeComposeNatsConfig(int port, Path gatewayPassword, Path runnerPassword)
+      throws Exception {
     Path compose = Path.of("..", "docker", "compose");
     Path secrets = tmp.resolve("secrets");
-    ProcessBuilder gen = new ProcessBuilder(compose.resolve("gen-nats-tls.sh").toString()).redirectErrorStream(true)
-        .redirectOutput(tmp.resolve("gen-nats-tls.log").toFile());
+    ProcessBuilder gen =
+        new ProcessBuilder(compose.resolve("gen-nats-tls.sh").toString())
+            .redirectErrorStream(true)
+            .redirectOutput(tmp.resolve("gen-nats-tls.log").toFile());
     gen.environment().put("SPB_SECRETS_DIR", secrets.toString());
-    // The server key's owner: nats-server runs as this test's user here, not as the image's nats user.
+    // The server key's owner: nats-server runs as this test's user here, not as the image's nats
+    // user.
     gen.environment().put("SPB_NATS_UID", String.valueOf(Files.getAttribute(tmp, "unix:uid")));
     Process certs = gen.start();
     if (!certs.waitFor(60, TimeUnit.SECONDS) || certs.exitValue() != 0) {
-      throw new IOException("gen-nats-tls.sh failed: " + Files.readString(tmp.resolve("gen-nats-tls.log")));
+      throw new IOException(
+          "gen-nats-tls.sh failed: " + Files.readString(tmp.resolve("gen-nats-tls.log")));
     }
     Path tls = secrets.resolve("tls");
-    Files.writeString(secrets.resolve("passwords.conf"),
-        "GATEWAY_PASSWORD: \"" + Files.readString(gatewayPassword).strip() + "\"\n"
-        + "RUNNER_PASSWORD: \"" + Files.readString(runnerPassword).strip() + "\"\n");
-    String conf = Files.readString(compose.resolve("nats").resolve("nats-server.conf"))
-        .replace("listen: 0.0.0.0:4222", "listen: 127.0.0.1:" + port)
-        .replace("http: 0.0.0.0:8222", "http: 127.0.0.1:" + NatsServerProcess.freePort())
-        .replace("/etc/nats/tls/", tls + "/")
-        .replace("store_dir: /data", "store_dir: \"" + Files.createDirectories(tmp.resolve("js")) + "\"");
-    assertTrue(conf.contains("listen: 127.0.0.1:") && conf.contains(tls + "/server.pem")
-        && conf.contains("include ./passwords.conf"), "the compose configuration changed shape:\n" + conf);
+    Files.writeString(
+        secrets.resolve("passwords.conf"),
+        "GATEWAY_PASSWORD: \""
+            + Files.readString(gatewayPassword).strip()
+            + "\"\n"
+            + "RUNNER_PASSWORD: \""
+            + Files.readString(runnerPassword).strip()
+            + "\"\n");
+    String conf =
+        Files.readString(compose.resolve("nats").resolve("nats-server.conf"))
+            .replace("listen: 0.0.0.0:4222", "listen: 127.0.0.1:" + port)
+            .replace("http: 0.0.0.0:8222", "http: 127.0.0.1:" + NatsServerProcess.freePort())
+            .replace("/etc/nats/tls/", tls + "/")
+            .replace(
+                "store_dir: /data",
+                "store_dir: \"" + Files.createDirectories(tmp.resolve("js")) + "\"");
+    assertTrue(
+        conf.contains("listen: 127.0.0.1:")
+            && conf.contains(tls + "/server.pem")
+            && conf.contains("include ./passwords.conf"),
+        "the compose configuration changed shape:\n" + conf);
     // include is relative to the configuration file: it sits next to passwords.conf.
     Files.writeString(secrets.resolve("nats.conf"), conf);
     return tls.resolve("ca.pem");
   }
 
   private void startNats(int port) throws Exception {
-    nats = new ProcessBuilder("nats-server", "-c", tmp.resolve("secrets").resolve("nats.conf").toString())
-        .redirectErrorStream(true)
-        .redirectOutput(tmp.resolve("nats.log").toFile()).start();
+    nats =
+        new ProcessBuilder(
+                "nats-server", "-c", tmp.resolve("secrets").resolve("nats.conf").toString())
+            .redirectErrorStream(true)
+            .redirectOutput(tmp.resolve("nats.log").toFile())
+            .start();
     long deadline = System.currentTimeMillis() + 15_000;
     while (System.currentTimeMillis() < deadline) {
       try (Socket s = new Socket("127.0.0.1", port)) {
@@ -164,13 +212,20 @@ class TwoNodeIT {
         Thread.sleep(50);
       }
     }
-    throw new IOException("nats-server did not start: " + Files.readString(tmp.resolve("nats.log")));
+    throw new IOException(
+        "nats-server did not start: " + Files.readString(tmp.resolve("nats.log")));
   }
 
   private int startGateway(String natsUrl, Path password, Path ca) throws Exception {
-    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-XX:+UseSerialGC", "-jar", GATEWAY_JAR.toString()).redirectErrorStream(true)
-        .redirectOutput(tmp.resolve("gateway.log").toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-jar",
+                GATEWAY_JAR.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(tmp.resolve("gateway.log").toFile());
     pb.environment().put("SPB_DATA_DIR", tmp.resolve("gateway").toString());
     pb.environment().put("SPB_HTTP_PORT", "0");
     pb.environment().put("SPB_NATS_URL", natsUrl);
@@ -181,7 +236,10 @@ class TwoNodeIT {
     Pattern listening = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
     long deadline = System.currentTimeMillis() + 60_000;
     while (System.currentTimeMillis() < deadline) {
-      String log = Files.exists(tmp.resolve("gateway.log")) ? Files.readString(tmp.resolve("gateway.log")) : "";
+      String log =
+          Files.exists(tmp.resolve("gateway.log"))
+              ? Files.readString(tmp.resolve("gateway.log"))
+              : "";
       Matcher m = listening.matcher(log);
       if (m.find() && log.contains("connected to NATS")) {
         return Integer.parseInt(m.group(1));
@@ -194,10 +252,18 @@ class TwoNodeIT {
     throw new IOException("gateway not ready:\n" + Files.readString(tmp.resolve("gateway.log")));
   }
 
-  private static HttpResponse<String> send(HttpClient http, String base, String token, String method, String path,
-                                           String body) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-        .build(), HttpResponse.BodyHandlers.ofString());
+  private static HttpResponse<String> send(
+      HttpClient http, String base, String token, String method, String path, String body)
+      throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(base + path))
+            .header("Authorization", "Bearer " + token)
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 }

@@ -12,8 +12,8 @@ import java.util.Map;
 
 /**
  * The Anthropic Messages API with tool use ({@code POST /v1/messages}, {@code anthropic-version:
- * 2023-06-01}): {@code tool_use} blocks in the assistant's content, {@code tool_result} blocks in the
- * next user message. No {@code x-api-key}: the runner's proxy adds it.
+ * 2023-06-01}): {@code tool_use} blocks in the assistant's content, {@code tool_result} blocks in
+ * the next user message. No {@code x-api-key}: the runner's proxy adds it.
  */
 public final class AnthropicMessages implements ModelClient {
   public static final String VERSION = "2023-06-01";
@@ -27,14 +27,18 @@ public final class AnthropicMessages implements ModelClient {
   private final ArrayNode tools;
   private int generatedIds;
 
-  public AnthropicMessages(ModelHttp http, String model, String system, int maxTokens, List<ToolSpec> specs) {
+  public AnthropicMessages(
+      ModelHttp http, String model, String system, int maxTokens, List<ToolSpec> specs) {
     this.http = http;
     this.model = model;
     this.system = system;
     this.maxTokens = maxTokens;
     this.tools = NODES.arrayNode();
     for (ToolSpec spec : specs) {
-      tools.addObject().put("name", spec.name()).put("description", spec.description())
+      tools
+          .addObject()
+          .put("name", spec.name())
+          .put("description", spec.description())
           .set("input_schema", spec.schema());
     }
   }
@@ -42,7 +46,8 @@ public final class AnthropicMessages implements ModelClient {
   @Override
   public Message.AssistantTurn next(List<Message> transcript)
       throws ProviderException, BudgetExceededException, StopRequestedException {
-    ObjectNode body = NODES.objectNode().put("model", model).put("max_tokens", maxTokens).put("system", system);
+    ObjectNode body =
+        NODES.objectNode().put("model", model).put("max_tokens", maxTokens).put("system", system);
     body.set("messages", render(transcript));
     body.set("tools", tools);
     return read(http.post("/v1/messages", Map.of("anthropic-version", VERSION), body));
@@ -56,17 +61,28 @@ public final class AnthropicMessages implements ModelClient {
       } else if (message instanceof Message.AssistantTurn turn) {
         ArrayNode content = messages.addObject().put("role", "assistant").putArray("content");
         if (!turn.text().isEmpty() || turn.calls().isEmpty()) {
-          content.addObject().put("type", "text").put("text", turn.text().isEmpty() ? "(empty reply)" : turn.text());
+          content
+              .addObject()
+              .put("type", "text")
+              .put("text", turn.text().isEmpty() ? "(empty reply)" : turn.text());
         }
         for (Message.ToolCall call : turn.calls()) {
-          content.addObject().put("type", "tool_use").put("id", call.id()).put("name", call.name())
+          content
+              .addObject()
+              .put("type", "tool_use")
+              .put("id", call.id())
+              .put("name", call.name())
               .set("input", input(call.arguments()));
         }
       } else if (message instanceof Message.ToolResults results) {
         ArrayNode content = messages.addObject().put("role", "user").putArray("content");
         for (Message.ToolOutput output : results.outputs()) {
-          ObjectNode block = content.addObject().put("type", "tool_result").put("tool_use_id", output.callId())
-              .put("content", output.content());
+          ObjectNode block =
+              content
+                  .addObject()
+                  .put("type", "tool_result")
+                  .put("tool_use_id", output.callId())
+                  .put("content", output.content());
           if (output.error()) {
             block.put("is_error", true);
           }
@@ -89,8 +105,9 @@ public final class AnthropicMessages implements ModelClient {
   private Message.AssistantTurn read(JsonNode reply) throws ProviderException {
     JsonNode content = reply.path("content");
     if (!content.isArray()) {
-      throw new ProviderException("malformed reply: no content"
-          + (reply.has("error") ? " (" + ModelHttp.errorText(reply.toString()) + ")" : ""));
+      throw new ProviderException(
+          "malformed reply: no content"
+              + (reply.has("error") ? " (" + ModelHttp.errorText(reply.toString()) + ")" : ""));
     }
     StringBuilder text = new StringBuilder();
     List<Message.ToolCall> calls = new ArrayList<>();
@@ -104,10 +121,14 @@ public final class AnthropicMessages implements ModelClient {
       } else if ("tool_use".equals(type)) {
         JsonNode input = block.path("input");
         String id = block.path("id").asText("");
-        calls.add(new Message.ToolCall(id.isEmpty() ? "toolu_generated_" + ++generatedIds : id,
-            block.path("name").asText(""), input.isMissingNode() ? "{}" : input.toString()));
+        calls.add(
+            new Message.ToolCall(
+                id.isEmpty() ? "toolu_generated_" + ++generatedIds : id,
+                block.path("name").asText(""),
+                input.isMissingNode() ? "{}" : input.toString()));
       }
     }
-    return new Message.AssistantTurn(text.toString(), calls, "max_tokens".equals(reply.path("stop_reason").asText()));
+    return new Message.AssistantTurn(
+        text.toString(), calls, "max_tokens".equals(reply.path("stop_reason").asText()));
   }
 }

@@ -25,21 +25,27 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
- * JSON over HTTP to the runner's model proxy, with the error policy of the contract: a 429 rate limit
- * is retried (at most {@code maxRetries} times, waiting as {@code retry-after} says, bounded); a 429
- * {@code budget_exceeded} ends the job; anything else is a {@link ProviderException}. No API key is
- * ever sent: the proxy adds it. Not thread-safe: one request at a time, from the agent loop.
+ * JSON over HTTP to the runner's model proxy, with the error policy of the contract: a 429 rate
+ * limit is retried (at most {@code maxRetries} times, waiting as {@code retry-after} says,
+ * bounded); a 429 {@code budget_exceeded} ends the job; anything else is a {@link
+ * ProviderException}. No API key is ever sent: the proxy adds it. Not thread-safe: one request at a
+ * time, from the agent loop.
  */
 public final class ModelHttp {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration POLL = Duration.ofMillis(200);
 
   static {
-    // The runner's model endpoint answers one request per connection, and the JDK client pools connections
-    // whose answer did not say "Connection: close". A request sent on such a connection after the endpoint
-    // closed it fails before any byte of an answer (ConnectionExpiredException); the client retries that
-    // case only for idempotent requests unless told otherwise. Both properties are read once, when the
-    // client classes load, so they are set here, before the first client is built. Every request also
+    // The runner's model endpoint answers one request per connection, and the JDK client pools
+    // connections
+    // whose answer did not say "Connection: close". A request sent on such a connection after the
+    // endpoint
+    // closed it fails before any byte of an answer (ConnectionExpiredException); the client retries
+    // that
+    // case only for idempotent requests unless told otherwise. Both properties are read once, when
+    // the
+    // client classes load, so they are set here, before the first client is built. Every request
+    // also
     // asks for "Connection: close" (a header the client refuses unless allowed).
     if (System.getProperty("jdk.httpclient.enableAllMethodRetry") == null) {
       System.setProperty("jdk.httpclient.enableAllMethodRetry", "true");
@@ -57,8 +63,13 @@ public final class ModelHttp {
   private final Consumer<String> log;
   private final HttpClient client;
 
-  public ModelHttp(URI base, Duration requestTimeout, BreachSignal breach, int maxRetries,
-      Duration maxRetryWait, Consumer<String> log) {
+  public ModelHttp(
+      URI base,
+      Duration requestTimeout,
+      BreachSignal breach,
+      int maxRetries,
+      Duration maxRetryWait,
+      Consumer<String> log) {
     this.base = base;
     this.requestTimeout = requestTimeout;
     this.breach = breach;
@@ -66,27 +77,30 @@ public final class ModelHttp {
     this.maxRetryWait = maxRetryWait;
     this.log = log;
     // The container's HTTP_PROXY points at the egress relay; the model relay is reached directly.
-    this.client = HttpClient.newBuilder()
-        .version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofSeconds(10))
-        .proxy(HttpClient.Builder.NO_PROXY)
-        .build();
+    this.client =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .proxy(HttpClient.Builder.NO_PROXY)
+            .build();
   }
 
   /** POSTs {@code body} to {@code base + path} and returns the parsed JSON answer of a 2xx. */
   public JsonNode post(String path, Map<String, String> headers, JsonNode body)
       throws ProviderException, BudgetExceededException, StopRequestedException {
     URI uri = URI.create(base + path);
-    HttpRequest.Builder request = HttpRequest.newBuilder(uri)
-        .timeout(requestTimeout)
-        .header("content-type", "application/json")
-        .header("accept", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(uri)
+            .timeout(requestTimeout)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
     headers.forEach(request::header);
     try {
       request.header("connection", "close");
     } catch (IllegalArgumentException e) {
-      // The client was loaded before the property was set (another user in this JVM): keep-alive it is.
+      // The client was loaded before the property was set (another user in this JVM): keep-alive it
+      // is.
     }
     HttpRequest built = request.build();
     for (int retry = 0; ; retry++) {
@@ -102,13 +116,20 @@ public final class ModelHttp {
       }
       if (status == 429 && retry < maxRetries) {
         Duration wait = retryAfter(response, retry);
-        log.accept("model rate-limited (HTTP 429): waiting " + wait.toMillis() / 1000.0
-            + " s before retry " + (retry + 1) + " of " + maxRetries);
+        log.accept(
+            "model rate-limited (HTTP 429): waiting "
+                + wait.toMillis() / 1000.0
+                + " s before retry "
+                + (retry + 1)
+                + " of "
+                + maxRetries);
         sleep(wait);
         continue;
       }
-      String suffix = status == 429 ? " (rate limited; gave up after " + maxRetries + " retries)" : "";
-      throw new ProviderException("HTTP " + status + suffix + " from " + uri.getPath() + ": " + text);
+      String suffix =
+          status == 429 ? " (rate limited; gave up after " + maxRetries + " retries)" : "";
+      throw new ProviderException(
+          "HTTP " + status + suffix + " from " + uri.getPath() + ": " + text);
     }
   }
 
@@ -140,10 +161,12 @@ public final class ModelHttp {
       return new ProviderException("could not connect to " + where + " within 10 s");
     }
     if (cause instanceof HttpTimeoutException) {
-      return new ProviderException("no answer from " + where + " within " + requestTimeout.toSeconds() + " s");
+      return new ProviderException(
+          "no answer from " + where + " within " + requestTimeout.toSeconds() + " s");
     }
     if (cause instanceof ConnectException) {
-      return new ProviderException("cannot connect to " + where + " (connection refused): is the model relay running?");
+      return new ProviderException(
+          "cannot connect to " + where + " (connection refused): is the model relay running?");
     }
     if (cause instanceof IOException) {
       return new ProviderException("request to " + where + " failed: " + cause);
@@ -155,13 +178,19 @@ public final class ModelHttp {
     try {
       JsonNode json = JSON.readTree(response.body());
       if (json == null || !json.isObject()) {
-        throw new ProviderException("HTTP " + response.statusCode() + " with a body that is not a JSON object: "
-            + clip(response.body()));
+        throw new ProviderException(
+            "HTTP "
+                + response.statusCode()
+                + " with a body that is not a JSON object: "
+                + clip(response.body()));
       }
       return json;
     } catch (JsonProcessingException e) {
-      throw new ProviderException("HTTP " + response.statusCode() + " with a body that is not JSON: "
-          + clip(response.body()));
+      throw new ProviderException(
+          "HTTP "
+              + response.statusCode()
+              + " with a body that is not JSON: "
+              + clip(response.body()));
     }
   }
 
@@ -177,7 +206,8 @@ public final class ModelHttp {
       }
     } catch (NumberFormatException e) {
       try {
-        ZonedDateTime at = ZonedDateTime.parse(header.orElseThrow().trim(), DateTimeFormatter.RFC_1123_DATE_TIME);
+        ZonedDateTime at =
+            ZonedDateTime.parse(header.orElseThrow().trim(), DateTimeFormatter.RFC_1123_DATE_TIME);
         wait = Duration.between(ZonedDateTime.now(at.getZone()), at);
       } catch (RuntimeException ignored) {
         // An unreadable header keeps the exponential default.

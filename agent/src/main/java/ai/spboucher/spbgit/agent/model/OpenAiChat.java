@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * OpenAI-compatible Chat Completions with function tools ({@code POST /v1/chat/completions}): OpenAI,
- * Ollama, vLLM, llama.cpp server, LM Studio. Tool results go back as {@code role: tool} messages.
- * The {@code usage} of a reply is the proxy's business and ignored here.
+ * OpenAI-compatible Chat Completions with function tools ({@code POST /v1/chat/completions}):
+ * OpenAI, Ollama, vLLM, llama.cpp server, LM Studio. Tool results go back as {@code role: tool}
+ * messages. The {@code usage} of a reply is the proxy's business and ignored here.
  */
 public final class OpenAiChat implements ModelClient {
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -28,10 +28,12 @@ public final class OpenAiChat implements ModelClient {
     this.system = system;
     this.tools = NODES.arrayNode();
     for (ToolSpec spec : specs) {
-      ObjectNode function = NODES.objectNode()
-          .put("name", spec.name())
-          .put("description", spec.description())
-          .set("parameters", spec.schema());
+      ObjectNode function =
+          NODES
+              .objectNode()
+              .put("name", spec.name())
+              .put("description", spec.description())
+              .set("parameters", spec.schema());
       tools.addObject().put("type", "function").set("function", function);
     }
   }
@@ -65,12 +67,20 @@ public final class OpenAiChat implements ModelClient {
         }
         ArrayNode calls = assistant.putArray("tool_calls");
         for (Message.ToolCall call : turn.calls()) {
-          calls.addObject().put("id", call.id()).put("type", "function")
-              .putObject("function").put("name", call.name()).put("arguments", call.arguments());
+          calls
+              .addObject()
+              .put("id", call.id())
+              .put("type", "function")
+              .putObject("function")
+              .put("name", call.name())
+              .put("arguments", call.arguments());
         }
       } else if (message instanceof Message.ToolResults results) {
         for (Message.ToolOutput output : results.outputs()) {
-          messages.addObject().put("role", "tool").put("tool_call_id", output.callId())
+          messages
+              .addObject()
+              .put("role", "tool")
+              .put("tool_call_id", output.callId())
               .put("content", output.error() ? "error: " + output.content() : output.content());
         }
       }
@@ -81,21 +91,27 @@ public final class OpenAiChat implements ModelClient {
   private Message.AssistantTurn read(JsonNode reply) throws ProviderException {
     JsonNode choice = reply.path("choices").path(0);
     if (!choice.isObject()) {
-      throw new ProviderException("malformed reply: no choices"
-          + (reply.has("error") ? " (" + ModelHttp.errorText(reply.toString()) + ")" : ""));
+      throw new ProviderException(
+          "malformed reply: no choices"
+              + (reply.has("error") ? " (" + ModelHttp.errorText(reply.toString()) + ")" : ""));
     }
     JsonNode message = choice.path("message");
     List<Message.ToolCall> calls = new ArrayList<>();
     for (JsonNode call : message.path("tool_calls")) {
       JsonNode function = call.path("function");
       JsonNode arguments = function.path("arguments");
-      String raw = arguments.isTextual() ? arguments.asText()
-          : arguments.isMissingNode() || arguments.isNull() ? "{}" : arguments.toString();
+      String raw =
+          arguments.isTextual()
+              ? arguments.asText()
+              : arguments.isMissingNode() || arguments.isNull() ? "{}" : arguments.toString();
       String id = call.path("id").asText("");
-      calls.add(new Message.ToolCall(id.isEmpty() ? "call_" + ++generatedIds : id,
-          function.path("name").asText(""), raw));
+      calls.add(
+          new Message.ToolCall(
+              id.isEmpty() ? "call_" + ++generatedIds : id, function.path("name").asText(""), raw));
     }
-    return new Message.AssistantTurn(text(message.path("content")), calls,
+    return new Message.AssistantTurn(
+        text(message.path("content")),
+        calls,
         "length".equals(choice.path("finish_reason").asText()));
   }
 

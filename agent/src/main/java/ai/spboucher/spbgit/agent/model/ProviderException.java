@@ -1,6 +1,9 @@
 package ai.spboucher.spbgit.agent.model;
 
-/** The model provider failed; the message is fit for the job log (status and the provider's own text). */
+/**
+ * The model provider failed; the message is fit for the job log (status and the provider's own
+ * text).
+ */
 public final class ProviderException extends Exception {
   private static final long serialVersionUID = 1L;
 

@@ -7,5 +7,4 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *
  * @param schema a JSON schema of type object for the arguments
  */
-public record ToolSpec(String name, String description, ObjectNode schema) {
-}
+public record ToolSpec(String name, String description, ObjectNode schema) {}

@@ -2,10 +2,12 @@ package ai.spboucher.spbgit.agent.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-/** Reading tool arguments as a model writes them: numbers may come as strings, optional fields as null. */
+/**
+ * Reading tool arguments as a model writes them: numbers may come as strings, optional fields as
+ * null.
+ */
 final class Args {
-  private Args() {
-  }
+  private Args() {}
 
   static String string(JsonNode args, String name) {
     JsonNode value = args.get(name);

@@ -6,7 +6,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -15,9 +14,10 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code run_command}: {@code sh -c} in the checkout, no standard input, stdout and stderr merged and
- * capped (the start and the end are kept), killed with everything it started when its timeout passes,
- * when the runner signals a breach, or when it returns (background processes do not outlive a call).
+ * {@code run_command}: {@code sh -c} in the checkout, no standard input, stdout and stderr merged
+ * and capped (the start and the end are kept), killed with everything it started when its timeout
+ * passes, when the runner signals a breach, or when it returns (background processes do not outlive
+ * a call).
  */
 final class CommandTool {
   static final int DEFAULT_TIMEOUT = 60;
@@ -25,6 +25,7 @@ final class CommandTool {
   static final int OUTPUT_HEAD = 4 * 1024;
   static final int OUTPUT_TAIL = 12 * 1024;
   private static final long POLL_MILLIS = 100;
+
   /** Variables a command must not see, should they ever reach the agent's own environment. */
   private static final List<String> WITHHELD = List.of("SPB_JOB_TOKEN", "SPB_MODEL_API_KEY");
 
@@ -44,10 +45,11 @@ final class CommandTool {
       return ToolResult.failed("timeout_seconds must be at least 1");
     }
     int timeout = Math.min(timeoutSeconds, MAX_TIMEOUT);
-    ProcessBuilder builder = new ProcessBuilder("sh", "-c", command)
-        .directory(workspace.root().toFile())
-        .redirectErrorStream(true)
-        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    ProcessBuilder builder =
+        new ProcessBuilder("sh", "-c", command)
+            .directory(workspace.root().toFile())
+            .redirectErrorStream(true)
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     Map<String, String> env = builder.environment();
     WITHHELD.forEach(env::remove);
     env.put("PAGER", "cat");
@@ -80,7 +82,8 @@ final class CommandTool {
       ending = "interrupted: killed";
     }
     process.descendants().forEach(family::add);
-    // Through the handle: Process.destroyForcibly() would also close the pipe before the reader drained it.
+    // Through the handle: Process.destroyForcibly() would also close the pipe before the reader
+    // drained it.
     process.toHandle().destroyForcibly();
     family.forEach(ProcessHandle::destroyForcibly);
     try {
@@ -94,13 +97,19 @@ final class CommandTool {
     String status = ending != null ? ending : "exit code " + process.exitValue();
     String note = timeoutSeconds > MAX_TIMEOUT ? " (timeout capped at " + MAX_TIMEOUT + " s)" : "";
     String text = output.text();
-    String content = status + note + " after " + millis + " ms\n" + (text.isEmpty() ? "(no output)" : text);
-    String detail = (ending != null ? ending.substring(0, ending.indexOf(':')) : "exit " + process.exitValue())
-        + ", " + Sizes.human(output.total()) + " output";
+    String content =
+        status + note + " after " + millis + " ms\n" + (text.isEmpty() ? "(no output)" : text);
+    String detail =
+        (ending != null ? ending.substring(0, ending.indexOf(':')) : "exit " + process.exitValue())
+            + ", "
+            + Sizes.human(output.total())
+            + " output";
     return new ToolResult(content, false, detail);
   }
 
-  /** Keeps the first {@code head} and the last {@code tail} bytes of a stream, counting the rest. */
+  /**
+   * Keeps the first {@code head} and the last {@code tail} bytes of a stream, counting the rest.
+   */
   static final class CappedOutput {
     private final int head;
     private final int tail;

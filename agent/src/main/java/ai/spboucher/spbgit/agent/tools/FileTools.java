@@ -20,7 +20,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
-/** The file tools: list, read, search, write, replace. Every path goes through {@link Workspace}. */
+/**
+ * The file tools: list, read, search, write, replace. Every path goes through {@link Workspace}.
+ */
 final class FileTools {
   static final int READ_CAP = 64 * 1024;
   static final int DEFAULT_READ_LINES = 2000;
@@ -55,10 +57,14 @@ final class FileTools {
       out.append("(empty directory)");
     }
     if (more[0] > 0) {
-      out.append("\n[listing stopped at ").append(LIST_CAP).append(" entries; ").append(more[0])
+      out.append("\n[listing stopped at ")
+          .append(LIST_CAP)
+          .append(" entries; ")
+          .append(more[0])
           .append(" more not shown: list a subdirectory]");
     }
-    return ToolResult.ok(out.toString(), entries.size() == 1 ? "1 entry" : entries.size() + " entries");
+    return ToolResult.ok(
+        out.toString(), entries.size() == 1 ? "1 entry" : entries.size() + " entries");
   }
 
   /** Sorted, depth first, without following symlinks, hiding .git and .spb. */
@@ -100,7 +106,8 @@ final class FileTools {
       return ToolResult.failed("limit must be at least 1");
     }
     if (binary(file)) {
-      return ToolResult.failed(path + " is a binary file (" + Sizes.human(Files.size(file)) + "): not shown");
+      return ToolResult.failed(
+          path + " is a binary file (" + Sizes.human(Files.size(file)) + "): not shown");
     }
     StringBuilder out = new StringBuilder();
     int total = 0;
@@ -117,7 +124,8 @@ final class FileTools {
         if (utf8Length(line) + 1 > room) {
           full = true;
           if (total == offset) {
-            out.append(line, 0, Math.min(line.length(), room / 4)).append("[... line cut at the read cap]\n");
+            out.append(line, 0, Math.min(line.length(), room / 4))
+                .append("[... line cut at the read cap]\n");
             last = total;
           }
           continue;
@@ -131,7 +139,8 @@ final class FileTools {
       return ToolResult.ok("(empty file)", "empty");
     }
     if (offset > total) {
-      return ToolResult.failed(path + " has " + total + " lines; offset " + offset + " is past the end");
+      return ToolResult.failed(
+          path + " has " + total + " lines; offset " + offset + " is past the end");
     }
     if (offset > 1 || last < total) {
       out.append("[lines ").append(offset).append('-').append(last).append(" of ").append(total);
@@ -179,7 +188,12 @@ final class FileTools {
             if (shown.length() > SEARCH_LINE_CHARS) {
               shown = shown.substring(0, SEARCH_LINE_CHARS) + "…";
             }
-            out.append(workspace.relative(file)).append(':').append(number).append(": ").append(shown).append('\n');
+            out.append(workspace.relative(file))
+                .append(':')
+                .append(number)
+                .append(": ")
+                .append(shown)
+                .append('\n');
           }
         }
       } catch (DeadlineChars.Expired e) {
@@ -221,8 +235,11 @@ final class FileTools {
   ToolResult write(String path, String content) throws IOException, PathRefusedException {
     byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
     if (bytes.length > WRITE_CAP) {
-      return ToolResult.failed("content is " + Sizes.human(bytes.length) + "; write_file takes at most "
-          + Sizes.human(WRITE_CAP));
+      return ToolResult.failed(
+          "content is "
+              + Sizes.human(bytes.length)
+              + "; write_file takes at most "
+              + Sizes.human(WRITE_CAP));
     }
     Path target = workspace.forWrite(path);
     if (Files.isDirectory(target)) {
@@ -232,38 +249,51 @@ final class FileTools {
     Files.createDirectories(target.getParent());
     writeNoFollow(target, bytes);
     String verb = created ? "created" : "overwrote";
-    return ToolResult.ok(verb + " " + path + " (" + bytes.length + " bytes)", verb + " " + Sizes.human(bytes.length));
+    return ToolResult.ok(
+        verb + " " + path + " (" + bytes.length + " bytes)",
+        verb + " " + Sizes.human(bytes.length));
   }
 
-  ToolResult replace(String path, String old, String replacement) throws IOException, PathRefusedException {
+  ToolResult replace(String path, String old, String replacement)
+      throws IOException, PathRefusedException {
     if (old.isEmpty()) {
       return ToolResult.failed("old must not be empty");
     }
     Path file = regularFile(path);
     if (Files.size(file) > REPLACE_FILE_CAP) {
-      return ToolResult.failed(path + " is larger than " + Sizes.human(REPLACE_FILE_CAP) + ": use run_command");
+      return ToolResult.failed(
+          path + " is larger than " + Sizes.human(REPLACE_FILE_CAP) + ": use run_command");
     }
     String text;
     try {
-      text = StandardCharsets.UTF_8.newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(Files.readAllBytes(file))).toString();
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(Files.readAllBytes(file)))
+              .toString();
     } catch (CharacterCodingException e) {
       return ToolResult.failed(path + " is not valid UTF-8: use write_file or run_command");
     }
     int first = text.indexOf(old);
     if (first < 0) {
-      return ToolResult.failed("old text not found in " + path
-          + ": read the file again and copy the text exactly, whitespace included");
+      return ToolResult.failed(
+          "old text not found in "
+              + path
+              + ": read the file again and copy the text exactly, whitespace included");
     }
     int count = 0;
     for (int at = first; at >= 0; at = text.indexOf(old, at + old.length())) {
       count++;
     }
     if (count > 1) {
-      return ToolResult.failed("old text occurs " + count + " times in " + path
-          + ": include more surrounding lines so that it occurs exactly once");
+      return ToolResult.failed(
+          "old text occurs "
+              + count
+              + " times in "
+              + path
+              + ": include more surrounding lines so that it occurs exactly once");
     }
     String updated = text.substring(0, first) + replacement + text.substring(first + old.length());
     writeNoFollow(file, updated.getBytes(StandardCharsets.UTF_8));
@@ -274,15 +304,21 @@ final class FileTools {
   private Path regularFile(String path) throws IOException, PathRefusedException {
     Path file = workspace.existing(path);
     if (!Files.isRegularFile(file)) {
-      throw new PathRefusedException(path + " is not a regular file" + (Files.isDirectory(file) ? " (a directory)" : ""));
+      throw new PathRefusedException(
+          path + " is not a regular file" + (Files.isDirectory(file) ? " (a directory)" : ""));
     }
     return file;
   }
 
   /** The target was resolved to its real path, so the last component must not be a symlink now. */
   private static void writeNoFollow(Path target, byte[] bytes) throws IOException {
-    Files.write(target, bytes, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-        StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+    Files.write(
+        target,
+        bytes,
+        StandardOpenOption.CREATE,
+        StandardOpenOption.TRUNCATE_EXISTING,
+        StandardOpenOption.WRITE,
+        LinkOption.NOFOLLOW_LINKS);
   }
 
   private static boolean binary(Path file) throws IOException {
@@ -299,7 +335,8 @@ final class FileTools {
 
   /** UTF-8 with malformed bytes replaced, so any text file can be read. */
   private static BufferedReader reader(Path file) throws IOException {
-    return new BufferedReader(new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8));
+    return new BufferedReader(
+        new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8));
   }
 
   private static int utf8Length(CharSequence text) {

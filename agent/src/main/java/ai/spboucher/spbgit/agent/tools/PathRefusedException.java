@@ -1,6 +1,8 @@
 package ai.spboucher.spbgit.agent.tools;
 
-/** A path the tools must not touch: outside the checkout, or inside {@code .git/} or {@code .spb/}. */
+/**
+ * A path the tools must not touch: outside the checkout, or inside {@code .git/} or {@code .spb/}.
+ */
 public final class PathRefusedException extends Exception {
   private static final long serialVersionUID = 1L;
 

@@ -4,8 +4,8 @@ package ai.spboucher.spbgit.agent.tools;
  * What one tool call produced.
  *
  * @param content what the model gets back
- * @param error   a refusal or failure the model should correct
- * @param detail  a few words for the progress line ("2.1 KiB", "exit 0, 312 B")
+ * @param error a refusal or failure the model should correct
+ * @param detail a few words for the progress line ("2.1 KiB", "exit 0, 312 B")
  */
 public record ToolResult(String content, boolean error, String detail) {
 

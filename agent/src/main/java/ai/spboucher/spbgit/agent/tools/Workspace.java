@@ -52,8 +52,9 @@ public final class Workspace {
   }
 
   /**
-   * The real location to write {@code path} to; the file may not exist yet. Missing parent directories
-   * are all below an existing directory inside the root, so creating them cannot leave it.
+   * The real location to write {@code path} to; the file may not exist yet. Missing parent
+   * directories are all below an existing directory inside the root, so creating them cannot leave
+   * it.
    */
   public Path forWrite(String path) throws PathRefusedException, IOException {
     Path lexical = root.resolve(checked(path));
@@ -94,7 +95,8 @@ public final class Workspace {
     }
     for (Path segment : root.relativize(real)) {
       if (hidden(segment.toString())) {
-        throw new PathRefusedException(asked + " resolves into " + segment + "/, which the tools do not touch");
+        throw new PathRefusedException(
+            asked + " resolves into " + segment + "/, which the tools do not touch");
       }
     }
     return real;
@@ -109,7 +111,8 @@ public final class Workspace {
       throw new PathRefusedException("path contains a NUL character");
     }
     if (path.startsWith("/") || path.equals("~") || path.startsWith("~/")) {
-      throw new PathRefusedException(path + " is absolute: use a path relative to the repository root");
+      throw new PathRefusedException(
+          path + " is absolute: use a path relative to the repository root");
     }
     Path relative = Path.of("");
     for (String segment : path.split("/")) {
@@ -117,10 +120,12 @@ public final class Workspace {
         continue;
       }
       if (segment.equals("..")) {
-        throw new PathRefusedException(path + " contains '..': paths must stay inside the repository");
+        throw new PathRefusedException(
+            path + " contains '..': paths must stay inside the repository");
       }
       if (hidden(segment)) {
-        throw new PathRefusedException(path + " is inside " + segment + "/, which the tools do not touch");
+        throw new PathRefusedException(
+            path + " is inside " + segment + "/, which the tools do not touch");
       }
       relative = relative.resolve(segment);
     }

@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A fake Anthropic Messages server ({@code POST /v1/messages}) answering with the real response shape:
- * {@code content} blocks of type {@code text} and {@code tool_use}, {@code stop_reason}, and a
- * {@code usage} block; errors as {@code {"type":"error","error":{"type":...,"message":...}}}.
+ * A fake Anthropic Messages server ({@code POST /v1/messages}) answering with the real response
+ * shape: {@code content} blocks of type {@code text} and {@code tool_use}, {@code stop_reason}, and
+ * a {@code usage} block; errors as {@code {"type":"error","error":{"type":...,"message":...}}}.
  */
 public final class FakeAnthropic extends FakeProvider {
   private final AtomicInteger ids = new AtomicInteger();
@@ -17,8 +17,7 @@ public final class FakeAnthropic extends FakeProvider {
   }
 
   /** A tool_use block; {@code input} is serialised with Jackson (a Map, a record, a JsonNode). */
-  public record Use(String name, Object input) {
-  }
+  public record Use(String name, Object input) {}
 
   public static Use use(String name, Object input) {
     return new Use(name, input);
@@ -41,18 +40,23 @@ public final class FakeAnthropic extends FakeProvider {
   }
 
   public Reply reply(String text, String stopReason, Use... uses) {
-    ObjectNode body = JSON.createObjectNode()
-        .put("id", "msg_fake" + ids.incrementAndGet())
-        .put("type", "message")
-        .put("role", "assistant")
-        .put("model", "fake-model");
+    ObjectNode body =
+        JSON.createObjectNode()
+            .put("id", "msg_fake" + ids.incrementAndGet())
+            .put("type", "message")
+            .put("role", "assistant")
+            .put("model", "fake-model");
     ArrayNode content = body.putArray("content");
     if (text != null) {
       content.addObject().put("type", "text").put("text", text);
     }
     for (Use use : uses) {
-      content.addObject().put("type", "tool_use").put("id", "toolu_" + ids.incrementAndGet())
-          .put("name", use.name()).set("input", JSON.valueToTree(use.input()));
+      content
+          .addObject()
+          .put("type", "tool_use")
+          .put("id", "toolu_" + ids.incrementAndGet())
+          .put("name", use.name())
+          .set("input", JSON.valueToTree(use.input()));
     }
     body.put("stop_reason", stopReason).putNull("stop_sequence");
     body.putObject("usage").put("input_tokens", 120).put("output_tokens", 30);

@@ -23,8 +23,8 @@ import java.util.Map;
  * endpoint with the next {@link Reply} of its script and records every request. When the script is
  * used up it answers 500. Subclasses speak the OpenAI or the Anthropic JSON shapes.
  *
- * <p>Depends only on the JDK and Jackson, so other modules (the runner's model proxy) can reuse it as
- * an upstream; the agent module publishes its test classes as a test-jar.
+ * <p>Depends only on the JDK and Jackson, so other modules (the runner's model proxy) can reuse it
+ * as an upstream; the agent module publishes its test classes as a test-jar.
  *
  * <p>Thread-safe: the server thread answers while the test thread scripts and inspects.
  */
@@ -48,9 +48,11 @@ public abstract class FakeProvider implements AutoCloseable {
     }
   }
 
-  /** A request as received: lower-case header names, the body parsed as JSON (null if it was not). */
-  public record RecordedRequest(String method, String path, Map<String, String> headers, String rawBody,
-      JsonNode body) {
+  /**
+   * A request as received: lower-case header names, the body parsed as JSON (null if it was not).
+   */
+  public record RecordedRequest(
+      String method, String path, Map<String, String> headers, String rawBody, JsonNode body) {
     public String header(String name) {
       return headers.get(name.toLowerCase(Locale.ROOT));
     }
@@ -135,8 +137,11 @@ public abstract class FakeProvider implements AutoCloseable {
     try (exchange) {
       String raw = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
       Map<String, String> headers = new LinkedHashMap<>();
-      exchange.getRequestHeaders().forEach((name, values) ->
-          headers.put(name.toLowerCase(Locale.ROOT), String.join(",", values)));
+      exchange
+          .getRequestHeaders()
+          .forEach(
+              (name, values) ->
+                  headers.put(name.toLowerCase(Locale.ROOT), String.join(",", values)));
       JsonNode body;
       try {
         body = JSON.readTree(raw);
@@ -145,13 +150,25 @@ public abstract class FakeProvider implements AutoCloseable {
       }
       Reply reply;
       synchronized (this) {
-        requests.add(new RecordedRequest(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-            headers, raw, body));
-        boolean ours = "POST".equals(exchange.getRequestMethod())
-            && endpoint.equals(exchange.getRequestURI().getPath());
-        reply = !ours ? error(404, "not_found_error", "no such endpoint: " + exchange.getRequestURI().getPath())
-            : script.isEmpty() ? error(500, "api_error", "fake provider: script exhausted")
-            : script.poll();
+        requests.add(
+            new RecordedRequest(
+                exchange.getRequestMethod(),
+                exchange.getRequestURI().getPath(),
+                headers,
+                raw,
+                body));
+        boolean ours =
+            "POST".equals(exchange.getRequestMethod())
+                && endpoint.equals(exchange.getRequestURI().getPath());
+        reply =
+            !ours
+                ? error(
+                    404,
+                    "not_found_error",
+                    "no such endpoint: " + exchange.getRequestURI().getPath())
+                : script.isEmpty()
+                    ? error(500, "api_error", "fake provider: script exhausted")
+                    : script.poll();
       }
       if (reply.delayMillis() > 0) {
         try {

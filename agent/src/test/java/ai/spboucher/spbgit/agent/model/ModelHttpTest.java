@@ -32,23 +32,34 @@ class ModelHttpTest {
       Thread answering = new Thread(() -> answerOncePerConnection(server));
       answering.setDaemon(true);
       answering.start();
-      ModelHttp http = new ModelHttp(URI.create("http://127.0.0.1:" + server.getLocalPort()), Duration.ofSeconds(10),
-          new BreachSignal(temp.resolve("breach")), 0, Duration.ZERO, line -> { });
+      ModelHttp http =
+          new ModelHttp(
+              URI.create("http://127.0.0.1:" + server.getLocalPort()),
+              Duration.ofSeconds(10),
+              new BreachSignal(temp.resolve("breach")),
+              0,
+              Duration.ZERO,
+              line -> {});
 
       for (int i = 0; i < 50; i++) {
-        assertEquals(i, http.post("/v1/x", Map.of(), JSON.createObjectNode().put("n", i)).get("n").asInt());
+        assertEquals(
+            i, http.post("/v1/x", Map.of(), JSON.createObjectNode().put("n", i)).get("n").asInt());
       }
     }
   }
 
   @Test
   void errorTextNamesTheProvidersTypeAndMessage() {
-    assertEquals("overloaded_error: Overloaded",
-        ModelHttp.errorText("{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"));
+    assertEquals(
+        "overloaded_error: Overloaded",
+        ModelHttp.errorText(
+            "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"));
     assertEquals("upstream down", ModelHttp.errorText("{\"error\":\"upstream down\"}"));
     assertEquals("<html> bad gateway", ModelHttp.errorText("<html>\n\u001b bad gateway"));
     assertEquals("(empty body)", ModelHttp.errorText(""));
-    assertEquals("budget_exceeded", ModelHttp.errorType("{\"error\":{\"type\":\"budget_exceeded\",\"message\":\"x\"}}"));
+    assertEquals(
+        "budget_exceeded",
+        ModelHttp.errorType("{\"error\":{\"type\":\"budget_exceeded\",\"message\":\"x\"}}"));
   }
 
   private static void answerOncePerConnection(ServerSocket server) {
@@ -57,8 +68,11 @@ class ModelHttpTest {
         String body = readRequestBody(socket.getInputStream());
         byte[] answer = body.getBytes(StandardCharsets.UTF_8);
         OutputStream out = socket.getOutputStream();
-        out.write(("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + answer.length
-            + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(
+            ("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                    + answer.length
+                    + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
         out.write(answer);
         out.flush();
       } catch (IOException e) {

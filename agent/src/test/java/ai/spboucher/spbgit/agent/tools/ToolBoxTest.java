@@ -18,8 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ToolBoxTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @TempDir
-  Path temp;
+  @TempDir Path temp;
   Path root;
   ToolBox tools;
 
@@ -29,9 +28,14 @@ class ToolBoxTest {
     Files.createDirectories(root.resolve(".git"));
     Files.writeString(root.resolve(".git/HEAD"), "ref: refs/heads/main\n");
     Files.createDirectories(root.resolve("src"));
-    Files.writeString(root.resolve("src/App.java"), "class App {\n  // TODO one\n  // TODO two\n}\n");
+    Files.writeString(
+        root.resolve("src/App.java"), "class App {\n  // TODO one\n  // TODO two\n}\n");
     Files.writeString(root.resolve("README.md"), "# Title\n\nHello world\n");
-    tools = new ToolBox(new Workspace(root), new BreachSignal(temp.resolve(".spb/breach")), Duration.ofSeconds(2));
+    tools =
+        new ToolBox(
+            new Workspace(root),
+            new BreachSignal(temp.resolve(".spb/breach")),
+            Duration.ofSeconds(2));
   }
 
   private ToolResult call(String name, Map<String, ?> args) throws Exception {
@@ -57,14 +61,19 @@ class ToolBoxTest {
     ToolResult result = call("list_files", Map.of("path", "many"));
 
     assertEquals(FileTools.LIST_CAP + 1, result.content().lines().count());
-    assertTrue(result.content().endsWith("20 more not shown: list a subdirectory]"), result.content());
+    assertTrue(
+        result.content().endsWith("20 more not shown: list a subdirectory]"), result.content());
   }
 
   @Test
   void readsWholeFilesAndPagesByLines() throws Exception {
-    assertEquals("# Title\n\nHello world\n", call("read_file", Map.of("path", "README.md")).content());
-    assertEquals("\nHello world\n[lines 2-3 of 3]", call("read_file", Map.of("path", "README.md", "offset", 2)).content());
-    assertEquals("# Title\n[lines 1-1 of 3; continue with offset=2]",
+    assertEquals(
+        "# Title\n\nHello world\n", call("read_file", Map.of("path", "README.md")).content());
+    assertEquals(
+        "\nHello world\n[lines 2-3 of 3]",
+        call("read_file", Map.of("path", "README.md", "offset", 2)).content());
+    assertEquals(
+        "# Title\n[lines 1-1 of 3; continue with offset=2]",
         call("read_file", Map.of("path", "README.md", "limit", "1")).content());
     assertTrue(call("read_file", Map.of("path", "README.md", "offset", 9)).error());
   }
@@ -77,8 +86,10 @@ class ToolBoxTest {
     ToolResult result = call("read_file", Map.of("path", "big.txt"));
 
     assertFalse(result.error());
-    assertTrue(result.content().getBytes(StandardCharsets.UTF_8).length <= FileTools.READ_CAP + 100);
-    assertTrue(result.content().endsWith("[lines 1-655 of 2000; continue with offset=656]"),
+    assertTrue(
+        result.content().getBytes(StandardCharsets.UTF_8).length <= FileTools.READ_CAP + 100);
+    assertTrue(
+        result.content().endsWith("[lines 1-655 of 2000; continue with offset=656]"),
         result.content().substring(result.content().length() - 80));
   }
 
@@ -88,7 +99,10 @@ class ToolBoxTest {
 
     assertTrue(call("read_file", Map.of("path", "image.png")).content().contains("binary file"));
     assertTrue(call("read_file", Map.of("path", "src")).content().contains("not a regular file"));
-    assertTrue(call("read_file", Map.of("path", "missing.txt")).content().contains("missing.txt does not exist"));
+    assertTrue(
+        call("read_file", Map.of("path", "missing.txt"))
+            .content()
+            .contains("missing.txt does not exist"));
   }
 
   @Test
@@ -97,13 +111,19 @@ class ToolBoxTest {
 
     assertEquals("src/App.java:2: // TODO one\nsrc/App.java:3: // TODO two\n", result.content());
     assertEquals("2 matches", result.detail());
-    assertEquals("no matches in 1 text files", call("search", Map.of("pattern", "TODO", "path", "README.md")).content());
-    assertTrue(call("search", Map.of("pattern", "([a-z")).content().startsWith("invalid regular expression"));
+    assertEquals(
+        "no matches in 1 text files",
+        call("search", Map.of("pattern", "TODO", "path", "README.md")).content());
+    assertTrue(
+        call("search", Map.of("pattern", "([a-z"))
+            .content()
+            .startsWith("invalid regular expression"));
   }
 
   @Test
   void searchNeverLooksIntoGit() throws Exception {
-    assertEquals("no matches in 2 text files", call("search", Map.of("pattern", "refs/heads")).content());
+    assertEquals(
+        "no matches in 2 text files", call("search", Map.of("pattern", "refs/heads")).content());
   }
 
   @Test
@@ -113,7 +133,8 @@ class ToolBoxTest {
     ToolResult result = call("search", Map.of("pattern", "match", "path", "many.txt"));
 
     assertEquals(FileTools.SEARCH_MATCHES + 1, result.content().lines().count());
-    assertTrue(result.content().endsWith("[stopped at 100 matches: narrow the pattern or the path]"));
+    assertTrue(
+        result.content().endsWith("[stopped at 100 matches: narrow the pattern or the path]"));
   }
 
   @Test
@@ -129,12 +150,15 @@ class ToolBoxTest {
 
   @Test
   void writesNewFilesWithTheirDirectories() throws Exception {
-    ToolResult result = call("write_file", Map.of("path", "docs/guide/intro.md", "content", "Intro\n"));
+    ToolResult result =
+        call("write_file", Map.of("path", "docs/guide/intro.md", "content", "Intro\n"));
 
     assertFalse(result.error(), result.content());
     assertEquals("Intro\n", Files.readString(root.resolve("docs/guide/intro.md")));
     assertEquals("created 6 B", result.detail());
-    assertEquals("overwrote 3 B", call("write_file", Map.of("path", "docs/guide/intro.md", "content", "New")).detail());
+    assertEquals(
+        "overwrote 3 B",
+        call("write_file", Map.of("path", "docs/guide/intro.md", "content", "New")).detail());
   }
 
   @Test
@@ -143,7 +167,8 @@ class ToolBoxTest {
 
     assertTrue(call("write_file", Map.of("path", "big.txt", "content", big)).error());
     assertFalse(Files.exists(root.resolve("big.txt")));
-    ToolResult hook = call("write_file", Map.of("path", ".git/hooks/pre-commit", "content", "#!/bin/sh"));
+    ToolResult hook =
+        call("write_file", Map.of("path", ".git/hooks/pre-commit", "content", "#!/bin/sh"));
     assertTrue(hook.error());
     assertTrue(hook.content().startsWith("refused: "));
     assertFalse(Files.exists(root.resolve(".git/hooks/pre-commit")));
@@ -151,19 +176,24 @@ class ToolBoxTest {
 
   @Test
   void replacesExactlyOneOccurrence() throws Exception {
-    ToolResult ok = call("replace_in_file", Map.of("path", "README.md", "old", "Hello world", "new", "Hi"));
+    ToolResult ok =
+        call("replace_in_file", Map.of("path", "README.md", "old", "Hello world", "new", "Hi"));
     assertFalse(ok.error(), ok.content());
     assertEquals("# Title\n\nHi\n", Files.readString(root.resolve("README.md")));
     assertEquals("line 3", ok.detail());
 
-    ToolResult twice = call("replace_in_file", Map.of("path", "src/App.java", "old", "// TODO", "new", "//"));
+    ToolResult twice =
+        call("replace_in_file", Map.of("path", "src/App.java", "old", "// TODO", "new", "//"));
     assertTrue(twice.error());
     assertTrue(twice.content().contains("occurs 2 times"), twice.content());
 
-    ToolResult missing = call("replace_in_file", Map.of("path", "src/App.java", "old", "//  TODO one", "new", ""));
+    ToolResult missing =
+        call("replace_in_file", Map.of("path", "src/App.java", "old", "//  TODO one", "new", ""));
     assertTrue(missing.error());
     assertTrue(missing.content().startsWith("old text not found"), missing.content());
-    assertEquals("class App {\n  // TODO one\n  // TODO two\n}\n", Files.readString(root.resolve("src/App.java")));
+    assertEquals(
+        "class App {\n  // TODO one\n  // TODO two\n}\n",
+        Files.readString(root.resolve("src/App.java")));
 
     assertTrue(call("replace_in_file", Map.of("path", "README.md", "old", "", "new", "x")).error());
   }
@@ -171,11 +201,19 @@ class ToolBoxTest {
   @Test
   void badArgumentsAreErrorResults() {
     assertTrue(tools.execute("read_file", "{}").content().contains("'path' is required"));
-    assertTrue(tools.execute("read_file", "{\"path\": 3}").content().contains("'path' must be a string"));
-    assertTrue(tools.execute("read_file", "{\"path\": \"README.md\", \"offset\": \"two\"}").content()
-        .contains("'offset' must be a whole number"));
+    assertTrue(
+        tools.execute("read_file", "{\"path\": 3}").content().contains("'path' must be a string"));
+    assertTrue(
+        tools
+            .execute("read_file", "{\"path\": \"README.md\", \"offset\": \"two\"}")
+            .content()
+            .contains("'offset' must be a whole number"));
     assertTrue(tools.execute("read_file", "[1]").content().contains("must be a JSON object"));
-    assertTrue(tools.execute("read_file", "{\"path\":").content().startsWith("the arguments are not valid JSON"));
+    assertTrue(
+        tools
+            .execute("read_file", "{\"path\":")
+            .content()
+            .startsWith("the arguments are not valid JSON"));
     assertFalse(tools.execute("list_files", "").error(), "no arguments at all is an empty object");
   }
 
@@ -208,8 +246,11 @@ class ToolBoxTest {
   @Test
   void aCommandIsKilledWithItsChildrenAtItsTimeout() throws Exception {
     long started = System.nanoTime();
-    ToolResult result = call("run_command", Map.of("command", "echo started; sleep 30 & sleep 30; echo never",
-        "timeout_seconds", 1));
+    ToolResult result =
+        call(
+            "run_command",
+            Map.of(
+                "command", "echo started; sleep 30 & sleep 30; echo never", "timeout_seconds", 1));
 
     assertTrue(System.nanoTime() - started < 10_000_000_000L);
     assertTrue(result.content().startsWith("timed out after 1 s: killed"), result.content());
@@ -222,20 +263,26 @@ class ToolBoxTest {
   void theTimeoutIsCappedAtTwoMinutes() throws Exception {
     ToolResult result = call("run_command", Map.of("command", "true", "timeout_seconds", 100000));
 
-    assertTrue(result.content().startsWith("exit code 0 (timeout capped at 120 s)"), result.content());
+    assertTrue(
+        result.content().startsWith("exit code 0 (timeout capped at 120 s)"), result.content());
   }
 
   @Test
   void commandOutputKeepsItsStartAndItsEnd() throws Exception {
-    ToolResult result = call("run_command", Map.of("command",
-        "echo FIRST; i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done; echo LAST"));
+    ToolResult result =
+        call(
+            "run_command",
+            Map.of(
+                "command",
+                "echo FIRST; i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done; echo LAST"));
 
     String content = result.content();
     assertTrue(content.contains("FIRST"));
     assertTrue(content.endsWith("LAST\n"));
     assertTrue(content.contains("bytes of output omitted"));
-    assertTrue(content.getBytes(StandardCharsets.UTF_8).length
-        < CommandTool.OUTPUT_HEAD + CommandTool.OUTPUT_TAIL + 200);
+    assertTrue(
+        content.getBytes(StandardCharsets.UTF_8).length
+            < CommandTool.OUTPUT_HEAD + CommandTool.OUTPUT_TAIL + 200);
   }
 
   @Test

@@ -14,8 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class WorkspaceTest {
-  @TempDir
-  Path temp;
+  @TempDir Path temp;
   Path root;
   Path outside;
   Workspace workspace;
@@ -34,16 +33,33 @@ class WorkspaceTest {
 
   @Test
   void acceptsPathsInsideTheRoot() throws Exception {
-    assertEquals(root.toRealPath().resolve("src/main/App.java"), workspace.existing("src/main/App.java"));
-    assertEquals(root.toRealPath().resolve("src/main/App.java"), workspace.existing("./src//main/./App.java"));
+    assertEquals(
+        root.toRealPath().resolve("src/main/App.java"), workspace.existing("src/main/App.java"));
+    assertEquals(
+        root.toRealPath().resolve("src/main/App.java"),
+        workspace.existing("./src//main/./App.java"));
     assertEquals(root.toRealPath(), workspace.existing("."));
     assertEquals(root.toRealPath(), workspace.existing(""));
-    assertEquals(root.toRealPath().resolve("new/dir/File.txt"), workspace.forWrite("new/dir/File.txt"));
+    assertEquals(
+        root.toRealPath().resolve("new/dir/File.txt"), workspace.forWrite("new/dir/File.txt"));
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"../outside/secret.txt", "src/../../outside/secret.txt", "src/..", "..", "/etc/passwd",
-      "~/x", ".git/config", ".git", "src/.git/hooks/pre-commit", ".GIT/config", ".spb/breach", "a\0b"})
+  @ValueSource(
+      strings = {
+        "../outside/secret.txt",
+        "src/../../outside/secret.txt",
+        "src/..",
+        "..",
+        "/etc/passwd",
+        "~/x",
+        ".git/config",
+        ".git",
+        "src/.git/hooks/pre-commit",
+        ".GIT/config",
+        ".spb/breach",
+        "a\0b"
+      })
   void refusesEscapesAndTheHarnessDirectories(String path) {
     assertThrows(PathRefusedException.class, () -> workspace.existing(path));
     assertThrows(PathRefusedException.class, () -> workspace.forWrite(path));
@@ -65,7 +81,8 @@ class WorkspaceTest {
   void refusesASymlinkIntoGit() throws Exception {
     Files.createSymbolicLink(root.resolve("gitdir"), root.resolve(".git"));
 
-    PathRefusedException refused = assertThrows(PathRefusedException.class, () -> workspace.existing("gitdir/config"));
+    PathRefusedException refused =
+        assertThrows(PathRefusedException.class, () -> workspace.existing("gitdir/config"));
     assertTrue(refused.getMessage().contains(".git/"), refused.getMessage());
     assertThrows(PathRefusedException.class, () -> workspace.forWrite("gitdir/hooks/pre-commit"));
   }
@@ -84,8 +101,10 @@ class WorkspaceTest {
   void followsASymlinkThatStaysInside() throws Exception {
     Files.createSymbolicLink(root.resolve("alias"), root.resolve("src/main"));
 
-    assertEquals(root.toRealPath().resolve("src/main/App.java"), workspace.existing("alias/App.java"));
-    assertEquals(root.toRealPath().resolve("src/main/New.java"), workspace.forWrite("alias/New.java"));
+    assertEquals(
+        root.toRealPath().resolve("src/main/App.java"), workspace.existing("alias/App.java"));
+    assertEquals(
+        root.toRealPath().resolve("src/main/New.java"), workspace.forWrite("alias/New.java"));
   }
 
   @Test
@@ -94,7 +113,8 @@ class WorkspaceTest {
     Workspace viaLink = new Workspace(linkedRoot);
 
     assertEquals(root.toRealPath(), viaLink.root());
-    assertEquals(root.toRealPath().resolve("src/main/App.java"), viaLink.existing("src/main/App.java"));
+    assertEquals(
+        root.toRealPath().resolve("src/main/App.java"), viaLink.existing("src/main/App.java"));
   }
 
   @Test

@@ -40,8 +40,11 @@ public final class ApiClient {
   public ApiClient(String baseUrl, String token) {
     this.baseUrl = baseUrl;
     this.token = token;
-    this.http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT)
-        .followRedirects(HttpClient.Redirect.NEVER).build();
+    this.http =
+        HttpClient.newBuilder()
+            .connectTimeout(CONNECT_TIMEOUT)
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .build();
   }
 
   public String baseUrl() {
@@ -62,13 +65,18 @@ public final class ApiClient {
     return json(send(request(path).GET()));
   }
 
-  /** POSTs {@code body} (any Jackson-serialisable value, or null for none) and returns the JSON answer. */
+  /**
+   * POSTs {@code body} (any Jackson-serialisable value, or null for none) and returns the JSON
+   * answer.
+   */
   public JsonNode post(String path, Object body) {
     HttpRequest.Builder request = request(path);
     if (body == null) {
       request.POST(HttpRequest.BodyPublishers.noBody());
     } else {
-      request.header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(encode(body)));
+      request
+          .header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(encode(body)));
     }
     return json(send(request));
   }
@@ -83,8 +91,12 @@ public final class ApiClient {
     return send(request(path).GET());
   }
 
-  /** Opens a websocket on an API path; handshake failures are left to the caller ({@link #failureOf}). */
-  public CompletableFuture<WebSocket> openWebSocket(String pathAndQuery, WebSocket.Listener listener) {
+  /**
+   * Opens a websocket on an API path; handshake failures are left to the caller ({@link
+   * #failureOf}).
+   */
+  public CompletableFuture<WebSocket> openWebSocket(
+      String pathAndQuery, WebSocket.Listener listener) {
     WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(CONNECT_TIMEOUT);
     if (token != null) {
       builder.header("Authorization", "Bearer " + token);
@@ -120,10 +132,14 @@ public final class ApiClient {
     } else {
       why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
-    return new CliException(ExitCode.UNAVAILABLE, "cannot reach the gateway at " + baseUrl + ": " + why, e);
+    return new CliException(
+        ExitCode.UNAVAILABLE, "cannot reach the gateway at " + baseUrl + ": " + why, e);
   }
 
-  /** A path segment, percent-encoded (repository names and ids are plain, but arguments are user input). */
+  /**
+   * A path segment, percent-encoded (repository names and ids are plain, but arguments are user
+   * input).
+   */
   public static String segment(String value) {
     return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
   }
@@ -134,8 +150,10 @@ public final class ApiClient {
   }
 
   private HttpRequest.Builder request(String path) {
-    HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(REQUEST_TIMEOUT)
-        .header("Accept", "application/json");
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(URI.create(baseUrl + path))
+            .timeout(REQUEST_TIMEOUT)
+            .header("Accept", "application/json");
     if (token != null) {
       builder.header("Authorization", "Bearer " + token);
     }
@@ -145,7 +163,8 @@ public final class ApiClient {
   private String send(HttpRequest.Builder request) {
     HttpResponse<String> response;
     try {
-      response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+      response =
+          http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw failureOf(e);
     } catch (InterruptedException e) {
@@ -165,7 +184,8 @@ public final class ApiClient {
     try {
       return JSON.readTree(body);
     } catch (JsonProcessingException e) {
-      throw new CliException(ExitCode.UNAVAILABLE, "the gateway answered something that is not JSON");
+      throw new CliException(
+          ExitCode.UNAVAILABLE, "the gateway answered something that is not JSON");
     }
   }
 
@@ -190,7 +210,8 @@ public final class ApiClient {
   }
 
   private String webSocketBase() {
-    return baseUrl.startsWith("https:") ? "wss:" + baseUrl.substring("https:".length())
+    return baseUrl.startsWith("https:")
+        ? "wss:" + baseUrl.substring("https:".length())
         : "ws:" + baseUrl.substring("http:".length());
   }
 }

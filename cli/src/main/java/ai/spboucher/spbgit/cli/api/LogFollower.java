@@ -17,24 +17,28 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Follows one job's log over the gateway's websocket ({@code .../agent-jobs/:id/logs?after=<seq>}) until its
- * {@code end} frame. Whenever the connection closes without one (a network drop, a gateway restart, a
- * {@code resume} frame for a slow reader, a silent half-open connection), it reconnects with
- * {@code after=<last seq received>}, so every chunk is delivered once and in order, without gaps.
+ * Follows one job's log over the gateway's websocket ({@code .../agent-jobs/:id/logs?after=<seq>})
+ * until its {@code end} frame. Whenever the connection closes without one (a network drop, a
+ * gateway restart, a {@code resume} frame for a slow reader, a silent half-open connection), it
+ * reconnects with {@code after=<last seq received>}, so every chunk is delivered once and in order,
+ * without gaps.
  *
- * <p>Threading: {@link #follow} blocks the calling thread and calls the {@link Sink} on it. The websocket
- * listener runs on the HTTP client's threads and only puts frames into a queue that {@link #follow} drains.
+ * <p>Threading: {@link #follow} blocks the calling thread and calls the {@link Sink} on it. The
+ * websocket listener runs on the HTTP client's threads and only puts frames into a queue that
+ * {@link #follow} drains.
  */
 public final class LogFollower {
 
   /** Receives the log on the thread that called {@link #follow}. */
   public interface Sink {
-    /** A chunk of the job's output; {@code stream} is {@code stdout}, {@code stderr} or {@code runner}. */
+    /**
+     * A chunk of the job's output; {@code stream} is {@code stdout}, {@code stderr} or {@code
+     * runner}.
+     */
     void log(String stream, String data);
 
     /** The job changed status ({@code started}, ...). */
-    default void status(String status) {
-    }
+    default void status(String status) {}
   }
 
   /** How the log ended: the job's exit reason and the last sequence number received. */
@@ -46,6 +50,7 @@ public final class LogFollower {
 
   /** After this long without a frame, ping; after as long again without any answer, reconnect. */
   static final Duration IDLE = Duration.ofSeconds(20);
+
   private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
@@ -54,14 +59,20 @@ public final class LogFollower {
   private final Duration giveUpAfter;
   private long lastSeq;
 
-  /** Gives up with {@link ExitCode#UNAVAILABLE} after {@code giveUpAfter} without a working connection. */
+  /**
+   * Gives up with {@link ExitCode#UNAVAILABLE} after {@code giveUpAfter} without a working
+   * connection.
+   */
   public LogFollower(ApiClient api, String repo, String jobId, Duration giveUpAfter) {
     this.api = api;
     this.path = ApiClient.jobPath(repo, jobId) + "/logs";
     this.giveUpAfter = giveUpAfter;
   }
 
-  /** Streams every chunk after {@code after} to {@code sink}, reconnecting as needed, until the job's end. */
+  /**
+   * Streams every chunk after {@code after} to {@code sink}, reconnecting as needed, until the
+   * job's end.
+   */
   public End follow(long after, Sink sink) throws InterruptedException {
     lastSeq = after;
     long backoffMs = 100;
@@ -79,20 +90,31 @@ public final class LogFollower {
         }
       }
       if (System.nanoTime() - failingSince > giveUpAfter.toNanos()) {
-        throw new CliException(ExitCode.UNAVAILABLE, "lost the job's log stream at " + api.baseUrl()
-            + " and could not resume it within " + giveUpAfter.toSeconds() + " s (last sequence " + lastSeq + ")");
+        throw new CliException(
+            ExitCode.UNAVAILABLE,
+            "lost the job's log stream at "
+                + api.baseUrl()
+                + " and could not resume it within "
+                + giveUpAfter.toSeconds()
+                + " s (last sequence "
+                + lastSeq
+                + ")");
       }
       Thread.sleep(backoffMs);
       backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF.toMillis());
     }
   }
 
-  /** The open connection, or null after a failure worth retrying; refusals (401, 403, 404, 400) throw. */
+  /**
+   * The open connection, or null after a failure worth retrying; refusals (401, 403, 404, 400)
+   * throw.
+   */
   private Connection connect() throws InterruptedException {
     Connection connection = new Connection();
     try {
-      connection.socket = api.openWebSocket(path + "?after=" + lastSeq, connection)
-          .get(HANDSHAKE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      connection.socket =
+          api.openWebSocket(path + "?after=" + lastSeq, connection)
+              .get(HANDSHAKE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       return connection;
     } catch (TimeoutException e) {
       return null;
@@ -145,7 +167,7 @@ public final class LogFollower {
             return new Outcome(new End(node.path("exit_reason").asText(null), lastSeq), true);
           }
           // "resume" and anything unknown: the gateway closes next, and we resume from lastSeq.
-          default -> { }
+          default -> {}
         }
       }
     } finally {
@@ -161,14 +183,15 @@ public final class LogFollower {
     }
   }
 
-  private record Outcome(End end, boolean progressed) {
-  }
+  private record Outcome(End end, boolean progressed) {}
 
   /** A whole text message, a pong (text and closed both unset), or the end of the connection. */
-  private record Frame(String text, boolean closed) {
-  }
+  private record Frame(String text, boolean closed) {}
 
-  /** One websocket connection: its listener reassembles messages and queues them. HTTP client threads. */
+  /**
+   * One websocket connection: its listener reassembles messages and queues them. HTTP client
+   * threads.
+   */
   private static final class Connection implements WebSocket.Listener {
 
     final BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();

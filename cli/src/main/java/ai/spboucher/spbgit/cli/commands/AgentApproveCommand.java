@@ -11,17 +11,23 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code spbgit agent approve <repo> <job>}: fast-forwards a branch to the job's proposal. */
-@Command(name = "approve", mixinStandardHelpOptions = true,
-    description = {"Approve a finished job: fast-forward (or create) a branch to its proposal commit.",
-        "The commit is the job's current proposal_sha unless --sha pins the one you reviewed; the gateway refuses "
-            + "(exit 5) if the proposal moved, or if the branch has commits the proposal lacks."})
+@Command(
+    name = "approve",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Approve a finished job: fast-forward (or create) a branch to its proposal commit.",
+      "The commit is the job's current proposal_sha unless --sha pins the one you reviewed; the gateway refuses "
+          + "(exit 5) if the proposal moved, or if the branch has commits the proposal lacks."
+    })
 final class AgentApproveCommand implements Runnable {
 
   private final Cli cli;
-  @Mixin
-  JobArguments job;
+  @Mixin JobArguments job;
 
-  @Option(names = "--branch", paramLabel = "B", description = "Branch to update (default: agent/<job>).")
+  @Option(
+      names = "--branch",
+      paramLabel = "B",
+      description = "Branch to update (default: agent/<job>).")
   String branch;
 
   @Option(names = "--sha", paramLabel = "SHA", description = "The proposal commit you reviewed.")
@@ -35,22 +41,38 @@ final class AgentApproveCommand implements Runnable {
   public void run() {
     String target = branch != null ? branch : "agent/" + job.id;
     String commit = sha != null ? sha : currentProposal();
-    JsonNode approved = cli.api().post(job.path() + "/approve",
-        ApiClient.JSON.createObjectNode().put("branch", target).put("sha", commit));
+    JsonNode approved =
+        cli.api()
+            .post(
+                job.path() + "/approve",
+                ApiClient.JSON.createObjectNode().put("branch", target).put("sha", commit));
     if (cli.json()) {
       cli.printJson(approved);
     } else {
-      cli.out().println("approved job " + AnsiFilter.plain(job.id) + ": " + AnsiFilter.plain(target) + " is at "
-          + AnsiFilter.plain(commit));
+      cli.out()
+          .println(
+              "approved job "
+                  + AnsiFilter.plain(job.id)
+                  + ": "
+                  + AnsiFilter.plain(target)
+                  + " is at "
+                  + AnsiFilter.plain(commit));
     }
   }
 
   private String currentProposal() {
     JsonNode current = JobReport.requireObject(cli.api().get(job.path()), "the job");
     if (!current.path("proposal_sha").isTextual()) {
-      throw new CliException(ExitCode.CONFLICT, "job " + job.id + " has no proposal to approve ("
-          + JobReport.statusLine(current) + ")" + (current.path("partial_sha").isTextual()
-          ? "; its partial work is for review only" : ""));
+      throw new CliException(
+          ExitCode.CONFLICT,
+          "job "
+              + job.id
+              + " has no proposal to approve ("
+              + JobReport.statusLine(current)
+              + ")"
+              + (current.path("partial_sha").isTextual()
+                  ? "; its partial work is for review only"
+                  : ""));
     }
     return current.path("proposal_sha").asText();
   }

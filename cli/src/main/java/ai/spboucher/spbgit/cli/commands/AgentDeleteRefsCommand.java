@@ -8,16 +8,20 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code spbgit agent delete-refs <repo> <job> [--yes]}: removes {@code refs/agents/<job>/*}. */
-@Command(name = "delete-refs", mixinStandardHelpOptions = true,
-    description = "Delete the job's refs (refs/agents/<job>/*). Asks for confirmation unless --yes; refuses "
-        + "(exit 2) when it cannot ask because stdin is not a terminal.")
+@Command(
+    name = "delete-refs",
+    mixinStandardHelpOptions = true,
+    description =
+        "Delete the job's refs (refs/agents/<job>/*). Asks for confirmation unless --yes; refuses "
+            + "(exit 2) when it cannot ask because stdin is not a terminal.")
 final class AgentDeleteRefsCommand implements Runnable {
 
   private final Cli cli;
-  @Mixin
-  JobArguments job;
+  @Mixin JobArguments job;
 
-  @Option(names = {"-y", "--yes"}, description = "Do not ask for confirmation.")
+  @Option(
+      names = {"-y", "--yes"},
+      description = "Do not ask for confirmation.")
   boolean yes;
 
   AgentDeleteRefsCommand(Cli cli) {
@@ -28,7 +32,9 @@ final class AgentDeleteRefsCommand implements Runnable {
   public void run() {
     String refs = "refs/agents/" + job.id + "/*";
     if (!yes) {
-      cli.confirm("Delete " + AnsiFilter.plain(refs) + " in " + AnsiFilter.plain(job.repo) + "?", "delete " + refs);
+      cli.confirm(
+          "Delete " + AnsiFilter.plain(refs) + " in " + AnsiFilter.plain(job.repo) + "?",
+          "delete " + refs);
     }
     JsonNode result = cli.api().delete(job.path() + "/refs");
     if (cli.json()) {

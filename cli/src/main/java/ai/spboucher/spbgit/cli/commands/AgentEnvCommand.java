@@ -9,12 +9,16 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /** {@code spbgit agent env <repo>}: the job environment the repository's next job gets. */
-@Command(name = "env", mixinStandardHelpOptions = true,
-    description = "Show the job environment of a repository: .spbgit/agent.yml on its default branch, parsed, or "
-        + "why it cannot be used (exit 1).")
+@Command(
+    name = "env",
+    mixinStandardHelpOptions = true,
+    description =
+        "Show the job environment of a repository: .spbgit/agent.yml on its default branch, parsed, or "
+            + "why it cannot be used (exit 1).")
 final class AgentEnvCommand implements Runnable {
 
   private final Cli cli;
+
   @Parameters(index = "0", paramLabel = "<repo>", description = "The repository.")
   String repo;
 
@@ -24,8 +28,10 @@ final class AgentEnvCommand implements Runnable {
 
   @Override
   public void run() {
-    JsonNode answer = JobReport.requireObject(cli.api().get("/api/v1/repos/" + ApiClient.segment(repo)
-        + "/agent-environment"), "the environment");
+    JsonNode answer =
+        JobReport.requireObject(
+            cli.api().get("/api/v1/repos/" + ApiClient.segment(repo) + "/agent-environment"),
+            "the environment");
     String error = EnvironmentReport.error(answer);
     if (cli.json()) {
       cli.printJson(answer);
@@ -34,7 +40,8 @@ final class AgentEnvCommand implements Runnable {
       cli.out().flush();
     }
     if (error != null) {
-      // Jobs are refused with this file (400): the command fails too, so a script can check a push first.
+      // Jobs are refused with this file (400): the command fails too, so a script can check a push
+      // first.
       throw new CliException(ExitCode.FAILED, error);
     }
   }

@@ -8,14 +8,21 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /** {@code spbgit agent list [<repo>]}: jobs, newest first. */
-@Command(name = "list", aliases = "ls", mixinStandardHelpOptions = true,
+@Command(
+    name = "list",
+    aliases = "ls",
+    mixinStandardHelpOptions = true,
     description = "List agent jobs, newest first: of one repository, or of all.")
 final class AgentListCommand implements Runnable {
 
   private static final int TASK_WIDTH = 60;
   private final Cli cli;
 
-  @Parameters(index = "0", arity = "0..1", paramLabel = "<repo>", description = "Only this repository's jobs.")
+  @Parameters(
+      index = "0",
+      arity = "0..1",
+      paramLabel = "<repo>",
+      description = "Only this repository's jobs.")
   String repo;
 
   AgentListCommand(Cli cli) {
@@ -24,17 +31,26 @@ final class AgentListCommand implements Runnable {
 
   @Override
   public void run() {
-    JsonNode jobs = cli.api().get(repo == null ? "/api/v1/jobs"
-        : "/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs");
+    JsonNode jobs =
+        cli.api()
+            .get(
+                repo == null
+                    ? "/api/v1/jobs"
+                    : "/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs");
     if (cli.json()) {
       cli.printJson(jobs);
       return;
     }
     Table table = new Table("ID", "REPO", "STATUS", "RESULT", "DECISION", "CREATED", "TASK");
     for (JsonNode job : jobs) {
-      table.row(job.path("id").asText(), job.path("repo").asText(), job.path("status").asText(),
-          text(job.path("exit_reason")), text(job.path("decision").path("decision")),
-          text(job.path("created_at")), shorten(job.path("task").asText("")));
+      table.row(
+          job.path("id").asText(),
+          job.path("repo").asText(),
+          job.path("status").asText(),
+          text(job.path("exit_reason")),
+          text(job.path("decision").path("decision")),
+          text(job.path("created_at")),
+          shorten(job.path("task").asText("")));
     }
     cli.out().print(table.render());
   }

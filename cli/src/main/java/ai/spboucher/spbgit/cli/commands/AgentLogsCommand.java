@@ -10,17 +10,23 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code spbgit agent logs <repo> <job> [-f]}: a job's log so far, or followed live to the end. */
-@Command(name = "logs", aliases = "log", mixinStandardHelpOptions = true,
-    description = {"Print a job's log. With -f, follow it live until the job ends (resuming after dropped "
-        + "connections) and exit 0 only if it ended ok, like 'agent run --follow'.",
-        "Colours are kept on a terminal; other escape sequences and control characters are removed."})
+@Command(
+    name = "logs",
+    aliases = "log",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Print a job's log. With -f, follow it live until the job ends (resuming after dropped "
+          + "connections) and exit 0 only if it ended ok, like 'agent run --follow'.",
+      "Colours are kept on a terminal; other escape sequences and control characters are removed."
+    })
 final class AgentLogsCommand implements Callable<Integer> {
 
   private final Cli cli;
-  @Mixin
-  JobArguments job;
+  @Mixin JobArguments job;
 
-  @Option(names = {"-f", "--follow"}, description = "Follow the live log until the job ends.")
+  @Option(
+      names = {"-f", "--follow"},
+      description = "Follow the live log until the job ends.")
   boolean follow;
 
   AgentLogsCommand(Cli cli) {

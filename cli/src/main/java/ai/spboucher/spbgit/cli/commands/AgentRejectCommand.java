@@ -7,13 +7,15 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 /** {@code spbgit agent reject <repo> <job>}: records that the proposal is not wanted. */
-@Command(name = "reject", mixinStandardHelpOptions = true,
-    description = "Reject a job's proposal (recorded in the audit log; its refs stay until 'delete-refs').")
+@Command(
+    name = "reject",
+    mixinStandardHelpOptions = true,
+    description =
+        "Reject a job's proposal (recorded in the audit log; its refs stay until 'delete-refs').")
 final class AgentRejectCommand implements Runnable {
 
   private final Cli cli;
-  @Mixin
-  JobArguments job;
+  @Mixin JobArguments job;
 
   AgentRejectCommand(Cli cli) {
     this.cli = cli;

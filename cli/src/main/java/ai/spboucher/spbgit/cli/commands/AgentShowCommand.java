@@ -8,13 +8,15 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 /** {@code spbgit agent show <repo> <job>}: one job's state, decision and proposal. */
-@Command(name = "show", mixinStandardHelpOptions = true,
-    description = "Show a job: status, commands, runner, timestamps, decision, and its proposal's diff stat.")
+@Command(
+    name = "show",
+    mixinStandardHelpOptions = true,
+    description =
+        "Show a job: status, commands, runner, timestamps, decision, and its proposal's diff stat.")
 final class AgentShowCommand implements Runnable {
 
   private final Cli cli;
-  @Mixin
-  JobArguments job;
+  @Mixin JobArguments job;
 
   AgentShowCommand(Cli cli) {
     this.cli = cli;
@@ -37,24 +39,48 @@ final class AgentShowCommand implements Runnable {
     field(out, "base", node.path("base").asText("") + " at " + node.path("base_sha").asText("?"));
     field(out, "env", EnvironmentReport.summary(node));
     field(out, "waiting", node.path("waiting_for"));
-    field(out, "runner", node.path("runner_id").asText("-") + " (container " + node.path("container_id").asText("-")
-        + ")");
+    field(
+        out,
+        "runner",
+        node.path("runner_id").asText("-")
+            + " (container "
+            + node.path("container_id").asText("-")
+            + ")");
     field(out, "created", node.path("created_at"));
     field(out, "started", node.path("started_at"));
     field(out, "finished", node.path("finished_at"));
     JsonNode spend = node.path("spend");
     if (spend.isObject()) {
-      field(out, "spend", spend.path("input_tokens").asLong() + " input + " + spend.path("output_tokens").asLong()
-          + " output tokens (" + spend.path("provider").asText("?") + " " + spend.path("model").asText("?") + ")");
+      field(
+          out,
+          "spend",
+          spend.path("input_tokens").asLong()
+              + " input + "
+              + spend.path("output_tokens").asLong()
+              + " output tokens ("
+              + spend.path("provider").asText("?")
+              + " "
+              + spend.path("model").asText("?")
+              + ")");
     }
     for (JsonNode ref : node.path("refs_written")) {
       field(out, "pushed", ref.path("ref").asText() + " " + ref.path("new").asText(""));
     }
     JsonNode decision = node.path("decision");
     if (decision.isObject()) {
-      field(out, "decision", decision.path("decision").asText() + ("approved".equals(decision.path("decision")
-          .asText()) ? " onto " + decision.path("branch").asText() + " at " + decision.path("sha").asText() : "")
-          + " (" + decision.path("at").asText("?") + ")");
+      field(
+          out,
+          "decision",
+          decision.path("decision").asText()
+              + ("approved".equals(decision.path("decision").asText())
+                  ? " onto "
+                      + decision.path("branch").asText()
+                      + " at "
+                      + decision.path("sha").asText()
+                  : "")
+              + " ("
+              + decision.path("at").asText("?")
+              + ")");
     }
     JobReport.printOutcome(cli, node);
   }

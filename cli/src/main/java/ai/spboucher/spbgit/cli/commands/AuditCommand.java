@@ -15,12 +15,16 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code spbgit audit [--repo R] [--job J] [--verify]}: the gateway's agent-job audit log. */
-@Command(name = "audit", mixinStandardHelpOptions = true,
-    description = {"Print the agent-job audit log (oldest first), or check its hash chain with --verify.",
-        "--verify checks the stored lines the API serves: seq without gaps (for the whole log) and every "
-            + "entry's prev against the SHA-256 of the line before it; exit 1 if broken. "
-            + "With --repo or --job only adjacent entries can be linked. The authoritative check reads the "
-            + "file on the gateway's host: java -jar spb-gateway.jar audit verify."})
+@Command(
+    name = "audit",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Print the agent-job audit log (oldest first), or check its hash chain with --verify.",
+      "--verify checks the stored lines the API serves: seq without gaps (for the whole log) and every "
+          + "entry's prev against the SHA-256 of the line before it; exit 1 if broken. "
+          + "With --repo or --job only adjacent entries can be linked. The authoritative check reads the "
+          + "file on the gateway's host: java -jar spb-gateway.jar audit verify."
+    })
 public final class AuditCommand implements Callable<Integer> {
 
   private static final Set<String> SHOWN = Set.of("seq", "ts", "prev", "event", "job", "repo");
@@ -66,11 +70,23 @@ public final class AuditCommand implements Callable<Integer> {
     List<byte[]> lines = AuditChain.completeLines(storedLines.getBytes(StandardCharsets.UTF_8));
     AuditChain.Result result = AuditChain.checkServed(lines, repo == null && job == null);
     if (cli.json()) {
-      cli.printJson(ApiClient.JSON.createObjectNode().put("ok", result.ok()).put("entries", result.lines())
-          .put("links_checked", result.linksChecked()).put("problem", result.problem()));
+      cli.printJson(
+          ApiClient.JSON
+              .createObjectNode()
+              .put("ok", result.ok())
+              .put("entries", result.lines())
+              .put("links_checked", result.linksChecked())
+              .put("problem", result.problem()));
     } else if (result.ok()) {
-      cli.out().println(result.lines() + " entries, " + result.linksChecked() + " hash links checked: intact"
-          + (repo == null && job == null ? " (seq 1.." + result.lines() + " without gaps)" : ""));
+      cli.out()
+          .println(
+              result.lines()
+                  + " entries, "
+                  + result.linksChecked()
+                  + " hash links checked: intact"
+                  + (repo == null && job == null
+                      ? " (seq 1.." + result.lines() + " without gaps)"
+                      : ""));
     } else {
       cli.out().println("BROKEN: " + result.problem());
     }
@@ -84,8 +100,13 @@ public final class AuditCommand implements Callable<Integer> {
     }
     Table table = new Table("SEQ", "TIME", "EVENT", "JOB", "REPO", "DETAILS");
     for (JsonNode entry : entries) {
-      table.row(entry.path("seq").asText(), entry.path("ts").asText(), entry.path("event").asText(),
-          entry.path("job").asText("-"), entry.path("repo").asText("-"), details(entry));
+      table.row(
+          entry.path("seq").asText(),
+          entry.path("ts").asText(),
+          entry.path("event").asText(),
+          entry.path("job").asText("-"),
+          entry.path("repo").asText("-"),
+          details(entry));
     }
     cli.out().print(table.render());
     return ExitCode.OK;
@@ -93,17 +114,26 @@ public final class AuditCommand implements Callable<Integer> {
 
   private static String details(JsonNode entry) {
     StringBuilder details = new StringBuilder();
-    entry.fields().forEachRemaining(field -> {
-      JsonNode value = field.getValue();
-      if (SHOWN.contains(field.getKey()) || value.isNull() || (value.isTextual() && value.asText().isEmpty())) {
-        return;
-      }
-      String text = value.isTextual() ? value.asText() : value.toString();
-      if (text.length() > VALUE_WIDTH) {
-        text = text.substring(0, VALUE_WIDTH - 1) + "…";
-      }
-      details.append(details.length() == 0 ? "" : " ").append(field.getKey()).append('=').append(text);
-    });
+    entry
+        .fields()
+        .forEachRemaining(
+            field -> {
+              JsonNode value = field.getValue();
+              if (SHOWN.contains(field.getKey())
+                  || value.isNull()
+                  || (value.isTextual() && value.asText().isEmpty())) {
+                return;
+              }
+              String text = value.isTextual() ? value.asText() : value.toString();
+              if (text.length() > VALUE_WIDTH) {
+                text = text.substring(0, VALUE_WIDTH - 1) + "…";
+              }
+              details
+                  .append(details.length() == 0 ? "" : " ")
+                  .append(field.getKey())
+                  .append('=')
+                  .append(text);
+            });
     return details.toString();
   }
 }

@@ -13,33 +13,46 @@ import java.io.PrintWriter;
 import java.time.Duration;
 
 /**
- * Follows a job's live log to the terminal and ends with its outcome: the exit reason, the review page and the
- * diff stat of its proposal. Shared by {@code agent run --follow} and {@code agent logs -f}.
+ * Follows a job's live log to the terminal and ends with its outcome: the exit reason, the review
+ * page and the diff stat of its proposal. Shared by {@code agent run --follow} and {@code agent
+ * logs -f}.
  */
 final class JobReport {
 
-  /** How long the log stream may stay unreachable (a gateway restart, a network drop) before giving up. */
+  /**
+   * How long the log stream may stay unreachable (a gateway restart, a network drop) before giving
+   * up.
+   */
   static final Duration RESUME_LIMIT = Duration.ofMinutes(2);
-  /** How long the gateway may take to record an end the runner already announced on the log stream. */
+
+  /**
+   * How long the gateway may take to record an end the runner already announced on the log stream.
+   */
   private static final Duration RECORD_LIMIT = Duration.ofSeconds(15);
 
-  private JobReport() {
-  }
+  private JobReport() {}
 
-  /** Streams the log from the start, reports the outcome; {@link ExitCode#OK} only for an {@code ok} job. */
+  /**
+   * Streams the log from the start, reports the outcome; {@link ExitCode#OK} only for an {@code ok}
+   * job.
+   */
   static int follow(Cli cli, String repo, String id) throws InterruptedException {
     // With --json, stdout carries only the final job JSON; the log goes to stderr.
     PrintWriter log = cli.json() ? cli.err() : cli.out();
     AnsiFilter filter = new AnsiFilter(!cli.json() && cli.keepColours());
     boolean[] atLineStart = {true};
-    LogFollower.End end = new LogFollower(cli.api(), repo, id, RESUME_LIMIT).follow(0, (stream, data) -> {
-      String text = filter.filter(data);
-      if (!text.isEmpty()) {
-        log.print(text);
-        atLineStart[0] = text.endsWith("\n");
-      }
-      log.flush();
-    });
+    LogFollower.End end =
+        new LogFollower(cli.api(), repo, id, RESUME_LIMIT)
+            .follow(
+                0,
+                (stream, data) -> {
+                  String text = filter.filter(data);
+                  if (!text.isEmpty()) {
+                    log.print(text);
+                    atLineStart[0] = text.endsWith("\n");
+                  }
+                  log.flush();
+                });
     log.print(filter.finish());
     if (!atLineStart[0]) {
       log.println();
@@ -51,13 +64,14 @@ final class JobReport {
     } else {
       printOutcome(cli, job);
     }
-    String reason = job.path("exit_reason").isTextual() ? job.path("exit_reason").asText() : end.exitReason();
+    String reason =
+        job.path("exit_reason").isTextual() ? job.path("exit_reason").asText() : end.exitReason();
     return "ok".equals(reason) ? ExitCode.OK : ExitCode.FAILED;
   }
 
   /**
-   * The exit reason, the review page and, when there is a proposal (or, failing that, partial work from a job a
-   * limit stopped), its diff stat.
+   * The exit reason, the review page and, when there is a proposal (or, failing that, partial work
+   * from a job a limit stopped), its diff stat.
    */
   static void printOutcome(Cli cli, JsonNode job) {
     PrintWriter out = cli.out();
@@ -66,16 +80,23 @@ final class JobReport {
     out.println("job " + AnsiFilter.plain(id) + " " + statusLine(job));
     out.println("review: " + cli.api().jobPageUrl(repo, id));
     if (job.path("proposal_sha").isTextual()) {
-      out.println("proposal: refs/agents/" + AnsiFilter.plain(id) + "/proposal at "
-          + job.path("proposal_sha").asText());
+      out.println(
+          "proposal: refs/agents/"
+              + AnsiFilter.plain(id)
+              + "/proposal at "
+              + job.path("proposal_sha").asText());
       printDiffStat(cli, repo, id, "");
     } else if (job.path("partial_sha").isTextual()) {
       // A job stopped by a limit pushed what it had: worth a look, never an approval.
-      out.println("partial work (for review only, cannot be approved): refs/agents/" + AnsiFilter.plain(id)
-          + "/partial at " + AnsiFilter.plain(job.path("partial_sha").asText()));
+      out.println(
+          "partial work (for review only, cannot be approved): refs/agents/"
+              + AnsiFilter.plain(id)
+              + "/partial at "
+              + AnsiFilter.plain(job.path("partial_sha").asText()));
       printDiffStat(cli, repo, id, "?ref=partial");
     } else if (job.path("status").asText().equals("finished")) {
-      out.println("no proposal" + ("ok".equals(job.path("exit_reason").asText()) ? " (no changes)" : ""));
+      out.println(
+          "no proposal" + ("ok".equals(job.path("exit_reason").asText()) ? " (no changes)" : ""));
     }
     out.flush();
   }
@@ -86,9 +107,12 @@ final class JobReport {
     if (!"finished".equals(status)) {
       return AnsiFilter.plain(status);
     }
-    StringBuilder line = new StringBuilder("finished: ").append(AnsiFilter.plain(job.path("exit_reason").asText()));
+    StringBuilder line =
+        new StringBuilder("finished: ").append(AnsiFilter.plain(job.path("exit_reason").asText()));
     if (job.path("test_result").isTextual()) {
-      line.append(" (tests ").append(AnsiFilter.plain(job.path("test_result").asText())).append(')');
+      line.append(" (tests ")
+          .append(AnsiFilter.plain(job.path("test_result").asText()))
+          .append(')');
     }
     String detail = job.path("detail").asText("");
     if (!detail.isBlank() && !"ok".equals(job.path("exit_reason").asText())) {
@@ -99,7 +123,8 @@ final class JobReport {
 
   private static void printDiffStat(Cli cli, String repo, String id, String query) {
     try {
-      cli.out().print(DiffStat.render(cli.api().get(ApiClient.jobPath(repo, id) + "/diff" + query)));
+      cli.out()
+          .print(DiffStat.render(cli.api().get(ApiClient.jobPath(repo, id) + "/diff" + query)));
     } catch (ApiException e) {
       if (e.status() != 404) {
         throw e;
@@ -109,10 +134,12 @@ final class JobReport {
   }
 
   /**
-   * The job as the gateway records it once finished. The end frame comes from the runner's event, which the
-   * gateway records in its audit log a moment later; until then the job still shows its earlier status.
+   * The job as the gateway records it once finished. The end frame comes from the runner's event,
+   * which the gateway records in its audit log a moment later; until then the job still shows its
+   * earlier status.
    */
-  private static JsonNode awaitRecorded(ApiClient api, String repo, String id) throws InterruptedException {
+  private static JsonNode awaitRecorded(ApiClient api, String repo, String id)
+      throws InterruptedException {
     long deadline = System.nanoTime() + RECORD_LIMIT.toNanos();
     while (true) {
       JsonNode job = api.get(ApiClient.jobPath(repo, id));
@@ -126,7 +153,8 @@ final class JobReport {
   /** Fails unless {@code node} is a JSON object, for answers the commands read fields from. */
   static JsonNode requireObject(JsonNode node, String what) {
     if (node == null || !node.isObject()) {
-      throw new CliException(ExitCode.UNAVAILABLE, "the gateway answered " + what + " without a JSON object");
+      throw new CliException(
+          ExitCode.UNAVAILABLE, "the gateway answered " + what + " without a JSON object");
     }
     return node;
   }

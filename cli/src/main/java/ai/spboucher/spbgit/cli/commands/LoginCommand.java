@@ -10,23 +10,35 @@ import java.nio.file.Path;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code spbgit login}: checks a gateway URL and owner token, then saves them in the config file. */
-@Command(name = "login", mixinStandardHelpOptions = true,
-    description = {"Check a gateway URL and an owner token (GET /api/v1/tokens), then save both in "
-        + "$XDG_CONFIG_HOME/spbgit/config.json (default ~/.config/spbgit/config.json), mode 0600.",
-        "Without --token, the token is read from the terminal without echo, or else from the first line of "
-            + "stdin (printf '%s\\n' \"$TOKEN\" | spbgit login --url URL), which keeps it out of the process list.",
-        "SPB_URL and SPB_TOKEN, when set, still override the file."})
+/**
+ * {@code spbgit login}: checks a gateway URL and owner token, then saves them in the config file.
+ */
+@Command(
+    name = "login",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Check a gateway URL and an owner token (GET /api/v1/tokens), then save both in "
+          + "$XDG_CONFIG_HOME/spbgit/config.json (default ~/.config/spbgit/config.json), mode 0600.",
+      "Without --token, the token is read from the terminal without echo, or else from the first line of "
+          + "stdin (printf '%s\\n' \"$TOKEN\" | spbgit login --url URL), which keeps it out of the process list.",
+      "SPB_URL and SPB_TOKEN, when set, still override the file."
+    })
 public final class LoginCommand implements Runnable {
 
   static final String DEFAULT_URL = "http://127.0.0.1:8080";
   private final Cli cli;
 
-  @Option(names = "--url", paramLabel = "URL", description = "The gateway, e.g. " + DEFAULT_URL + ".")
+  @Option(
+      names = "--url",
+      paramLabel = "URL",
+      description = "The gateway, e.g. " + DEFAULT_URL + ".")
   String url;
 
-  @Option(names = "--token", paramLabel = "TOKEN",
-      description = "The owner token (visible to other local users in the process list: prefer stdin).")
+  @Option(
+      names = "--token",
+      paramLabel = "TOKEN",
+      description =
+          "The owner token (visible to other local users in the process list: prefer stdin).")
   String token;
 
   LoginCommand(Cli cli) {
@@ -38,7 +50,8 @@ public final class LoginCommand implements Runnable {
     String gateway = Config.normalizeUrl(url != null ? url : askUrl());
     String secret = token != null ? token : cli.readSecret("Owner token: ");
     if (secret == null || secret.isBlank()) {
-      throw new CliException(ExitCode.USAGE, "no token given (--token, the terminal, or the first line of stdin)");
+      throw new CliException(
+          ExitCode.USAGE, "no token given (--token, the terminal, or the first line of stdin)");
     }
     secret = secret.strip();
     new ApiClient(gateway, secret).get("/api/v1/tokens");
@@ -49,13 +62,20 @@ public final class LoginCommand implements Runnable {
       throw new CliException(ExitCode.FAILED, "cannot write " + file + ": " + e.getMessage());
     }
     if (cli.json()) {
-      cli.printJson(ApiClient.JSON.createObjectNode().put("url", gateway).put("config", file.toString()));
+      cli.printJson(
+          ApiClient.JSON.createObjectNode().put("url", gateway).put("config", file.toString()));
       return;
     }
     cli.out().println("logged in to " + gateway + "; saved in " + file);
-    if (cli.env().get(Config.URL_VARIABLE) != null || cli.env().get(Config.TOKEN_VARIABLE) != null) {
-      cli.err().println("note: " + Config.URL_VARIABLE + "/" + Config.TOKEN_VARIABLE
-          + " are set in this shell and override the file");
+    if (cli.env().get(Config.URL_VARIABLE) != null
+        || cli.env().get(Config.TOKEN_VARIABLE) != null) {
+      cli.err()
+          .println(
+              "note: "
+                  + Config.URL_VARIABLE
+                  + "/"
+                  + Config.TOKEN_VARIABLE
+                  + " are set in this shell and override the file");
     }
   }
 

@@ -1,15 +1,16 @@
 package ai.spboucher.spbgit.cli.text;
 
 /**
- * Makes untrusted job output safe for a terminal. Escape sequences are parsed, not matched by a pattern, and the
- * parser keeps its state between {@link #filter} calls, so a sequence split across two log chunks is handled
- * like one that is not.
+ * Makes untrusted job output safe for a terminal. Escape sequences are parsed, not matched by a
+ * pattern, and the parser keeps its state between {@link #filter} calls, so a sequence split across
+ * two log chunks is handled like one that is not.
  *
- * <p>With {@code keepColours}, SGR sequences ({@code ESC [ ... m}: colours, bold) pass; every other escape
- * sequence (cursor moves, screen clears, window titles, clipboard writes, device queries) and every control
- * character other than tab, newline and carriage return is removed, in both modes, as are Unicode bidirectional
- * overrides: a job's log cannot drive the owner's terminal or reorder what it shows. Without
- * {@code keepColours}, SGR sequences are removed too (for pipes and files).
+ * <p>With {@code keepColours}, SGR sequences ({@code ESC [ ... m}: colours, bold) pass; every other
+ * escape sequence (cursor moves, screen clears, window titles, clipboard writes, device queries)
+ * and every control character other than tab, newline and carriage return is removed, in both
+ * modes, as are Unicode bidirectional overrides: a job's log cannot drive the owner's terminal or
+ * reorder what it shows. Without {@code keepColours}, SGR sequences are removed too (for pipes and
+ * files).
  *
  * <p>Not thread-safe: one filter per output stream.
  */
@@ -21,14 +22,27 @@ public final class AnsiFilter {
   private static final char C1_CSI = 0x9b;
   private static final char C1_ST = 0x9c;
   private static final char C1_OSC = 0x9d;
-  /** Past this many characters an unterminated sequence is given up on, so it cannot swallow the rest of a log. */
+
+  /**
+   * Past this many characters an unterminated sequence is given up on, so it cannot swallow the
+   * rest of a log.
+   */
   private static final int MAX_SEQUENCE = 4096;
 
-  private enum State { TEXT, ESCAPE, ESCAPE_INTERMEDIATE, CSI, STRING, STRING_ESCAPE }
+  private enum State {
+    TEXT,
+    ESCAPE,
+    ESCAPE_INTERMEDIATE,
+    CSI,
+    STRING,
+    STRING_ESCAPE
+  }
 
   private final boolean keepColours;
+
   /** The CSI sequence being read, to pass it on if it turns out to be a colour. */
   private final StringBuilder sequence = new StringBuilder();
+
   private int length;
   private State state = State.TEXT;
   private boolean coloured;
@@ -37,7 +51,10 @@ public final class AnsiFilter {
     this.keepColours = keepColours;
   }
 
-  /** {@code text} without what must not reach the output; may hold back the start of an unfinished sequence. */
+  /**
+   * {@code text} without what must not reach the output; may hold back the start of an unfinished
+   * sequence.
+   */
   public String filter(String text) {
     StringBuilder out = new StringBuilder(text.length());
     for (int i = 0; i < text.length(); i++) {
@@ -47,8 +64,8 @@ public final class AnsiFilter {
   }
 
   /**
-   * What to print when the stream ends: the reset sequence if a colour was left switched on, so the terminal's
-   * prompt is not coloured by the job. Drops any unfinished sequence.
+   * What to print when the stream ends: the reset sequence if a colour was left switched on, so the
+   * terminal's prompt is not coloured by the job. Drops any unfinished sequence.
    */
   public String finish() {
     end();
@@ -59,7 +76,10 @@ public final class AnsiFilter {
     return "";
   }
 
-  /** One line with every escape sequence and control character removed (tabs and newlines become spaces). */
+  /**
+   * One line with every escape sequence and control character removed (tabs and newlines become
+   * spaces).
+   */
   public static String plain(String text) {
     if (text == null) {
       return "";
@@ -92,14 +112,19 @@ public final class AnsiFilter {
       begin(State.CSI);
     } else if (c == C1_OSC || c == C1_DCS || c == 0x98 || c == 0x9e || c == 0x9f) {
       begin(State.STRING);
-    } else if (c == '\t' || c == '\n' || c == '\r' || (c >= 0x20 && c != 0x7f && (c < 0x80 || c > 0x9f)
-        && !isBidiControl(c))) {
+    } else if (c == '\t'
+        || c == '\n'
+        || c == '\r'
+        || (c >= 0x20 && c != 0x7f && (c < 0x80 || c > 0x9f) && !isBidiControl(c))) {
       out.append(c);
     }
     // Any other C0 or C1 control (bell, backspace, shift-in/out, ...) is dropped.
   }
 
-  /** Explicit embeddings, overrides and isolates, which can make text display in another order than it is. */
+  /**
+   * Explicit embeddings, overrides and isolates, which can make text display in another order than
+   * it is.
+   */
   private static boolean isBidiControl(char c) {
     return (c >= '\u202a' && c <= '\u202e') || (c >= '\u2066' && c <= '\u2069');
   }

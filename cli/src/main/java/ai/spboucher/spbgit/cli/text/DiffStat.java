@@ -4,13 +4,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A {@code git diff --stat} style summary of the gateway's diff JSON ({@code files} with additions/deletions). */
+/**
+ * A {@code git diff --stat} style summary of the gateway's diff JSON ({@code files} with
+ * additions/deletions).
+ */
 public final class DiffStat {
 
   private static final int BAR_WIDTH = 40;
 
-  private DiffStat() {
-  }
+  private DiffStat() {}
 
   /** The stat lines, one per file and a summary line, each ending with a newline. */
   public static String render(JsonNode diff) {
@@ -29,8 +31,14 @@ public final class DiffStat {
     for (JsonNode file : diff.path("files")) {
       String name = name(file);
       nameWidth = Math.max(nameWidth, name.length());
-      rows.add(new String[] {name, file.path("binary").asBoolean() ? "Bin"
-          : changes(file.path("additions").asInt(), file.path("deletions").asInt(), maxChanges)});
+      rows.add(
+          new String[] {
+            name,
+            file.path("binary").asBoolean()
+                ? "Bin"
+                : changes(
+                    file.path("additions").asInt(), file.path("deletions").asInt(), maxChanges)
+          });
     }
     StringBuilder out = new StringBuilder();
     for (String[] row : rows) {
@@ -39,7 +47,9 @@ public final class DiffStat {
     int files = rows.size();
     out.append(' ').append(files).append(files == 1 ? " file changed" : " files changed");
     if (insertions > 0 || deletions == 0) {
-      out.append(", ").append(insertions).append(insertions == 1 ? " insertion(+)" : " insertions(+)");
+      out.append(", ")
+          .append(insertions)
+          .append(insertions == 1 ? " insertion(+)" : " insertions(+)");
     }
     if (deletions > 0) {
       out.append(", ").append(deletions).append(deletions == 1 ? " deletion(-)" : " deletions(-)");
@@ -52,9 +62,11 @@ public final class DiffStat {
 
   private static String name(JsonNode file) {
     String path = AnsiFilter.plain(file.path("path").asText());
-    String old = file.path("old_path").isTextual() ? AnsiFilter.plain(file.path("old_path").asText()) : null;
+    String old =
+        file.path("old_path").isTextual() ? AnsiFilter.plain(file.path("old_path").asText()) : null;
     return "RENAME".equals(file.path("change").asText()) && old != null && !old.equals(path)
-        ? old + " => " + path : path;
+        ? old + " => " + path
+        : path;
   }
 
   private static String changes(int added, int removed, int maxChanges) {

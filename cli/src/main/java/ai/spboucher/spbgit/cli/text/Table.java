@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Left-aligned columns separated by two spaces, for list commands. Cells are made {@link AnsiFilter#plain plain}
- * first: they may hold text a job or another client chose.
+ * Left-aligned columns separated by two spaces, for list commands. Cells are made {@link
+ * AnsiFilter#plain plain} first: they may hold text a job or another client chose.
  */
 public final class Table {
 

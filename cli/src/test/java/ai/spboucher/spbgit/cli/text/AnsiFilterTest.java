@@ -11,8 +11,9 @@ class AnsiFilterTest {
 
   @Test
   void plainOutputLosesColoursButKeepsText() {
-    assertEquals("red and bold\n", new AnsiFilter(false).filter(RED + "red" + RESET + " and \u001b[1;4mbold"
-        + RESET + "\n"));
+    assertEquals(
+        "red and bold\n",
+        new AnsiFilter(false).filter(RED + "red" + RESET + " and \u001b[1;4mbold" + RESET + "\n"));
   }
 
   @Test
@@ -24,21 +25,23 @@ class AnsiFilterTest {
   @Test
   void terminalOutputLosesEverySequenceThatIsNotAColour() {
     AnsiFilter filter = new AnsiFilter(true);
-    String hostile = "a\u001b]0;pwned title\u0007b"      // window title (OSC, BEL-terminated)
-        + "\u001b]52;c;ZXZpbA==\u001b\\c"                 // clipboard write (OSC, ST-terminated)
-        + "\u001b[2J\u001b[Hd"                            // clear screen, cursor home
-        + "\u001b[6ne"                                    // device status report (makes the terminal answer)
-        + "\u001bPq#0;2;0;0;0\u001b\\f"                   // DCS
-        + "\u001b(Bg"                                     // charset designation
-        + "\u009b31mh"                                    // 8-bit CSI
-        + "\u001b[?1049hi";                               // alternate screen
+    String hostile =
+        "a\u001b]0;pwned title\u0007b" // window title (OSC, BEL-terminated)
+            + "\u001b]52;c;ZXZpbA==\u001b\\c" // clipboard write (OSC, ST-terminated)
+            + "\u001b[2J\u001b[Hd" // clear screen, cursor home
+            + "\u001b[6ne" // device status report (makes the terminal answer)
+            + "\u001bPq#0;2;0;0;0\u001b\\f" // DCS
+            + "\u001b(Bg" // charset designation
+            + "\u009b31mh" // 8-bit CSI
+            + "\u001b[?1049hi"; // alternate screen
     assertEquals("abcdefghi", filter.filter(hostile));
   }
 
   @Test
   void controlCharactersOtherThanTabNewlineAndReturnAreRemoved() {
     assertEquals("a\tb\r\nc", AnsiFilter.strip("a\tb\u0007\u0008\r\n\u0000c\u007f\u0085"));
-    assertEquals("abc dé", AnsiFilter.strip("a\u202eb\u2066c\u2069 dé"), "bidi overrides go, letters stay");
+    assertEquals(
+        "abc dé", AnsiFilter.strip("a\u202eb\u2066c\u2069 dé"), "bidi overrides go, letters stay");
   }
 
   @Test

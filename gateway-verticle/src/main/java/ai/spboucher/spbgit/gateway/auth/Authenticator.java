@@ -8,8 +8,9 @@ import java.util.Base64;
 import java.util.Optional;
 
 /**
- * Turns the {@code Authorization} header into a {@link Principal}: {@code Bearer <token>} for the API,
- * {@code Basic} (user name ignored, password = token) for git clients. CPU-only, safe on the event loop.
+ * Turns the {@code Authorization} header into a {@link Principal}: {@code Bearer <token>} for the
+ * API, {@code Basic} (user name ignored, password = token) for git clients. CPU-only, safe on the
+ * event loop.
  */
 public final class Authenticator {
 
@@ -49,7 +50,10 @@ public final class Authenticator {
     throw new UnauthenticatedException("unsupported authorization scheme " + scheme);
   }
 
-  /** The verified principal for {@code credential}, or an {@link UnauthenticatedException} saying why not. */
+  /**
+   * The verified principal for {@code credential}, or an {@link UnauthenticatedException} saying
+   * why not.
+   */
   public Principal authenticate(String credential) {
     if (JobTokenVerifier.looksLikeJwt(credential)) {
       try {
@@ -64,8 +68,9 @@ public final class Authenticator {
   }
 
   /**
-   * Whether {@code principal}'s credential was revoked since it was verified, for work that outlives the check
-   * (a long push). Job tokens only: a personal access token revoked during a push is noticed at its next use.
+   * Whether {@code principal}'s credential was revoked since it was verified, for work that
+   * outlives the check (a long push). Job tokens only: a personal access token revoked during a
+   * push is noticed at its next use.
    */
   public boolean isRevoked(Principal principal) {
     return principal instanceof Principal.Job job && jobTokens.isRevoked(job.tokenId());

@@ -9,10 +9,11 @@ public sealed interface Principal {
   String tokenId();
 
   /** The owner, holding a personal access token: every action. */
-  record Owner(String tokenId) implements Principal {
-  }
+  record Owner(String tokenId) implements Principal {}
 
-  /** An agent job, holding a job token: push inside its own refs of one repository, nothing else. */
+  /**
+   * An agent job, holding a job token: push inside its own refs of one repository, nothing else.
+   */
   record Job(JobTokenClaims claims) implements Principal {
     @Override
     public String tokenId() {

@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.gateway.auth;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -10,14 +12,16 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Browser sessions of the owner, opened by signing in with a PAT. Held in memory only (a restart signs
- * everyone out); each carries its own CSRF token. Thread-safe and non-blocking.
+ * Browser sessions of the owner, opened by signing in with a PAT. Held in memory only (a restart
+ * signs everyone out); each carries its own CSRF token. Thread-safe and non-blocking.
  */
 public final class Sessions {
 
-  /** A signed-in browser: the PAT it was opened with, and the token its state-changing requests must echo. */
-  public record Session(String id, String tokenId, String csrf, Instant expires) {
-  }
+  /**
+   * A signed-in browser: the PAT it was opened with, and the token its state-changing requests must
+   * echo.
+   */
+  public record Session(String id, String tokenId, String csrf, Instant expires) {}
 
   static final Duration IDLE = Duration.ofHours(12);
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -65,9 +69,10 @@ public final class Sessions {
 
   /** Constant-time comparison of a presented CSRF token with the session's. */
   public static boolean sameToken(String expected, String presented) {
-    return presented != null && java.security.MessageDigest.isEqual(
-        expected.getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-        presented.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    return presented != null
+        && MessageDigest.isEqual(
+            expected.getBytes(StandardCharsets.US_ASCII),
+            presented.getBytes(StandardCharsets.US_ASCII));
   }
 
   private static String random() {

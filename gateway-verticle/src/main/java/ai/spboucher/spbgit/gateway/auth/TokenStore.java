@@ -22,27 +22,30 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The owner's personal access tokens, stored in {@code tokens.json} with only a SHA-256 of each secret (the
- * secrets are 256 random bits, so a slow hash would add nothing). Lookups compare against every stored hash in
- * constant time.
+ * The owner's personal access tokens, stored in {@code tokens.json} with only a SHA-256 of each
+ * secret (the secrets are 256 random bits, so a slow hash would add nothing). Lookups compare
+ * against every stored hash in constant time.
  *
- * <p>Threading: {@link #authenticate} and {@link #list} read an immutable snapshot and are safe on the event
- * loop; methods that write the file ({@link #create}, {@link #revoke}, {@link #save}) block and are
- * serialised.
+ * <p>Threading: {@link #authenticate} and {@link #list} read an immutable snapshot and are safe on
+ * the event loop; methods that write the file ({@link #create}, {@link #revoke}, {@link #save})
+ * block and are serialised.
  */
 public final class TokenStore {
 
   /** A stored token, without its secret. */
-  public record TokenRecord(String id, String label, Instant created, Instant lastUsed, byte[] hash) {
+  public record TokenRecord(
+      String id, String label, Instant created, Instant lastUsed, byte[] hash) {
     public JsonObject toJson() {
-      return new JsonObject().put("id", id).put("label", label).put("created", created.toString())
+      return new JsonObject()
+          .put("id", id)
+          .put("label", label)
+          .put("created", created.toString())
           .put("last_used", lastUsed == null ? null : lastUsed.toString());
     }
   }
 
   /** A newly created token: the only time its secret exists outside the client. */
-  public record CreatedToken(TokenRecord record, String secret) {
-  }
+  public record CreatedToken(TokenRecord record, String secret) {}
 
   /** Prefix of every PAT secret, so they are recognisable in logs and by secret scanners. */
   public static final String SECRET_PREFIX = "spbpat_";
@@ -65,12 +68,17 @@ public final class TokenStore {
   public static TokenStore load(Path file, Clock clock) throws IOException {
     List<TokenRecord> tokens = new ArrayList<>();
     if (Files.exists(file)) {
-      JsonArray entries = new JsonObject(Files.readString(file, StandardCharsets.UTF_8)).getJsonArray("tokens");
+      JsonArray entries =
+          new JsonObject(Files.readString(file, StandardCharsets.UTF_8)).getJsonArray("tokens");
       for (Object o : entries) {
         JsonObject t = (JsonObject) o;
-        tokens.add(new TokenRecord(t.getString("id"), t.getString("label"), Instant.parse(t.getString("created")),
-            t.getString("last_used") == null ? null : Instant.parse(t.getString("last_used")),
-            HexFormat.of().parseHex(t.getString("sha256"))));
+        tokens.add(
+            new TokenRecord(
+                t.getString("id"),
+                t.getString("label"),
+                Instant.parse(t.getString("created")),
+                t.getString("last_used") == null ? null : Instant.parse(t.getString("last_used")),
+                HexFormat.of().parseHex(t.getString("sha256"))));
       }
     }
     return new TokenStore(file, clock, tokens);
@@ -91,16 +99,22 @@ public final class TokenStore {
     String secret = SECRET_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(random);
     byte[] idBytes = new byte[6];
     RANDOM.nextBytes(idBytes);
-    TokenRecord record = new TokenRecord("pat_" + HexFormat.of().formatHex(idBytes), label, clock.instant(), null,
-        sha256(secret));
+    TokenRecord record =
+        new TokenRecord(
+            "pat_" + HexFormat.of().formatHex(idBytes),
+            label,
+            clock.instant(),
+            null,
+            sha256(secret));
     List<TokenRecord> updated = new ArrayList<>(tokens.get());
     updated.add(record);
     write(updated);
-    tokens.updateAndGet(current -> {
-      List<TokenRecord> next = new ArrayList<>(current);
-      next.add(record);
-      return List.copyOf(next);
-    });
+    tokens.updateAndGet(
+        current -> {
+          List<TokenRecord> next = new ArrayList<>(current);
+          next.add(record);
+          return List.copyOf(next);
+        });
     return new CreatedToken(record, secret);
   }
 
@@ -116,8 +130,9 @@ public final class TokenStore {
   }
 
   /**
-   * The token whose secret this is, if any, with its last-used time updated in memory. Non-blocking; compares
-   * with every stored hash so timing does not reveal which, or whether, one matched.
+   * The token whose secret this is, if any, with its last-used time updated in memory.
+   * Non-blocking; compares with every stored hash so timing does not reveal which, or whether, one
+   * matched.
    */
   public Optional<TokenRecord> authenticate(String secret) {
     if (secret == null || !secret.startsWith(SECRET_PREFIX)) {
@@ -146,12 +161,15 @@ public final class TokenStore {
 
   private TokenRecord touch(TokenRecord record) {
     Instant now = clock.instant();
-    if (record.lastUsed() != null && Duration.between(record.lastUsed(), now).compareTo(LAST_USED_RESOLUTION) < 0) {
+    if (record.lastUsed() != null
+        && Duration.between(record.lastUsed(), now).compareTo(LAST_USED_RESOLUTION) < 0) {
       return record;
     }
-    TokenRecord used = new TokenRecord(record.id(), record.label(), record.created(), now, record.hash());
+    TokenRecord used =
+        new TokenRecord(record.id(), record.label(), record.created(), now, record.hash());
     // Lock-free: this runs on the event loop and must never wait behind a file write.
-    tokens.updateAndGet(current -> current.stream().map(t -> t.id().equals(record.id()) ? used : t).toList());
+    tokens.updateAndGet(
+        current -> current.stream().map(t -> t.id().equals(record.id()) ? used : t).toList());
     usageUnsaved = true;
     return used;
   }
@@ -161,7 +179,9 @@ public final class TokenStore {
     records.forEach(t -> entries.add(t.toJson().put("sha256", HexFormat.of().formatHex(t.hash()))));
     Files.createDirectories(file.toAbsolutePath().getParent());
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-    DurableFiles.write(tmp, new JsonObject().put("tokens", entries).encodePrettily().getBytes(StandardCharsets.UTF_8));
+    DurableFiles.write(
+        tmp,
+        new JsonObject().put("tokens", entries).encodePrettily().getBytes(StandardCharsets.UTF_8));
     Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
   }
 

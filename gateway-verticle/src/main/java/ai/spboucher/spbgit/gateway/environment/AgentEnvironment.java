@@ -9,26 +9,35 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * A repository's job environment, as {@code .spbgit/agent.yml} on its default branch describes it: the image
- * (a name from the runners' catalogue), the setup script and the hosts it may reach, the extra hosts the agent
- * phase may reach, the paths under {@code /work} kept between jobs and the files whose contents key them, and the
- * default test command. A repository without the file has {@link #NONE}: the {@code base} image, no setup, no
- * egress, no cache.
+ * A repository's job environment, as {@code .spbgit/agent.yml} on its default branch describes it:
+ * the image (a name from the runners' catalogue), the setup script and the hosts it may reach, the
+ * extra hosts the agent phase may reach, the paths under {@code /work} kept between jobs and the
+ * files whose contents key them, and the default test command. A repository without the file has
+ * {@link #NONE}: the {@code base} image, no setup, no egress, no cache.
  *
- * @param image         a name from the runners' image catalogue
- * @param setup         a shell script run before the agent, in its own container; empty for none
- * @param setupEgress   {@code host:port} the setup phase may reach
- * @param egress        {@code host:port} the agent phase may reach besides the gateway and the model endpoint
- * @param cache         absolute paths under {@code /work} to keep between jobs
+ * @param image a name from the runners' image catalogue
+ * @param setup a shell script run before the agent, in its own container; empty for none
+ * @param setupEgress {@code host:port} the setup phase may reach
+ * @param egress {@code host:port} the agent phase may reach besides the gateway and the model
+ *     endpoint
+ * @param cache absolute paths under {@code /work} to keep between jobs
  * @param cacheKeyFiles repository paths whose contents key the cache
- * @param test          the default test command; empty for none
- * @param blob          the git blob id of the file it was read from; null for {@link #NONE}
+ * @param test the default test command; empty for none
+ * @param blob the git blob id of the file it was read from; null for {@link #NONE}
  */
-public record AgentEnvironment(String image, String setup, List<String> setupEgress, List<String> egress,
-                               List<String> cache, List<String> cacheKeyFiles, String test, String blob) {
+public record AgentEnvironment(
+    String image,
+    String setup,
+    List<String> setupEgress,
+    List<String> egress,
+    List<String> cache,
+    List<String> cacheKeyFiles,
+    String test,
+    String blob) {
 
   /** The image of a repository that names none. */
   public static final String DEFAULT_IMAGE = "base";
+
   /** The environment of a repository without {@code .spbgit/agent.yml}. */
   public static final AgentEnvironment NONE =
       new AgentEnvironment(DEFAULT_IMAGE, "", List.of(), List.of(), List.of(), List.of(), "", null);
@@ -42,23 +51,36 @@ public record AgentEnvironment(String image, String setup, List<String> setupEgr
 
   /** The environment as the API and the audit show it. */
   public JsonObject toJson() {
-    return new JsonObject().put("image", image).put("setup", setup)
-        .put("setup_egress", new JsonArray(setupEgress)).put("egress", new JsonArray(egress))
-        .put("cache", new JsonArray(cache)).put("cache_key_files", new JsonArray(cacheKeyFiles))
-        .put("test", test).put("hash", hash());
+    return new JsonObject()
+        .put("image", image)
+        .put("setup", setup)
+        .put("setup_egress", new JsonArray(setupEgress))
+        .put("egress", new JsonArray(egress))
+        .put("cache", new JsonArray(cache))
+        .put("cache_key_files", new JsonArray(cacheKeyFiles))
+        .put("test", test)
+        .put("hash", hash());
   }
 
   /**
-   * A SHA-256 over every field (not over the file's bytes, so comments and formatting do not count): two jobs
-   * with the same hash ran in the same environment.
+   * A SHA-256 over every field (not over the file's bytes, so comments and formatting do not
+   * count): two jobs with the same hash ran in the same environment.
    */
   public String hash() {
-    JsonObject canonical = new JsonObject().put("image", image).put("setup", setup)
-        .put("setup_egress", new JsonArray(setupEgress)).put("egress", new JsonArray(egress))
-        .put("cache", new JsonArray(cache)).put("cache_key_files", new JsonArray(cacheKeyFiles)).put("test", test);
+    JsonObject canonical =
+        new JsonObject()
+            .put("image", image)
+            .put("setup", setup)
+            .put("setup_egress", new JsonArray(setupEgress))
+            .put("egress", new JsonArray(egress))
+            .put("cache", new JsonArray(cache))
+            .put("cache_key_files", new JsonArray(cacheKeyFiles))
+            .put("test", test);
     try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-          .digest(canonical.encode().getBytes(StandardCharsets.UTF_8)));
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256")
+                  .digest(canonical.encode().getBytes(StandardCharsets.UTF_8)));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every JVM must provide SHA-256", e);
     }

@@ -24,9 +24,10 @@ import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 
 /**
- * Reads {@code .spbgit/agent.yml} into an {@link AgentEnvironment}, refusing anything it does not understand with
- * the key and line at fault. The file comes from a repository, so it is read as untrusted input: bounded in size,
- * with YAML aliases and tags refused, and every value checked against what the runner will do with it.
+ * Reads {@code .spbgit/agent.yml} into an {@link AgentEnvironment}, refusing anything it does not
+ * understand with the key and line at fault. The file comes from a repository, so it is read as
+ * untrusted input: bounded in size, with YAML aliases and tags refused, and every value checked
+ * against what the runner will do with it.
  *
  * <p>Plain Java and stateless; safe on any thread (parsing is CPU only).
  */
@@ -34,23 +35,32 @@ public final class EnvironmentFile {
 
   /** Where the file lives in a repository. */
   public static final String PATH = ".spbgit/agent.yml";
-  /** The largest file read; a setup script that needs more belongs in the repository, run from the file. */
+
+  /**
+   * The largest file read; a setup script that needs more belongs in the repository, run from the
+   * file.
+   */
   public static final int MAX_BYTES = 64 * 1024;
+
   static final int MAX_HOSTS = 32;
   static final int MAX_PATHS = 16;
   static final int MAX_SETUP = 32 * 1024;
   static final int MAX_TEST = 20_000;
 
-  /** As {@code Subjects} needs it: the name is a NATS subject token and part of a consumer name, so no dot. */
+  /**
+   * As {@code Subjects} needs it: the name is a NATS subject token and part of a consumer name, so
+   * no dot.
+   */
   private static final Pattern IMAGE_NAME = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
+
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
   private static final Pattern IPV4 =
-      Pattern.compile("(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
+      Pattern.compile(
+          "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
   private static final Set<String> KEYS =
       Set.of("image", "setup", "setup_egress", "egress", "cache", "cache_key_files", "test");
 
-  private EnvironmentFile() {
-  }
+  private EnvironmentFile() {}
 
   /**
    * Parses the file's text.
@@ -64,18 +74,21 @@ public final class EnvironmentFile {
     }
     Node root = compose(text).orElse(null);
     if (root == null) {
-      return new AgentEnvironment(AgentEnvironment.DEFAULT_IMAGE, "", List.of(), List.of(), List.of(), List.of(),
-          "", blob);
+      return new AgentEnvironment(
+          AgentEnvironment.DEFAULT_IMAGE, "", List.of(), List.of(), List.of(), List.of(), "", blob);
     }
     if (!(root instanceof MappingNode mapping)) {
-      throw new EnvironmentFileException(null, line(root), "must be a mapping of keys (image, setup, ...)");
+      throw new EnvironmentFileException(
+          null, line(root), "must be a mapping of keys (image, setup, ...)");
     }
     Map<String, Node> values = new LinkedHashMap<>();
     for (NodeTuple tuple : mapping.getValue()) {
       String key = scalar(tuple.getKeyNode(), null, "keys must be plain strings");
       if (!KEYS.contains(key)) {
-        throw new EnvironmentFileException(key, line(tuple.getKeyNode()), "is not a known key; known: "
-            + String.join(", ", KEYS.stream().sorted().toList()));
+        throw new EnvironmentFileException(
+            key,
+            line(tuple.getKeyNode()),
+            "is not a known key; known: " + String.join(", ", KEYS.stream().sorted().toList()));
       }
       if (values.put(key, tuple.getValueNode()) != null) {
         // Composing does not catch duplicates, and two parsers could disagree on which one wins.
@@ -84,22 +97,32 @@ public final class EnvironmentFile {
     }
     String image = optionalScalar(values, "image", AgentEnvironment.DEFAULT_IMAGE);
     if (!IMAGE_NAME.matcher(image).matches()) {
-      throw new EnvironmentFileException("image", line(values.get("image")),
+      throw new EnvironmentFileException(
+          "image",
+          line(values.get("image")),
           "must be a catalogue name: lower-case letters, digits, '_' or '-' (e.g. python)");
     }
     String setup = bounded(values, "setup", MAX_SETUP);
     String test = bounded(values, "test", MAX_TEST);
-    return new AgentEnvironment(image, setup,
+    return new AgentEnvironment(
+        image,
+        setup,
         list(values, "setup_egress", MAX_HOSTS, EnvironmentFile::hostPort),
         list(values, "egress", MAX_HOSTS, EnvironmentFile::hostPort),
         list(values, "cache", MAX_PATHS, EnvironmentFile::cachePath),
         list(values, "cache_key_files", MAX_PATHS, EnvironmentFile::repositoryPath),
-        test, blob);
+        test,
+        blob);
   }
 
   private static Optional<Node> compose(String text) {
-    LoadSettings settings = LoadSettings.builder().setLabel(PATH).setMaxAliasesForCollections(0)
-        .setAllowRecursiveKeys(false).setCodePointLimit(MAX_BYTES).build();
+    LoadSettings settings =
+        LoadSettings.builder()
+            .setLabel(PATH)
+            .setMaxAliasesForCollections(0)
+            .setAllowRecursiveKeys(false)
+            .setCodePointLimit(MAX_BYTES)
+            .build();
     try {
       return new Compose(settings).composeString(text);
     } catch (MarkedYamlEngineException e) {
@@ -118,7 +141,8 @@ public final class EnvironmentFile {
   private static String bounded(Map<String, Node> values, String key, int max) {
     String value = optionalScalar(values, key, "");
     if (value.length() > max) {
-      throw new EnvironmentFileException(key, line(values.get(key)), "is longer than " + max + " characters");
+      throw new EnvironmentFileException(
+          key, line(values.get(key)), "is longer than " + max + " characters");
     }
     if (value.indexOf('\0') >= 0) {
       throw new EnvironmentFileException(key, line(values.get(key)), "contains a NUL character");
@@ -126,8 +150,12 @@ public final class EnvironmentFile {
     return value;
   }
 
-  /** The items of a list of strings, each checked (and made canonical) by {@code check}; duplicates dropped. */
-  private static List<String> list(Map<String, Node> values, String key, int max, Function<String, String> check) {
+  /**
+   * The items of a list of strings, each checked (and made canonical) by {@code check}; duplicates
+   * dropped.
+   */
+  private static List<String> list(
+      Map<String, Node> values, String key, int max, Function<String, String> check) {
     Node node = values.get(key);
     if (node == null) {
       return List.of();
@@ -144,7 +172,8 @@ public final class EnvironmentFile {
       try {
         items.add(check.apply(text));
       } catch (IllegalArgumentException e) {
-        throw new EnvironmentFileException(key, line(item), "entry '" + printable(text) + "' " + e.getMessage());
+        throw new EnvironmentFileException(
+            key, line(item), "entry '" + printable(text) + "' " + e.getMessage());
       }
     }
     return new ArrayList<>(items);
@@ -154,13 +183,17 @@ public final class EnvironmentFile {
     if (!(node instanceof ScalarNode scalar)) {
       throw new EnvironmentFileException(key, line(node), problem);
     }
-    if (scalar.getTag().getValue().startsWith("!") && !scalar.getTag().getValue().startsWith("!!")) {
+    if (scalar.getTag().getValue().startsWith("!")
+        && !scalar.getTag().getValue().startsWith("!!")) {
       throw new EnvironmentFileException(key, line(node), "must not carry a YAML tag");
     }
     return scalar.getValue();
   }
 
-  /** A {@code host:port} the egress proxy can match: a lower-case DNS name or an IPv4 literal, and a port. */
+  /**
+   * A {@code host:port} the egress proxy can match: a lower-case DNS name or an IPv4 literal, and a
+   * port.
+   */
   static String hostPort(String text) {
     int colon = text.lastIndexOf(':');
     if (colon <= 0 || colon == text.length() - 1) {
@@ -168,11 +201,14 @@ public final class EnvironmentFile {
     }
     String host = text.substring(0, colon).toLowerCase(Locale.ROOT);
     String port = text.substring(colon + 1);
-    if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
+    if (!port.matches("[0-9]{1,5}")
+        || Integer.parseInt(port) < 1
+        || Integer.parseInt(port) > 65535) {
       throw new IllegalArgumentException("has no port between 1 and 65535");
     }
     if (!IPV4.matcher(host).matches() && !isDnsName(host)) {
-      throw new IllegalArgumentException("has a host that is neither a DNS name nor an IPv4 address");
+      throw new IllegalArgumentException(
+          "has a host that is neither a DNS name nor an IPv4 address");
     }
     return host + ":" + Integer.parseInt(port);
   }
@@ -192,8 +228,12 @@ public final class EnvironmentFile {
   /** An absolute path strictly under {@code /work}, in normal form. */
   static String cachePath(String text) {
     Path path = normal(text);
-    if (!path.isAbsolute() || !path.startsWith("/work") || path.getNameCount() < 2 || !path.toString().equals(text)) {
-      throw new IllegalArgumentException("must be an absolute path under /work in normal form (e.g. /work/.venv)");
+    if (!path.isAbsolute()
+        || !path.startsWith("/work")
+        || path.getNameCount() < 2
+        || !path.toString().equals(text)) {
+      throw new IllegalArgumentException(
+          "must be an absolute path under /work in normal form (e.g. /work/.venv)");
     }
     return text;
   }
@@ -201,9 +241,13 @@ public final class EnvironmentFile {
   /** A relative path inside the repository, in normal form. */
   static String repositoryPath(String text) {
     Path path = normal(text);
-    if (path.isAbsolute() || path.getNameCount() == 0 || path.startsWith("..") || !path.toString().equals(text)
+    if (path.isAbsolute()
+        || path.getNameCount() == 0
+        || path.startsWith("..")
+        || !path.toString().equals(text)
         || text.isEmpty()) {
-      throw new IllegalArgumentException("must be a path inside the repository in normal form (e.g. requirements.txt)");
+      throw new IllegalArgumentException(
+          "must be a path inside the repository in normal form (e.g. requirements.txt)");
     }
     return text;
   }

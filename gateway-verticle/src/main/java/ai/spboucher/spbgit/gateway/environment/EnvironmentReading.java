@@ -17,32 +17,40 @@ import org.eclipse.jgit.revwalk.RevWalk;
 import org.eclipse.jgit.treewalk.TreeWalk;
 
 /**
- * What {@code .spbgit/agent.yml} on a repository's default branch says: the environment, or why the file cannot
- * be used. The default branch is the one {@code HEAD} names, never a job's base or a proposal: a job cannot widen
- * its own environment, only an owner's push or approval onto the default branch can.
+ * What {@code .spbgit/agent.yml} on a repository's default branch says: the environment, or why the
+ * file cannot be used. The default branch is the one {@code HEAD} names, never a job's base or a
+ * proposal: a job cannot widen its own environment, only an owner's push or approval onto the
+ * default branch can.
  *
- * @param branch      the default branch's short name (e.g. {@code main}), or null when {@code HEAD} names none
- * @param blob        the file's blob id, or null when the branch has no such file
- * @param environment the parsed environment ({@link AgentEnvironment#NONE} without a file); null when {@code error}
- * @param error       why the file cannot be used, or null
+ * @param branch the default branch's short name (e.g. {@code main}), or null when {@code HEAD}
+ *     names none
+ * @param blob the file's blob id, or null when the branch has no such file
+ * @param environment the parsed environment ({@link AgentEnvironment#NONE} without a file); null
+ *     when {@code error}
+ * @param error why the file cannot be used, or null
  */
-public record EnvironmentReading(String branch, String blob, AgentEnvironment environment,
-                                 EnvironmentFileException error) {
+public record EnvironmentReading(
+    String branch, String blob, AgentEnvironment environment, EnvironmentFileException error) {
 
   /**
-   * Reads the file from the commit the default branch points at now. Blocking (JGit): call it on a worker thread.
+   * Reads the file from the commit the default branch points at now. Blocking (JGit): call it on a
+   * worker thread.
    */
   public static EnvironmentReading of(Repository repository) throws IOException {
     Ref head = repository.exactRef(Constants.HEAD);
     String target = head != null && head.isSymbolic() ? head.getTarget().getName() : null;
-    String branch = target != null && target.startsWith(Constants.R_HEADS)
-        ? target.substring(Constants.R_HEADS.length()) : null;
+    String branch =
+        target != null && target.startsWith(Constants.R_HEADS)
+            ? target.substring(Constants.R_HEADS.length())
+            : null;
     Ref ref = target == null ? null : repository.exactRef(target);
     if (ref == null || ref.getObjectId() == null) {
-      // An empty repository (or a detached HEAD, which a bare repository here never has): no file to read.
+      // An empty repository (or a detached HEAD, which a bare repository here never has): no file
+      // to read.
       return new EnvironmentReading(branch, null, AgentEnvironment.NONE, null);
     }
-    try (RevWalk walk = new RevWalk(repository); ObjectReader reader = repository.newObjectReader()) {
+    try (RevWalk walk = new RevWalk(repository);
+        ObjectReader reader = repository.newObjectReader()) {
       RevCommit commit = walk.parseCommit(ref.getObjectId());
       try (TreeWalk file = TreeWalk.forPath(reader, EnvironmentFile.PATH, commit.getTree())) {
         if (file == null) {
@@ -50,7 +58,8 @@ public record EnvironmentReading(String branch, String blob, AgentEnvironment en
         }
         ObjectId id = file.getObjectId(0);
         try {
-          return new EnvironmentReading(branch, id.name(), parse(reader, file.getFileMode(0), id), null);
+          return new EnvironmentReading(
+              branch, id.name(), parse(reader, file.getFileMode(0), id), null);
         } catch (EnvironmentFileException e) {
           return new EnvironmentReading(branch, id.name(), null, e);
         }
@@ -58,19 +67,27 @@ public record EnvironmentReading(String branch, String blob, AgentEnvironment en
     }
   }
 
-  private static AgentEnvironment parse(ObjectReader reader, FileMode mode, ObjectId id) throws IOException {
-    // A symlink's blob is its target's name and a directory or submodule has no text: none is an environment.
+  private static AgentEnvironment parse(ObjectReader reader, FileMode mode, ObjectId id)
+      throws IOException {
+    // A symlink's blob is its target's name and a directory or submodule has no text: none is an
+    // environment.
     if (mode != FileMode.REGULAR_FILE && mode != FileMode.EXECUTABLE_FILE) {
       throw new EnvironmentFileException(null, 0, "must be a regular file");
     }
     // The size is checked before the blob is loaded: the file comes from a push and could be large.
     if (reader.getObjectSize(id, Constants.OBJ_BLOB) > EnvironmentFile.MAX_BYTES) {
-      throw new EnvironmentFileException(null, 0, "is larger than " + EnvironmentFile.MAX_BYTES / 1024 + " KiB");
+      throw new EnvironmentFileException(
+          null, 0, "is larger than " + EnvironmentFile.MAX_BYTES / 1024 + " KiB");
     }
     byte[] bytes = reader.open(id, Constants.OBJ_BLOB).getCachedBytes(EnvironmentFile.MAX_BYTES);
     try {
-      String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+      String text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(bytes))
+              .toString();
       return EnvironmentFile.parse(text, id.name());
     } catch (CharacterCodingException e) {
       throw new EnvironmentFileException(null, 0, "is not UTF-8 text");
@@ -90,11 +107,14 @@ public record EnvironmentReading(String branch, String blob, AgentEnvironment en
   }
 
   /**
-   * The API form: where the file was read from, and its environment or its error with the line and key at fault.
+   * The API form: where the file was read from, and its environment or its error with the line and
+   * key at fault.
    */
   public JsonObject toJson() {
-    JsonObject json = new JsonObject().put("path", EnvironmentFile.PATH).put("branch", branch).put("blob", blob);
-    return error == null ? json.put("environment", environment.toJson())
+    JsonObject json =
+        new JsonObject().put("path", EnvironmentFile.PATH).put("branch", branch).put("blob", blob);
+    return error == null
+        ? json.put("environment", environment.toJson())
         : json.put("error", error.getMessage()).put("line", error.line()).put("key", error.key());
   }
 }

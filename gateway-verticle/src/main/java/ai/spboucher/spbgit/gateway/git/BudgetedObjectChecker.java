@@ -7,12 +7,12 @@ import org.eclipse.jgit.lib.Constants;
 import org.eclipse.jgit.lib.ObjectChecker;
 
 /**
- * JGit's object checker, with the default rules ReceivePack's {@code setCheckReceivedObjects(true)} applies, that
- * also charges every object to a {@link PushBudget}. JGit's pack parser shows it each object it inflates: whole
- * blobs chunk by chunk as they stream through, trees, commits and tags whole, and each object it builds from a
- * delta once built. It is the only hook JGit's receive-pack has into delta resolution, so the budget's limits,
- * deadline and stop switch take effect here, between one object (at most {@code SPB_MAX_OBJECT_BYTES}) and the
- * next.
+ * JGit's object checker, with the default rules ReceivePack's {@code setCheckReceivedObjects(true)}
+ * applies, that also charges every object to a {@link PushBudget}. JGit's pack parser shows it each
+ * object it inflates: whole blobs chunk by chunk as they stream through, trees, commits and tags
+ * whole, and each object it builds from a delta once built. It is the only hook JGit's receive-pack
+ * has into delta resolution, so the budget's limits, deadline and stop switch take effect here,
+ * between one object (at most {@code SPB_MAX_OBJECT_BYTES}) and the next.
  *
  * <p>Threading: used by the one thread parsing the pack.
  */

@@ -20,12 +20,13 @@ import org.eclipse.jgit.transport.PackParser;
 import org.eclipse.jgit.transport.PackedObjectInfo;
 
 /**
- * Refuses a received pack whose delta chains are deeper than the budget allows, before JGit's own connectivity
- * check and before any ref is updated, and deletes that pack so no later push can point a ref at its objects.
- * JGit stores deltas as they arrive, so every later read of the last object of a chain of depth n applies n
- * deltas. The depth is read from the headers of the pack JGit has just written (a few bytes per object, nothing
- * inflated): JGit's parser keeps it to itself, and it is the only place that knows which object was a delta on
- * which. JGit has already appended a thin pack's outside bases to the pack, whole.
+ * Refuses a received pack whose delta chains are deeper than the budget allows, before JGit's own
+ * connectivity check and before any ref is updated, and deletes that pack so no later push can
+ * point a ref at its objects. JGit stores deltas as they arrive, so every later read of the last
+ * object of a chain of depth n applies n deltas. The depth is read from the headers of the pack
+ * JGit has just written (a few bytes per object, nothing inflated): JGit's parser keeps it to
+ * itself, and it is the only place that knows which object was a delta on which. JGit has already
+ * appended a thin pack's outside bases to the pack, whole.
  *
  * <p>Threading: runs on the thread running the push.
  */
@@ -58,7 +59,9 @@ final class DeltaDepthCheck implements ConnectivityChecker {
     jgit.checkConnectivity(info, haves, pm);
   }
 
-  /** The longest chain of deltas in {@code packFile}, whose objects {@code parser} has just listed. */
+  /**
+   * The longest chain of deltas in {@code packFile}, whose objects {@code parser} has just listed.
+   */
   static int deepestChain(PackParser parser, File packFile) throws IOException {
     int count = parser.getObjectCount();
     Map<ObjectId, Long> offsetOf = new HashMap<>(count * 2);
@@ -96,7 +99,8 @@ final class DeltaDepthCheck implements ConnectivityChecker {
     return deepest;
   }
 
-  private static void readHeader(RandomAccessFile in, long offset, byte[] header) throws IOException {
+  private static void readHeader(RandomAccessFile in, long offset, byte[] header)
+      throws IOException {
     in.seek(offset);
     int n = 0;
     while (n < header.length) {
@@ -126,7 +130,8 @@ final class DeltaDepthCheck implements ConnectivityChecker {
       return offset - distance;
     }
     if (type == Constants.OBJ_REF_DELTA) {
-      // After thin-pack completion every base is in the pack; an unknown one would be a base outside it.
+      // After thin-pack completion every base is in the pack; an unknown one would be a base
+      // outside it.
       return offsetOf.getOrDefault(ObjectId.fromRaw(h, p), -1L);
     }
     return null;

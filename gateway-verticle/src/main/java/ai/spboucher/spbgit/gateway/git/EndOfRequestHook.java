@@ -8,16 +8,19 @@ import org.eclipse.jgit.transport.ReceiveCommand;
 import org.eclipse.jgit.transport.ReceivePack;
 
 /**
- * Refuses a push whose request body goes on after the push itself, before any ref is updated. JGit reads no pack
- * for a push that only deletes refs and ignores whatever follows its commands (even a corrupt gzip stream), so
- * without this a malformed body could still delete refs. After a pack JGit has already checked for the end.
- * Runs on the thread running {@link ReceivePack#receive}, and may block until the rest of the body arrives.
+ * Refuses a push whose request body goes on after the push itself, before any ref is updated. JGit
+ * reads no pack for a push that only deletes refs and ignores whatever follows its commands (even a
+ * corrupt gzip stream), so without this a malformed body could still delete refs. After a pack JGit
+ * has already checked for the end. Runs on the thread running {@link ReceivePack#receive}, and may
+ * block until the rest of the body arrives.
  */
 final class EndOfRequestHook implements PreReceiveHook {
 
   private final InputStream body;
 
-  /** @param body the request body JGit reads the push from */
+  /**
+   * @param body the request body JGit reads the push from
+   */
   EndOfRequestHook(InputStream body) {
     this.body = body;
   }

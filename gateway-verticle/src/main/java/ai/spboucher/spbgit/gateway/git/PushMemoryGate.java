@@ -4,11 +4,12 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Lets only as many pushes unpack at once as the heap holds. While it resolves deltas, JGit keeps a base and the
- * object it builds, each up to {@code SPB_MAX_OBJECT_BYTES}; four pushes of 96 MiB objects ran a gateway's heap
- * out. So each push reserves twice the object limit (at most all of the gate) from half the heap once its upload
- * is complete, and gives it back when it is done; the others wait, still stopped by their own bounds. Only this
- * CPU-bound phase is gated: the upload before it goes at the client's pace and must not hold other pushes up.
+ * Lets only as many pushes unpack at once as the heap holds. While it resolves deltas, JGit keeps a
+ * base and the object it builds, each up to {@code SPB_MAX_OBJECT_BYTES}; four pushes of 96 MiB
+ * objects ran a gateway's heap out. So each push reserves twice the object limit (at most all of
+ * the gate) from half the heap once its upload is complete, and gives it back when it is done; the
+ * others wait, still stopped by their own bounds. Only this CPU-bound phase is gated: the upload
+ * before it goes at the client's pace and must not hold other pushes up.
  *
  * <p>Threading: safe from any thread; {@link #enter} blocks.
  */
@@ -21,7 +22,7 @@ final class PushMemoryGate {
   private final int perPush;
 
   /**
-   * @param heapBytes      the memory the pushes may share, usually half the heap
+   * @param heapBytes the memory the pushes may share, usually half the heap
    * @param maxObjectBytes the largest object a push may build
    */
   PushMemoryGate(long heapBytes, long maxObjectBytes) {
@@ -35,7 +36,10 @@ final class PushMemoryGate {
     return new PushMemoryGate(Runtime.getRuntime().maxMemory() / 2, maxObjectBytes);
   }
 
-  /** Waits for this push's share, checking {@code budget} in between so a stopped push stops waiting. */
+  /**
+   * Waits for this push's share, checking {@code budget} in between so a stopped push stops
+   * waiting.
+   */
   void enter(PushBudget budget) {
     try {
       while (!units.tryAcquire(perPush, POLL_MS, TimeUnit.MILLISECONDS)) {

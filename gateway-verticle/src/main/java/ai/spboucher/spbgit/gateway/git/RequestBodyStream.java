@@ -13,11 +13,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A blocking {@link InputStream} over a Vert.x request body, so JGit can read a push as it arrives without the
- * gateway ever holding it whole. Flow control: the request is paused once {@link #HIGH_WATER} bytes wait
- * unread and resumed (on its own context) when the reader drains below {@link #LOW_WATER}.
+ * A blocking {@link InputStream} over a Vert.x request body, so JGit can read a push as it arrives
+ * without the gateway ever holding it whole. Flow control: the request is paused once {@link
+ * #HIGH_WATER} bytes wait unread and resumed (on its own context) when the reader drains below
+ * {@link #LOW_WATER}.
  *
- * <p>Threading: {@link #attach} runs on the request's event loop; {@code read} runs on one worker thread.
+ * <p>Threading: {@link #attach} runs on the request's event loop; {@code read} runs on one worker
+ * thread.
  */
 final class RequestBodyStream extends InputStream {
 
@@ -43,7 +45,9 @@ final class RequestBodyStream extends InputStream {
     this.limit = limit;
   }
 
-  /** Starts consuming {@code request}'s body; call on its event loop before any asynchronous step. */
+  /**
+   * Starts consuming {@code request}'s body; call on its event loop before any asynchronous step.
+   */
   static RequestBodyStream attach(HttpServerRequest request, Context context, long limit) {
     RequestBodyStream stream = new RequestBodyStream(request, context, limit);
     request.handler(stream::onChunk);
@@ -53,14 +57,16 @@ final class RequestBodyStream extends InputStream {
     return stream;
   }
 
-  /** Makes the reader throw {@code cause} once it has read what already arrived, even while it waits. Any thread. */
+  /**
+   * Makes the reader throw {@code cause} once it has read what already arrived, even while it
+   * waits. Any thread.
+   */
   void abort(RuntimeException cause) {
     chunks.add(new Abort(cause));
   }
 
   /** Queued by {@link #abort}: thrown as it is, not as a failure of the request. */
-  private record Abort(RuntimeException cause) {
-  }
+  private record Abort(RuntimeException cause) {}
 
   private void onChunk(Buffer chunk) {
     chunks.add(chunk);
@@ -114,7 +120,8 @@ final class RequestBodyStream extends InputStream {
       } else {
         current = (Buffer) next;
         position = 0;
-        if (queuedBytes.addAndGet(-current.length()) < LOW_WATER && paused.compareAndSet(true, false)) {
+        if (queuedBytes.addAndGet(-current.length()) < LOW_WATER
+            && paused.compareAndSet(true, false)) {
           context.runOnContext(v -> request.resume());
         }
       }

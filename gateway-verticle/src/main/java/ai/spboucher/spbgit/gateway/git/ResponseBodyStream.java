@@ -11,12 +11,13 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A blocking {@link OutputStream} that JGit writes to from a worker thread and that streams to a Vert.x
- * response. Nothing reaches the client before the first flush of real data, so a failure before then can
- * still become an HTTP error status. At most {@link #IN_FLIGHT_BYTES} are queued for a slow client; the writer
- * then waits, which bounds the gateway's memory per clone.
+ * A blocking {@link OutputStream} that JGit writes to from a worker thread and that streams to a
+ * Vert.x response. Nothing reaches the client before the first flush of real data, so a failure
+ * before then can still become an HTTP error status. At most {@link #IN_FLIGHT_BYTES} are queued
+ * for a slow client; the writer then waits, which bounds the gateway's memory per clone.
  *
- * <p>Threading: written by one worker thread; every response call is made on the response's context.
+ * <p>Threading: written by one worker thread; every response call is made on the response's
+ * context.
  */
 final class ResponseBodyStream extends OutputStream {
 
@@ -35,18 +36,22 @@ final class ResponseBodyStream extends OutputStream {
   private volatile Throwable failure;
 
   /**
-   * @param holdLimit bytes kept back before the first send even across flushes; receive-pack holds its small
-   *                  report so an unpack failure can still answer 400 instead of a half-sent 200, upload-pack
-   *                  holds enough for JGit's ERR line about a bad request
+   * @param holdLimit bytes kept back before the first send even across flushes; receive-pack holds
+   *     its small report so an unpack failure can still answer 400 instead of a half-sent 200,
+   *     upload-pack holds enough for JGit's ERR line about a bad request
    */
-  ResponseBodyStream(HttpServerResponse response, Context context, String contentType, long holdLimit) {
+  ResponseBodyStream(
+      HttpServerResponse response, Context context, String contentType, long holdLimit) {
     this.response = response;
     this.context = context;
     this.contentType = contentType;
     this.holdLimit = holdLimit;
   }
 
-  /** Whether any byte or header has been handed to the client; after that no error status can be sent. */
+  /**
+   * Whether any byte or header has been handed to the client; after that no error status can be
+   * sent.
+   */
   boolean committed() {
     return committed;
   }
@@ -84,12 +89,13 @@ final class ResponseBodyStream extends OutputStream {
     send();
     boolean wasCommitted = committed;
     committed = true;
-    context.runOnContext(v -> {
-      if (!wasCommitted) {
-        response.putHeader("Content-Type", contentType).putHeader("Cache-Control", "no-cache");
-      }
-      response.end();
-    });
+    context.runOnContext(
+        v -> {
+          if (!wasCommitted) {
+            response.putHeader("Content-Type", contentType).putHeader("Cache-Control", "no-cache");
+          }
+          response.end();
+        });
   }
 
   private void send() throws IOException {
@@ -105,17 +111,24 @@ final class ResponseBodyStream extends OutputStream {
       Buffer chunk = Buffer.buffer(len).appendBytes(bytes, off, len);
       boolean first = !committed;
       committed = true;
-      context.runOnContext(v -> {
-        if (first) {
-          response.setChunked(true).putHeader("Content-Type", contentType).putHeader("Cache-Control", "no-cache");
-        }
-        response.write(chunk).onComplete(ar -> {
-          inFlight.release(len);
-          if (ar.failed()) {
-            failure = ar.cause();
-          }
-        });
-      });
+      context.runOnContext(
+          v -> {
+            if (first) {
+              response
+                  .setChunked(true)
+                  .putHeader("Content-Type", contentType)
+                  .putHeader("Cache-Control", "no-cache");
+            }
+            response
+                .write(chunk)
+                .onComplete(
+                    ar -> {
+                      inFlight.release(len);
+                      if (ar.failed()) {
+                        failure = ar.cause();
+                      }
+                    });
+          });
     }
   }
 

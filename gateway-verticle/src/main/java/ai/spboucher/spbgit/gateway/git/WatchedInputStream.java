@@ -5,9 +5,10 @@ import java.io.IOException;
 import java.io.InputStream;
 
 /**
- * Remembers how a request body was read: JGit treats some read failures (a truncated gzip stream, an early
- * end) as "no more commands" and carries on, so after it returns the gateway asks this stream whether the body
- * was really well-formed, and refuses the request when it was not. Used by one worker thread.
+ * Remembers how a request body was read: JGit treats some read failures (a truncated gzip stream,
+ * an early end) as "no more commands" and carries on, so after it returns the gateway asks this
+ * stream whether the body was really well-formed, and refuses the request when it was not. Used by
+ * one worker thread.
  */
 final class WatchedInputStream extends FilterInputStream {
 
@@ -15,7 +16,9 @@ final class WatchedInputStream extends FilterInputStream {
   private long count;
   private IOException failure;
 
-  /** @param limit bytes the (decompressed) body may have */
+  /**
+   * @param limit bytes the (decompressed) body may have
+   */
   WatchedInputStream(InputStream in, long limit) {
     super(in);
     this.limit = limit;
@@ -44,7 +47,10 @@ final class WatchedInputStream extends FilterInputStream {
     }
   }
 
-  /** Throws the first read failure, or a bad request for an empty body; returns if the body read cleanly. */
+  /**
+   * Throws the first read failure, or a bad request for an empty body; returns if the body read
+   * cleanly.
+   */
   void requireWellFormed() throws IOException {
     if (failure != null) {
       throw failure;

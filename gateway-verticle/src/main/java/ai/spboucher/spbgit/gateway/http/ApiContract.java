@@ -12,17 +12,17 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.json.pointer.JsonPointer;
+import io.vertx.ext.web.Route;
+import io.vertx.ext.web.RoutingContext;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
 import io.vertx.openapi.contract.Parameter;
 import io.vertx.openapi.validation.RequestParameter;
-import io.vertx.openapi.validation.impl.RequestValidatorImpl;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatableRequest;
 import io.vertx.openapi.validation.ValidatorException;
-import io.vertx.ext.web.Route;
-import io.vertx.ext.web.RoutingContext;
+import io.vertx.openapi.validation.impl.RequestValidatorImpl;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,15 +31,17 @@ import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
- * The REST API's OpenAPI document ({@value #DOCUMENT}, served at {@code /api/v1/openapi.yaml}), loaded once at
- * start, and the check of every request against it: a route bound to an operation has its path and query
- * parameters and its JSON body validated before its handler runs, and a request that does not match fails with
- * a {@link BadRequestException} naming the parameter or field. The handlers keep their own checks.
+ * The REST API's OpenAPI document ({@value #DOCUMENT}, served at {@code /api/v1/openapi.yaml}),
+ * loaded once at start, and the check of every request against it: a route bound to an operation
+ * has its path and query parameters and its JSON body validated before its handler runs, and a
+ * request that does not match fails with a {@link BadRequestException} naming the parameter or
+ * field. The handlers keep their own checks.
  *
- * <p>Threading: the schema checks run on a worker thread, unordered: vertx-openapi's own {@code validate} runs
- * them through one ordered {@code executeBlocking} of the caller's context, which would check all the API's
- * requests one at a time. The route's next handler runs back on the request's context. The request is paused meanwhile; a websocket upgrade stays
- * paused for its handler's {@code toWebSocket()}.
+ * <p>Threading: the schema checks run on a worker thread, unordered: vertx-openapi's own {@code
+ * validate} runs them through one ordered {@code executeBlocking} of the caller's context, which
+ * would check all the API's requests one at a time. The route's next handler runs back on the
+ * request's context. The request is paused meanwhile; a websocket upgrade stays paused for its
+ * handler's {@code toWebSocket()}.
  */
 public final class ApiContract {
 
@@ -56,27 +58,30 @@ public final class ApiContract {
   }
 
   /**
-   * Reads and checks the document (a malformed one fails the start). vertx-openapi builds the contract in
-   * callbacks on the calling context, which takes seconds on a cold JVM: a short-lived worker verticle does it, so
-   * no event loop waits.
+   * Reads and checks the document (a malformed one fails the start). vertx-openapi builds the
+   * contract in callbacks on the calling context, which takes seconds on a cold JVM: a short-lived
+   * worker verticle does it, so no event loop waits.
    */
   public static Future<ApiContract> load(Vertx vertx) {
     Promise<OpenAPIContract> loaded = Promise.promise();
-    return vertx.deployVerticle(new VerticleBase() {
-          @Override
-          public Future<?> start() {
-            return OpenAPIContract.from(vertx, DOCUMENT).onComplete(loaded);
-          }
-        }, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER))
+    return vertx
+        .deployVerticle(
+            new VerticleBase() {
+              @Override
+              public Future<?> start() {
+                return OpenAPIContract.from(vertx, DOCUMENT).onComplete(loaded);
+              }
+            },
+            new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER))
         .compose(vertx::undeploy)
         .transform(deployed -> loaded.future())
         .map(contract -> new ApiContract(vertx, contract));
   }
 
   /**
-   * Validates requests on {@code route} against the operation {@code operationId} before the route's next
-   * handler. The route's method and path must be the operation's, or this throws: a route and its description
-   * cannot drift apart.
+   * Validates requests on {@code route} against the operation {@code operationId} before the
+   * route's next handler. The route's method and path must be the operation's, or this throws: a
+   * route and its description cannot drift apart.
    */
   public Route validated(Route route, String operationId) {
     Operation operation = contract.operation(operationId);
@@ -84,10 +89,20 @@ public final class ApiContract {
       throw new IllegalStateException(DOCUMENT + " has no operation " + operationId);
     }
     String path = operation.getOpenAPIPath().replaceAll("\\{([^}/]+)}", ":$1");
-    if (!path.equals(route.getPath()) || route.methods() == null
+    if (!path.equals(route.getPath())
+        || route.methods() == null
         || !route.methods().equals(Set.of(operation.getHttpMethod()))) {
-      throw new IllegalStateException("operation " + operationId + " is " + operation.getHttpMethod() + " "
-          + operation.getOpenAPIPath() + ", not the route " + route.methods() + " " + route.getPath());
+      throw new IllegalStateException(
+          "operation "
+              + operationId
+              + " is "
+              + operation.getHttpMethod()
+              + " "
+              + operation.getOpenAPIPath()
+              + ", not the route "
+              + route.methods()
+              + " "
+              + route.getPath());
     }
     bound.add(operationId);
     return route.handler(ctx -> validate(ctx, operation));
@@ -107,42 +122,53 @@ public final class ApiContract {
 
   private void validate(RoutingContext ctx, Operation operation) {
     if (!operation.getSecurityRequirements().isEmpty()) {
-      // Who may call comes before what they sent: an anonymous caller learns 401, not which field is wrong.
+      // Who may call comes before what they sent: an anonymous caller learns 401, not which field
+      // is wrong.
       ApiRoutes.requireOwner(ctx);
     }
     HttpServerRequest request = ctx.request();
-    // A websocket upgrade needs its request unread: without the pause, its end arrives while validation runs.
+    // A websocket upgrade needs its request unread: without the pause, its end arrives while
+    // validation runs.
     boolean paused = !request.isEnded();
     if (paused) {
       request.pause();
     }
     boolean upgrade = "websocket".equalsIgnoreCase(request.getHeader(HttpHeaders.UPGRADE));
     RoutedRequest routed = new RoutedRequest(ctx, operation);
-    ctx.vertx().executeBlocking(() -> check(routed, operation), false)
-        .onSuccess(valid -> {
-          if (paused && !upgrade) {
-            request.resume();
-          }
-          ctx.next();
-        })
-        .onFailure(e -> {
-          if (paused) {
-            request.resume();
-          }
-          ctx.fail(e instanceof ValidatorException invalid
-              ? new BadRequestException(messageOf(invalid, operation)) : e);
-        });
+    ctx.vertx()
+        .executeBlocking(() -> check(routed, operation), false)
+        .onSuccess(
+            valid -> {
+              if (paused && !upgrade) {
+                request.resume();
+              }
+              ctx.next();
+            })
+        .onFailure(
+            e -> {
+              if (paused) {
+                request.resume();
+              }
+              ctx.fail(
+                  e instanceof ValidatorException invalid
+                      ? new BadRequestException(messageOf(invalid, operation))
+                      : e);
+            });
   }
 
-  /** What vertx-openapi's {@code validate} checks, in its order: each parameter, then the body. Blocking. */
+  /**
+   * What vertx-openapi's {@code validate} checks, in its order: each parameter, then the body.
+   * Blocking.
+   */
   private boolean check(RoutedRequest request, Operation operation) throws ValidatorException {
     for (Parameter parameter : operation.getParameters()) {
-      Map<String, RequestParameter> values = switch (parameter.getIn()) {
-        case PATH -> request.getPathParameters();
-        case QUERY -> request.getQuery();
-        case HEADER -> request.getHeaders();
-        case COOKIE -> request.getCookies();
-      };
+      Map<String, RequestParameter> values =
+          switch (parameter.getIn()) {
+            case PATH -> request.getPathParameters();
+            case QUERY -> request.getQuery();
+            case HEADER -> request.getHeaders();
+            case COOKIE -> request.getCookies();
+          };
       validator.validateParameter(parameter, values.get(parameter.getName()));
     }
     validator.validateBody(operation.getRequestBody(), request);
@@ -150,11 +176,13 @@ public final class ApiContract {
   }
 
   /**
-   * The validator's own message names the parameter or the body field; when the schema that failed has a
-   * description (a repository name, a job id, a body field), that description says what was expected.
+   * The validator's own message names the parameter or the body field; when the schema that failed
+   * has a description (a repository name, a job id, a body field), that description says what was
+   * expected.
    */
   private String messageOf(ValidatorException e, Operation operation) {
-    String message = e.getMessage() == null ? "the request does not match " + DOCUMENT : e.getMessage();
+    String message =
+        e.getMessage() == null ? "the request does not match " + DOCUMENT : e.getMessage();
     if (e instanceof SchemaValidationException invalid && invalid.getOutputUnit() != null) {
       String expected = expectationOf(invalid.getOutputUnit(), operation);
       if (expected != null) {
@@ -179,25 +207,32 @@ public final class ApiContract {
     }
     String keyword = location.substring(fragment + 1);
     JsonPointer schema = JsonPointer.from(keyword.substring(0, keyword.lastIndexOf('/')));
-    Object base = keyword.startsWith("/components/") ? contract.getRawContract() : bodySchemaOf(operation);
+    Object base =
+        keyword.startsWith("/components/") ? contract.getRawContract() : bodySchemaOf(operation);
     Object found = base == null ? null : schema.queryJson(base);
     return found instanceof JsonObject object ? object.getString("description") : null;
   }
 
   private JsonObject bodySchemaOf(Operation operation) {
-    Object schema = JsonPointer.create().append("paths").append(operation.getOpenAPIPath())
-        .append(operation.getHttpMethod().name().toLowerCase())
-        .append(List.of("requestBody", "content", "application/json", "schema")).queryJson(contract.getRawContract());
+    Object schema =
+        JsonPointer.create()
+            .append("paths")
+            .append(operation.getOpenAPIPath())
+            .append(operation.getHttpMethod().name().toLowerCase())
+            .append(List.of("requestBody", "content", "application/json", "schema"))
+            .queryJson(contract.getRawContract());
     if (schema instanceof JsonObject object && object.getString("$ref", "").startsWith("#/")) {
-      schema = JsonPointer.from(object.getString("$ref").substring(1)).queryJson(contract.getRawContract());
+      schema =
+          JsonPointer.from(object.getString("$ref").substring(1))
+              .queryJson(contract.getRawContract());
     }
     return schema instanceof JsonObject object ? object : null;
   }
 
   /**
-   * The request as the router already parsed it: path parameters decoded by the route, query parameters, and the
-   * body that {@code BodyHandler} read. The body is checked as JSON whatever its Content-Type, as the handlers
-   * read it.
+   * The request as the router already parsed it: path parameters decoded by the route, query
+   * parameters, and the body that {@code BodyHandler} read. The body is checked as JSON whatever
+   * its Content-Type, as the handlers read it.
    */
   private static final class RoutedRequest implements ValidatableRequest {
 
@@ -214,10 +249,13 @@ public final class ApiContract {
           case PATH -> path.put(name, valueOf(ctx.pathParam(name)));
           case QUERY -> query.put(name, valueOf(first(ctx.queryParam(name))));
           case HEADER -> headers.put(name, valueOf(ctx.request().getHeader(name)));
-          case COOKIE -> cookies.put(name, valueOf(mapOrNull(ctx.request().getCookie(name), Cookie::getValue)));
+          case COOKIE ->
+              cookies.put(
+                  name, valueOf(mapOrNull(ctx.request().getCookie(name), Cookie::getValue)));
         }
       }
-      Buffer buffer = operation.getRequestBody() == null || ctx.body() == null ? null : ctx.body().buffer();
+      Buffer buffer =
+          operation.getRequestBody() == null || ctx.body() == null ? null : ctx.body().buffer();
       body = valueOf(buffer);
     }
 

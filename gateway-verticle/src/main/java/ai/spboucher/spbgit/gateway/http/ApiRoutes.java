@@ -21,22 +21,27 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The REST API under {@code /api/v1}. Reads of public data are anonymous; everything else needs the owner's
- * PAT as {@code Authorization: Bearer}. Job tokens never call the API: any write with one is refused before it
- * is even verified. Every route is checked against its operation in the OpenAPI document ({@link ApiContract})
- * before its handler runs. Blocking work (files, JGit) runs through {@code executeBlocking}.
+ * The REST API under {@code /api/v1}. Reads of public data are anonymous; everything else needs the
+ * owner's PAT as {@code Authorization: Bearer}. Job tokens never call the API: any write with one
+ * is refused before it is even verified. Every route is checked against its operation in the
+ * OpenAPI document ({@link ApiContract}) before its handler runs. Blocking work (files, JGit) runs
+ * through {@code executeBlocking}.
  */
 public final class ApiRoutes {
 
   static final String PRINCIPAL = "principal";
   static final String VIA_SESSION = "via_session";
+
   /** The session cookie set by {@code POST /session}. */
   public static final String SESSION_COOKIE = "spb_session";
+
   /** The header a signed-in browser echoes its CSRF token in on every state-changing request. */
   public static final String CSRF_HEADER = "X-CSRF-Token";
+
   private static final int MAX_BODY_BYTES = 64 << 10;
   private static final int MAX_LABEL_LENGTH = 200;
   private static final int MAX_DESCRIPTION_LENGTH = 1000;
@@ -51,9 +56,16 @@ public final class ApiRoutes {
   private final Sessions sessions;
   private final ApiContract contract;
 
-  public ApiRoutes(Vertx vertx, ApiContract contract, Authenticator authenticator, RepositoryStore repos,
-                   TokenStore pats, JobTokens jobTokens, Sessions sessions, Function<RepoName, String> cloneUrl,
-                   Clock clock) {
+  public ApiRoutes(
+      Vertx vertx,
+      ApiContract contract,
+      Authenticator authenticator,
+      RepositoryStore repos,
+      TokenStore pats,
+      JobTokens jobTokens,
+      Sessions sessions,
+      Function<RepoName, String> cloneUrl,
+      Clock clock) {
     this.vertx = vertx;
     this.contract = contract;
     this.authenticator = authenticator;
@@ -67,34 +79,57 @@ public final class ApiRoutes {
 
   public void mount(Router router) {
     // Not on GET: a websocket upgrade must reach its handler with the request unread.
-    router.route("/api/v1/*").method(HttpMethod.POST).method(HttpMethod.PUT).method(HttpMethod.PATCH)
-        .method(HttpMethod.DELETE).handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
+    router
+        .route("/api/v1/*")
+        .method(HttpMethod.POST)
+        .method(HttpMethod.PUT)
+        .method(HttpMethod.PATCH)
+        .method(HttpMethod.DELETE)
+        .handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
     router.route("/api/v1/*").handler(this::authenticate);
 
-    contract.validated(router.get("/api/v1/openapi.yaml"), "getOpenApiDocument").handler(ctx -> ctx.response()
-        .putHeader("Content-Type", "application/yaml").sendFile(ApiContract.DOCUMENT).onFailure(ctx::fail));
+    contract
+        .validated(router.get("/api/v1/openapi.yaml"), "getOpenApiDocument")
+        .handler(
+            ctx ->
+                ctx.response()
+                    .putHeader("Content-Type", "application/yaml")
+                    .sendFile(ApiContract.DOCUMENT)
+                    .onFailure(ctx::fail));
     contract.validated(router.get("/api/v1/repos"), "listRepos").handler(this::listRepos);
     contract.validated(router.post("/api/v1/repos"), "createRepo").handler(this::createRepo);
-    contract.validated(router.delete("/api/v1/repos/:name"), "deleteRepo").handler(this::deleteRepo);
-    contract.validated(router.get("/api/v1/repos/:name/agent-environment"), "getAgentEnvironment")
+    contract
+        .validated(router.delete("/api/v1/repos/:name"), "deleteRepo")
+        .handler(this::deleteRepo);
+    contract
+        .validated(router.get("/api/v1/repos/:name/agent-environment"), "getAgentEnvironment")
         .handler(this::agentEnvironment);
 
     contract.validated(router.get("/api/v1/tokens"), "listTokens").handler(this::listTokens);
     contract.validated(router.post("/api/v1/tokens"), "createToken").handler(this::createToken);
-    contract.validated(router.delete("/api/v1/tokens/:id"), "revokeToken").handler(this::revokeToken);
+    contract
+        .validated(router.delete("/api/v1/tokens/:id"), "revokeToken")
+        .handler(this::revokeToken);
 
-    contract.validated(router.post("/api/v1/job-tokens"), "issueJobToken").handler(this::issueJobToken);
-    contract.validated(router.delete("/api/v1/job-tokens/:jti"), "revokeJobToken").handler(this::revokeJobToken);
+    contract
+        .validated(router.post("/api/v1/job-tokens"), "issueJobToken")
+        .handler(this::issueJobToken);
+    contract
+        .validated(router.delete("/api/v1/job-tokens/:jti"), "revokeJobToken")
+        .handler(this::revokeJobToken);
   }
 
   /** Answers 404 for any other API path; mount after every API route. */
   public static void mountFallback(Router router) {
-    router.route("/api/v1/*").handler(ctx -> ctx.fail(404, new NotFoundException("no such API endpoint")));
+    router
+        .route("/api/v1/*")
+        .handler(ctx -> ctx.fail(404, new NotFoundException("no such API endpoint")));
   }
 
   private void authenticate(RoutingContext ctx) {
     var credential = Authenticator.credentialOf(ctx.request());
-    if (credential.isPresent() && ctx.request().method() != HttpMethod.GET
+    if (credential.isPresent()
+        && ctx.request().method() != HttpMethod.GET
         && JobTokenVerifier.looksLikeJwt(credential.get())) {
       throw new ForbiddenException("job tokens cannot call the API");
     }
@@ -107,32 +142,39 @@ public final class ApiRoutes {
   }
 
   /**
-   * The owner of the request's session cookie, if it is live and its PAT still exists; a state-changing
-   * request must also carry the session's CSRF token, or it is refused.
+   * The owner of the request's session cookie, if it is live and its PAT still exists; a
+   * state-changing request must also carry the session's CSRF token, or it is refused.
    */
-  private java.util.Optional<Principal.Owner> sessionOwner(RoutingContext ctx) {
+  private Optional<Principal.Owner> sessionOwner(RoutingContext ctx) {
     var cookie = ctx.request().getCookie(SESSION_COOKIE);
-    var session = sessions.find(cookie == null ? null : cookie.getValue())
-        .filter(s -> pats.list().stream().anyMatch(t -> t.id().equals(s.tokenId())));
+    var session =
+        sessions
+            .find(cookie == null ? null : cookie.getValue())
+            .filter(s -> pats.list().stream().anyMatch(t -> t.id().equals(s.tokenId())));
     if (session.isEmpty()) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     HttpMethod method = ctx.request().method();
-    if (method != HttpMethod.GET && method != HttpMethod.HEAD && !Sessions.sameToken(session.get().csrf(),
-        ctx.request().getHeader(CSRF_HEADER))) {
-      throw new ForbiddenException("missing or invalid CSRF token (send the " + CSRF_HEADER + " header)");
+    if (method != HttpMethod.GET
+        && method != HttpMethod.HEAD
+        && !Sessions.sameToken(session.get().csrf(), ctx.request().getHeader(CSRF_HEADER))) {
+      throw new ForbiddenException(
+          "missing or invalid CSRF token (send the " + CSRF_HEADER + " header)");
     }
     ctx.put(VIA_SESSION, true);
-    return java.util.Optional.of(new Principal.Owner(session.get().tokenId()));
+    return Optional.of(new Principal.Owner(session.get().tokenId()));
   }
 
-  /** Whether the request was authenticated by a browser session cookie rather than a token header. */
+  /**
+   * Whether the request was authenticated by a browser session cookie rather than a token header.
+   */
   public static boolean viaSession(RoutingContext ctx) {
     return Boolean.TRUE.equals(ctx.get(VIA_SESSION));
   }
 
   private void listRepos(RoutingContext ctx) {
-    vertx.executeBlocking(repos::list, false)
+    vertx
+        .executeBlocking(repos::list, false)
         .map(list -> new JsonArray(list.stream().map(r -> repoJson(r)).toList()))
         .onSuccess(json -> Responses.json(ctx, 200, json))
         .onFailure(ctx::fail);
@@ -143,7 +185,8 @@ public final class ApiRoutes {
     JsonObject body = Responses.jsonBody(ctx);
     RepoName name = RepoName.of(Responses.requiredString(body, "name"));
     String description = Responses.optionalString(body, "description", MAX_DESCRIPTION_LENGTH);
-    vertx.executeBlocking(() -> repos.create(name, description), false)
+    vertx
+        .executeBlocking(() -> repos.create(name, description), false)
         .onSuccess(repo -> Responses.json(ctx, 201, repoJson(repo)))
         .onFailure(ctx::fail);
   }
@@ -151,29 +194,41 @@ public final class ApiRoutes {
   private void deleteRepo(RoutingContext ctx) {
     requireOwner(ctx);
     RepoName name = RepoName.of(ctx.pathParam("name"));
-    vertx.executeBlocking(() -> {
-      repos.delete(name);
-      return null;
-    }, false).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+    vertx
+        .executeBlocking(
+            () -> {
+              repos.delete(name);
+              return null;
+            },
+            false)
+        .onSuccess(v -> Responses.noContent(ctx))
+        .onFailure(ctx::fail);
   }
 
   /**
-   * The default branch's {@code .spbgit/agent.yml} as the next job would get it. A file that cannot be used is
-   * still a 200: the request is fine, the answer says what is wrong with the file (its error, line and key).
+   * The default branch's {@code .spbgit/agent.yml} as the next job would get it. A file that cannot
+   * be used is still a 200: the request is fine, the answer says what is wrong with the file (its
+   * error, line and key).
    */
   private void agentEnvironment(RoutingContext ctx) {
     requireOwner(ctx);
     RepoName name = RepoName.of(ctx.pathParam("name"));
-    vertx.executeBlocking(() -> {
-      try (var repository = repos.open(name)) {
-        return EnvironmentReading.of(repository).toJson();
-      }
-    }, false).onSuccess(json -> Responses.json(ctx, 200, json)).onFailure(ctx::fail);
+    vertx
+        .executeBlocking(
+            () -> {
+              try (var repository = repos.open(name)) {
+                return EnvironmentReading.of(repository).toJson();
+              }
+            },
+            false)
+        .onSuccess(json -> Responses.json(ctx, 200, json))
+        .onFailure(ctx::fail);
   }
 
   private void listTokens(RoutingContext ctx) {
     requireOwner(ctx);
-    Responses.json(ctx, 200, new JsonArray(pats.list().stream().map(TokenStore.TokenRecord::toJson).toList()));
+    Responses.json(
+        ctx, 200, new JsonArray(pats.list().stream().map(TokenStore.TokenRecord::toJson).toList()));
   }
 
   private void createToken(RoutingContext ctx) {
@@ -183,23 +238,28 @@ public final class ApiRoutes {
     if (label.length() > MAX_LABEL_LENGTH) {
       throw new BadRequestException("label is longer than " + MAX_LABEL_LENGTH + " characters");
     }
-    vertx.executeBlocking(() -> pats.create(label), false)
-        .onSuccess(created -> Responses.json(ctx, 201, created.record().toJson().put("token", created.secret())))
+    vertx
+        .executeBlocking(() -> pats.create(label), false)
+        .onSuccess(
+            created ->
+                Responses.json(ctx, 201, created.record().toJson().put("token", created.secret())))
         .onFailure(ctx::fail);
   }
 
   private void revokeToken(RoutingContext ctx) {
     requireOwner(ctx);
     String id = ctx.pathParam("id");
-    vertx.executeBlocking(() -> pats.revoke(id), false)
-        .onSuccess(found -> {
-          if (found) {
-            sessions.closeAllOf(id);
-            Responses.noContent(ctx);
-          } else {
-            ctx.fail(new NotFoundException("no token with id " + id));
-          }
-        })
+    vertx
+        .executeBlocking(() -> pats.revoke(id), false)
+        .onSuccess(
+            found -> {
+              if (found) {
+                sessions.closeAllOf(id);
+                Responses.noContent(ctx);
+              } else {
+                ctx.fail(new NotFoundException("no token with id " + id));
+              }
+            })
         .onFailure(ctx::fail);
   }
 
@@ -210,23 +270,37 @@ public final class ApiRoutes {
     String job = Responses.requiredString(body, "job");
     long ttl = body.getValue("ttl") instanceof Number n ? n.longValue() : 3600;
     String token = jobTokens.issue(job, repo.value(), Duration.ofSeconds(ttl));
-    Responses.json(ctx, 201, new JsonObject().put("token", token).put("job", job).put("repo", repo.value())
-        .put("expires", clock.instant().plusSeconds(ttl).toString()));
+    Responses.json(
+        ctx,
+        201,
+        new JsonObject()
+            .put("token", token)
+            .put("job", job)
+            .put("repo", repo.value())
+            .put("expires", clock.instant().plusSeconds(ttl).toString()));
   }
 
   private void revokeJobToken(RoutingContext ctx) {
     requireOwner(ctx);
     String jti = ctx.pathParam("jti");
-    // The expiry is unknown from the id alone; keeping the entry for the longest lifetime is always enough.
+    // The expiry is unknown from the id alone; keeping the entry for the longest lifetime is always
+    // enough.
     Instant keepUntil = clock.instant().plus(JobTokenVerifier.MAX_LIFETIME);
-    vertx.executeBlocking(() -> {
-      jobTokens.revoke(jti, keepUntil);
-      return null;
-    }, false).onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+    vertx
+        .executeBlocking(
+            () -> {
+              jobTokens.revoke(jti, keepUntil);
+              return null;
+            },
+            false)
+        .onSuccess(v -> Responses.noContent(ctx))
+        .onFailure(ctx::fail);
   }
 
   private JsonObject repoJson(RepositoryStore.RepoInfo repo) {
-    return new JsonObject().put("name", repo.name()).put("description", repo.description())
+    return new JsonObject()
+        .put("name", repo.name())
+        .put("description", repo.description())
         .put("clone_url", cloneUrl.apply(RepoName.of(repo.name())));
   }
 
@@ -239,6 +313,7 @@ public final class ApiRoutes {
     if (principal instanceof Principal.Job) {
       throw new ForbiddenException("job tokens cannot call the API");
     }
-    throw new UnauthenticatedException("an owner token is required (Authorization: Bearer <token>)");
+    throw new UnauthenticatedException(
+        "an owner token is required (Authorization: Bearer <token>)");
   }
 }

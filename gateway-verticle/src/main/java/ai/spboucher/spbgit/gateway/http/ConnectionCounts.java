@@ -4,15 +4,19 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Open connections, in all and by client address, against a cap for each: one client cannot take every slot, so
- * a slow-loris from one address leaves room for the others.
+ * Open connections, in all and by client address, against a cap for each: one client cannot take
+ * every slot, so a slow-loris from one address leaves room for the others.
  *
  * <p>Threading: not thread-safe; the gateway calls it on its HTTP server's event loop only.
  */
 final class ConnectionCounts {
 
   /** Whether a new connection may stay, and if not, which cap it met. */
-  enum Admission { ADMITTED, OVER_TOTAL, OVER_ADDRESS }
+  enum Admission {
+    ADMITTED,
+    OVER_TOTAL,
+    OVER_ADDRESS
+  }
 
   private final int maxTotal;
   private final int maxPerAddress;

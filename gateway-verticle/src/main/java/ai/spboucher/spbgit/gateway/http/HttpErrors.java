@@ -34,23 +34,24 @@ import org.eclipse.jgit.internal.JGitText;
 import org.eclipse.jgit.transport.UploadPackInternalServerErrorException;
 
 /**
- * The one place where failures become HTTP answers: a status from the exception type and a JSON body
- * {@code {"error": "..."}}. Server faults are logged with their stack and answered with a generic message; the
- * two the owner can act on, a service down (503) and a full data directory (507), say what happened.
+ * The one place where failures become HTTP answers: a status from the exception type and a JSON
+ * body {@code {"error": "..."}}. Server faults are logged with their stack and answered with a
+ * generic message; the two the owner can act on, a service down (503) and a full data directory
+ * (507), say what happened.
  */
 public final class HttpErrors {
 
   private static final System.Logger LOG = System.getLogger(HttpErrors.class.getName());
+
   /**
-   * The two ends of JGit's message for a stateless request that goes on after its end. Upload-pack raises it as
-   * a {@link CorruptObjectException}, a type that otherwise means a damaged repository, so only the message
-   * tells the client's fault apart.
+   * The two ends of JGit's message for a stateless request that goes on after its end. Upload-pack
+   * raises it as a {@link CorruptObjectException}, a type that otherwise means a damaged
+   * repository, so only the message tells the client's fault apart.
    */
   private static final String[] TRAILING_REQUEST_DATA =
       MessageFormat.format(JGitText.get().expectedEOFReceived, "\0").split("\0", 2);
 
-  private HttpErrors() {
-  }
+  private HttpErrors() {}
 
   /** The failure handler for every route. */
   public static void handle(RoutingContext ctx) {
@@ -59,19 +60,31 @@ public final class HttpErrors {
     boolean explained = status == 503 || status == 507;
     String message = status >= 500 && !explained ? "internal error" : messageOf(failure, status);
     if (status >= 500 && !explained) {
-      LOG.log(System.Logger.Level.ERROR, "request failed: " + ctx.request().method() + " " + ctx.request().path(),
+      LOG.log(
+          System.Logger.Level.ERROR,
+          "request failed: " + ctx.request().method() + " " + ctx.request().path(),
           failure);
     } else if (status == 507) {
-      LOG.log(System.Logger.Level.WARNING, "request refused: " + ctx.request().method() + " " + ctx.request().path()
-          + ": " + message);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "request refused: "
+              + ctx.request().method()
+              + " "
+              + ctx.request().path()
+              + ": "
+              + message);
     }
     if (ctx.response().headWritten()) {
       ctx.response().reset();
       return;
     }
     if (status == 401) {
-      ctx.response().putHeader("WWW-Authenticate", isGitPath(ctx.request().path())
-          ? "Basic realm=\"SPB Git\"" : "Bearer realm=\"SPB Git\"");
+      ctx.response()
+          .putHeader(
+              "WWW-Authenticate",
+              isGitPath(ctx.request().path())
+                  ? "Basic realm=\"SPB Git\""
+                  : "Bearer realm=\"SPB Git\"");
     }
     ctx.response()
         .setStatusCode(status)
@@ -81,9 +94,10 @@ public final class HttpErrors {
   }
 
   /**
-   * The status of each domain exception, and of the JGit and Vert.x ones the gateway lets through, in one table
-   * (the release is Java 17, so a switch on the type is not yet available). A type's entry applies to its
-   * subclasses; the first entry that matches wins. A 400 gives way to the 4xx the failing handler suggested.
+   * The status of each domain exception, and of the JGit and Vert.x ones the gateway lets through,
+   * in one table (the release is Java 17, so a switch on the type is not yet available). A type's
+   * entry applies to its subclasses; the first entry that matches wins. A 400 gives way to the 4xx
+   * the failing handler suggested.
    */
   private static final Map<Class<? extends Throwable>, Integer> STATUSES = statuses();
 
@@ -105,7 +119,8 @@ public final class HttpErrors {
     statuses.put(BadRequestException.class, 400);
     statuses.put(InvalidRepoNameException.class, 400);
     statuses.put(InvalidJobException.class, 400);
-    // At job creation: the default branch's .spbgit/agent.yml cannot be used, so the job is refused unrecorded.
+    // At job creation: the default branch's .spbgit/agent.yml cannot be used, so the job is refused
+    // unrecorded.
     statuses.put(EnvironmentFileException.class, 400);
     statuses.put(MalformedGitRequestException.class, 400);
     statuses.put(DecodeException.class, 400);
@@ -118,11 +133,16 @@ public final class HttpErrors {
   static int statusOf(Throwable t, int suggested) {
     if ((t instanceof UploadPackInternalServerErrorException || t instanceof UncheckedIOException)
         && t.getCause() != null) {
-      // JGit's protocol v2 parser reads pkt-lines through an iterator, which wraps a malformed one unchecked.
+      // JGit's protocol v2 parser reads pkt-lines through an iterator, which wraps a malformed one
+      // unchecked.
       return statusOf(t.getCause(), suggested);
     }
-    int status = STATUSES.entrySet().stream().filter(e -> e.getKey().isInstance(t)).mapToInt(Map.Entry::getValue)
-        .findFirst().orElse(isMalformedGitRequest(t) ? 400 : -1);
+    int status =
+        STATUSES.entrySet().stream()
+            .filter(e -> e.getKey().isInstance(t))
+            .mapToInt(Map.Entry::getValue)
+            .findFirst()
+            .orElse(isMalformedGitRequest(t) ? 400 : -1);
     if (t instanceof UnpackException && t.getCause() != null && statusOf(t.getCause(), -1) == 413) {
       status = 413;
     }
@@ -133,15 +153,20 @@ public final class HttpErrors {
   }
 
   /**
-   * JGit reports a malformed pkt-line, a truncated body or a corrupt pack as a plain {@link IOException} (or a
-   * few subclasses), and data after a fetch request as a corrupt object; file-system faults use other subclasses
-   * and stay 500.
+   * JGit reports a malformed pkt-line, a truncated body or a corrupt pack as a plain {@link
+   * IOException} (or a few subclasses), and data after a fetch request as a corrupt object;
+   * file-system faults use other subclasses and stay 500.
    */
   private static boolean isMalformedGitRequest(Throwable t) {
-    return t instanceof PackProtocolException || t instanceof UnpackException || t instanceof EOFException
-        || t instanceof ZipException || (t != null && t.getClass() == IOException.class)
-        || t instanceof CorruptObjectException && t.getMessage() != null
-            && t.getMessage().startsWith(TRAILING_REQUEST_DATA[0]) && t.getMessage().endsWith(TRAILING_REQUEST_DATA[1]);
+    return t instanceof PackProtocolException
+        || t instanceof UnpackException
+        || t instanceof EOFException
+        || t instanceof ZipException
+        || (t != null && t.getClass() == IOException.class)
+        || t instanceof CorruptObjectException
+            && t.getMessage() != null
+            && t.getMessage().startsWith(TRAILING_REQUEST_DATA[0])
+            && t.getMessage().endsWith(TRAILING_REQUEST_DATA[1]);
   }
 
   private static String messageOf(Throwable failure, int status) {
@@ -157,7 +182,8 @@ public final class HttpErrors {
         default -> "request failed";
       };
     }
-    if ((failure instanceof UploadPackInternalServerErrorException || failure instanceof UncheckedIOException)
+    if ((failure instanceof UploadPackInternalServerErrorException
+            || failure instanceof UncheckedIOException)
         && failure.getCause() != null) {
       return messageOf(failure.getCause(), status);
     }
@@ -169,7 +195,9 @@ public final class HttpErrors {
   }
 
   private static boolean isGitPath(String path) {
-    return path != null && (path.endsWith("/info/refs") || path.endsWith("/git-receive-pack")
-        || path.endsWith("/git-upload-pack"));
+    return path != null
+        && (path.endsWith("/info/refs")
+            || path.endsWith("/git-receive-pack")
+            || path.endsWith("/git-upload-pack"));
   }
 }

@@ -21,11 +21,12 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
- * Agent jobs under {@code /api/v1}: start, list, show, cancel, review (diff, log) and decide (approve, reject,
- * delete refs), and read the audit log. Owner only (PAT or signed-in session with CSRF token); job tokens are
- * refused like on every other API route.
+ * Agent jobs under {@code /api/v1}: start, list, show, cancel, review (diff, log) and decide
+ * (approve, reject, delete refs), and read the audit log. Owner only (PAT or signed-in session with
+ * CSRF token); job tokens are refused like on every other API route.
  */
 public final class JobRoutes {
 
@@ -37,8 +38,14 @@ public final class JobRoutes {
   private final Supplier<JobLogs> logs;
   private final ApiContract contract;
 
-  public JobRoutes(Vertx vertx, ApiContract contract, JobService jobs, JobViews views, ProposalDiffs diffs,
-                   RepositoryStore repos, Supplier<JobLogs> logs) {
+  public JobRoutes(
+      Vertx vertx,
+      ApiContract contract,
+      JobService jobs,
+      JobViews views,
+      ProposalDiffs diffs,
+      RepositoryStore repos,
+      Supplier<JobLogs> logs) {
     this.vertx = vertx;
     this.contract = contract;
     this.jobs = jobs;
@@ -60,16 +67,21 @@ public final class JobRoutes {
     contract.validated(router.get(job + "/diff"), "getJobDiff").handler(this::diff);
     contract.validated(router.get(job + "/log"), "getJobLog").handler(this::log);
     contract.validated(router.get(job + "/egress"), "listJobEgress").handler(this::egress);
-    contract.validated(router.get(job + "/model-calls"), "listJobModelCalls").handler(this::modelCalls);
+    contract
+        .validated(router.get(job + "/model-calls"), "listJobModelCalls")
+        .handler(this::modelCalls);
     contract.validated(router.post(job + "/approve"), "approveJob").handler(this::approve);
     contract.validated(router.post(job + "/reject"), "rejectJob").handler(this::reject);
     contract.validated(router.delete(job + "/refs"), "deleteJobRefs").handler(this::deleteRefs);
-    contract.validated(router.get("/api/v1/agent-jobs"), "listAuditEntries").handler(this::auditLog);
+    contract
+        .validated(router.get("/api/v1/agent-jobs"), "listAuditEntries")
+        .handler(this::auditLog);
   }
 
   private void listAll(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    views.acrossRepos(jobs.list(null))
+    views
+        .acrossRepos(jobs.list(null))
         .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
         .onFailure(ctx::fail);
   }
@@ -84,9 +96,12 @@ public final class JobRoutes {
         .onFailure(ctx::fail);
   }
 
-  /** The body's shape; what the gateway allows (models, base branch) is the job service's to check. */
+  /**
+   * The body's shape; what the gateway allows (models, base branch) is the job service's to check.
+   */
   private static NewJob newJob(JsonObject body) {
-    return new NewJob(Responses.requiredString(body, "task", NewJob.MAX_TASK_LENGTH),
+    return new NewJob(
+        Responses.requiredString(body, "task", NewJob.MAX_TASK_LENGTH),
         Responses.optionalString(body, "exec", NewJob.MAX_COMMAND_LENGTH),
         Responses.optionalString(body, "model", NewJob.MAX_NAME_LENGTH),
         Responses.optionalString(body, "test_command", NewJob.MAX_COMMAND_LENGTH),
@@ -96,9 +111,13 @@ public final class JobRoutes {
   private void list(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
-    vertx.executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
-        .compose(exists -> exists ? views.of(repo, jobs.list(repo.value()))
-            : Future.failedFuture(new RepoNotFoundException(repo)))
+    vertx
+        .executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
+        .compose(
+            exists ->
+                exists
+                    ? views.of(repo, jobs.list(repo.value()))
+                    : Future.failedFuture(new RepoNotFoundException(repo)))
         .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
         .onFailure(ctx::fail);
   }
@@ -117,22 +136,26 @@ public final class JobRoutes {
   }
 
   /**
-   * The proposal's diff, or with {@code ?ref=partial} the diff of the partial work a stopped job left. A client
-   * that goes away stops the computation (unless another client waits for the same diff).
+   * The proposal's diff, or with {@code ?ref=partial} the diff of the partial work a stopped job
+   * left. A client that goes away stops the computation (unless another client waits for the same
+   * diff).
    */
   private void diff(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    WorkRef which = WorkRef.named(ctx.request().getParam("ref"))
-        .orElseThrow(() -> new BadRequestException("'ref' must be 'proposal' or 'partial'"));
+    WorkRef which =
+        WorkRef.named(ctx.request().getParam("ref"))
+            .orElseThrow(() -> new BadRequestException("'ref' must be 'proposal' or 'partial'"));
     Promise<Void> clientGone = Promise.promise();
     ctx.response().closeHandler(closed -> clientGone.tryComplete());
-    diffs.diff(jobOf(ctx), which, clientGone.future())
+    diffs
+        .diff(jobOf(ctx), which, clientGone.future())
         .onSuccess(diff -> Responses.json(ctx, 200, diff))
-        .onFailure(e -> {
-          if (!ctx.response().closed()) {
-            ctx.fail(e);
-          }
-        });
+        .onFailure(
+            e -> {
+              if (!ctx.response().closed()) {
+                ctx.fail(e);
+              }
+            });
   }
 
   private void log(RoutingContext ctx) {
@@ -142,16 +165,24 @@ public final class JobRoutes {
     if (jobLogs == null) {
       throw new UnavailableException("the job log store (NATS) is not reachable");
     }
-    ctx.response().setChunked(true).putHeader("Content-Type", "text/plain; charset=utf-8")
-        .putHeader("X-Content-Type-Options", "nosniff").putHeader("Cache-Control", "no-store");
-    // A retried publish that landed outside the stream's duplicate window is stored twice: show it once.
+    ctx.response()
+        .setChunked(true)
+        .putHeader("Content-Type", "text/plain; charset=utf-8")
+        .putHeader("X-Content-Type-Options", "nosniff")
+        .putHeader("Cache-Control", "no-store");
+    // A retried publish that landed outside the stream's duplicate window is stored twice: show it
+    // once.
     long[] lastSequence = {0};
-    jobLogs.replay(job.id(), vertx.getOrCreateContext(), chunk -> {
-      if (chunk.getSequence() > lastSequence[0]) {
-        lastSequence[0] = chunk.getSequence();
-        ctx.response().write(chunk.getLog().getData().toStringUtf8());
-      }
-    })
+    jobLogs
+        .replay(
+            job.id(),
+            vertx.getOrCreateContext(),
+            chunk -> {
+              if (chunk.getSequence() > lastSequence[0]) {
+                lastSequence[0] = chunk.getSequence();
+                ctx.response().write(chunk.getLog().getData().toStringUtf8());
+              }
+            })
         .onSuccess(v -> ctx.response().end())
         .onFailure(ctx::fail);
   }
@@ -161,28 +192,60 @@ public final class JobRoutes {
     ApiRoutes.requireOwner(ctx);
     Job job = jobOf(ctx);
     JsonArray attempts = new JsonArray();
-    requireLogs().replaySubject(Subjects.egressEvents(job.id()), vertx.getOrCreateContext(), event -> {
-      var e = event.getEgress();
-      attempts.add(new JsonObject().put("seq", event.getSequence()).put("method", e.getMethod())
-          .put("host", e.getHost()).put("port", e.getPort()).put("allowed", e.getAllowed())
-          .put("bytes_up", e.getBytesUp()).put("bytes_down", e.getBytesDown()).put("duration_ms", e.getDurationMs())
-          .put("failure", e.getFailure()).put("started_epoch_ms", e.getStartedEpochMs()).put("via", e.getVia()));
-    }).onSuccess(v -> Responses.json(ctx, 200, attempts)).onFailure(ctx::fail);
+    requireLogs()
+        .replaySubject(
+            Subjects.egressEvents(job.id()),
+            vertx.getOrCreateContext(),
+            event -> {
+              var e = event.getEgress();
+              attempts.add(
+                  new JsonObject()
+                      .put("seq", event.getSequence())
+                      .put("method", e.getMethod())
+                      .put("host", e.getHost())
+                      .put("port", e.getPort())
+                      .put("allowed", e.getAllowed())
+                      .put("bytes_up", e.getBytesUp())
+                      .put("bytes_down", e.getBytesDown())
+                      .put("duration_ms", e.getDurationMs())
+                      .put("failure", e.getFailure())
+                      .put("started_epoch_ms", e.getStartedEpochMs())
+                      .put("via", e.getVia()));
+            })
+        .onSuccess(v -> Responses.json(ctx, 200, attempts))
+        .onFailure(ctx::fail);
   }
 
-  /** The exact requests the job's agent sent to the model, with status and token usage, as the runner saw them. */
+  /**
+   * The exact requests the job's agent sent to the model, with status and token usage, as the
+   * runner saw them.
+   */
   private void modelCalls(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     Job job = jobOf(ctx);
     JsonArray calls = new JsonArray();
-    requireLogs().replaySubject(Subjects.modelEvents(job.id()), vertx.getOrCreateContext(), event -> {
-      var c = event.getModelCall();
-      calls.add(new JsonObject().put("seq", event.getSequence()).put("ts", event.getTimestampEpochMs())
-          .put("provider", c.getProvider()).put("model", c.getModel()).put("status", c.getStatus())
-          .put("input_tokens", c.getInputTokens()).put("output_tokens", c.getOutputTokens())
-          .put("duration_ms", c.getDurationMs()).put("error", c.getError())
-          .put("request", c.getRequest().toStringUtf8()).put("truncated", c.getTruncated()));
-    }).onSuccess(v -> Responses.json(ctx, 200, calls)).onFailure(ctx::fail);
+    requireLogs()
+        .replaySubject(
+            Subjects.modelEvents(job.id()),
+            vertx.getOrCreateContext(),
+            event -> {
+              var c = event.getModelCall();
+              calls.add(
+                  new JsonObject()
+                      .put("seq", event.getSequence())
+                      .put("ts", event.getTimestampEpochMs())
+                      .put("provider", c.getProvider())
+                      .put("model", c.getModel())
+                      .put("status", c.getStatus())
+                      .put("input_tokens", c.getInputTokens())
+                      .put("output_tokens", c.getOutputTokens())
+                      .put("duration_ms", c.getDurationMs())
+                      .put("error", c.getError())
+                      .put("request", c.getRequest().toStringUtf8())
+                      .put("truncated", c.getTruncated()));
+            })
+        .onSuccess(v -> Responses.json(ctx, 200, calls))
+        .onFailure(ctx::fail);
   }
 
   private JobLogs requireLogs() {
@@ -216,7 +279,9 @@ public final class JobRoutes {
   private void deleteRefs(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
     jobs.deleteRefs(jobOf(ctx), owner)
-        .onSuccess(deleted -> Responses.json(ctx, 200, new JsonObject().put("deleted", new JsonArray(deleted))))
+        .onSuccess(
+            deleted ->
+                Responses.json(ctx, 200, new JsonObject().put("deleted", new JsonArray(deleted))))
         .onFailure(ctx::fail);
   }
 
@@ -227,8 +292,9 @@ public final class JobRoutes {
     if ("lines".equals(ctx.request().getParam("format"))) {
       // The stored lines themselves, so a verifier hashes the bytes the chain was built from.
       jobs.auditLines(repo, job)
-          .map(lines -> lines.stream().map(line -> line + "\n").collect(java.util.stream.Collectors.joining()))
-          .onSuccess(body -> ctx.response().putHeader("Content-Type", "application/x-ndjson").end(body))
+          .map(lines -> lines.stream().map(line -> line + "\n").collect(Collectors.joining()))
+          .onSuccess(
+              body -> ctx.response().putHeader("Content-Type", "application/x-ndjson").end(body))
           .onFailure(ctx::fail);
       return;
     }
@@ -240,7 +306,8 @@ public final class JobRoutes {
   private Job jobOf(RoutingContext ctx) {
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     String id = ctx.pathParam("id");
-    return jobs.get(id).filter(j -> j.repo().equals(repo.value()))
+    return jobs.get(id)
+        .filter(j -> j.repo().equals(repo.value()))
         .orElseThrow(() -> new JobNotFoundException("no job " + id + " in repository " + repo));
   }
 }

@@ -1,25 +1,31 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
 /** Small helpers for JSON requests and responses. */
 final class Responses {
 
-  private Responses() {
-  }
+  private Responses() {}
 
   static void json(RoutingContext ctx, int status, Object body) {
-    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json")
+    ctx.response()
+        .setStatusCode(status)
+        .putHeader("Content-Type", "application/json")
         .putHeader("Cache-Control", "no-store")
-        .end(body instanceof JsonObject o ? o.encode() : ((io.vertx.core.json.JsonArray) body).encode());
+        .end(body instanceof JsonObject o ? o.encode() : ((JsonArray) body).encode());
   }
 
   /** A JSON body encoded already (a cached one). */
   static void json(RoutingContext ctx, int status, String encoded) {
-    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json")
-        .putHeader("Cache-Control", "no-store").end(encoded);
+    ctx.response()
+        .setStatusCode(status)
+        .putHeader("Content-Type", "application/json")
+        .putHeader("Cache-Control", "no-store")
+        .end(encoded);
   }
 
   static void noContent(RoutingContext ctx) {
@@ -28,7 +34,7 @@ final class Responses {
 
   /** The request body as a JSON object, or a 400 saying what is wrong with it. */
   static JsonObject jsonBody(RoutingContext ctx) {
-    io.vertx.core.buffer.Buffer buffer = ctx.body() == null ? null : ctx.body().buffer();
+    Buffer buffer = ctx.body() == null ? null : ctx.body().buffer();
     if (buffer == null || buffer.length() == 0) {
       throw new BadRequestException("a JSON object body is required");
     }

@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway.jobs;
 
 import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonObject;
+import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -21,34 +22,39 @@ import java.util.Objects;
 import java.util.function.Predicate;
 
 /**
- * The append-only audit log of agent jobs, {@code <data>/agent-jobs.jsonl}: one compact JSON object per line,
- * each carrying {@code seq} (its 1-based line number), {@code ts} (ISO-8601 instant) and {@code prev} (hex
- * SHA-256 of the previous line's exact bytes, 64 zeros for the first line), so that editing, deleting,
- * reordering or inserting a line is detected by {@link #verify(Path)}.
+ * The append-only audit log of agent jobs, {@code <data>/agent-jobs.jsonl}: one compact JSON object
+ * per line, each carrying {@code seq} (its 1-based line number), {@code ts} (ISO-8601 instant) and
+ * {@code prev} (hex SHA-256 of the previous line's exact bytes, 64 zeros for the first line), so
+ * that editing, deleting, reordering or inserting a line is detected by {@link #verify(Path)}.
  *
- * <p>Crash handling: a crash mid-append leaves a torn last line. {@link #open} moves such a line (no trailing
- * newline, or not a JSON object) to a sibling {@code agent-jobs.jsonl.torn-<epochMillis>}, truncates the log
- * to its last complete line, and then appends a {@value #TORN_LINE_SET_ASIDE} entry naming the side file, the
- * bytes set aside and their SHA-256: the repair is part of the chain, so it can be told apart from lines cut off
- * by hand. Nothing is ever appended after a torn line. A bad line anywhere else is tampering or disk corruption:
- * it is left in place, the log stays open for appends, and {@link #verify(Path)} keeps reporting it.
+ * <p>Crash handling: a crash mid-append leaves a torn last line. {@link #open} moves such a line
+ * (no trailing newline, or not a JSON object) to a sibling {@code
+ * agent-jobs.jsonl.torn-<epochMillis>}, truncates the log to its last complete line, and then
+ * appends a {@value #TORN_LINE_SET_ASIDE} entry naming the side file, the bytes set aside and their
+ * SHA-256: the repair is part of the chain, so it can be told apart from lines cut off by hand.
+ * Nothing is ever appended after a torn line. A bad line anywhere else is tampering or disk
+ * corruption: it is left in place, the log stays open for appends, and {@link #verify(Path)} keeps
+ * reporting it.
  *
- * <p>A failed append (disk full, I/O error) is rolled back: the file is truncated to its last complete line, so
- * a later append never follows a partial one. When the file system has no space left, the failure is a
- * {@link AuditStorageFullException}.
+ * <p>A failed append (disk full, I/O error) is rolled back: the file is truncated to its last
+ * complete line, so a later append never follows a partial one. When the file system has no space
+ * left, the failure is a {@link AuditStorageFullException}.
  *
- * <p>Reads ({@link #entries()}) come from an in-memory copy of the lines, loaded at open and extended by every
- * append, so they never touch the disk; the whole log is held in memory (entries are small).
+ * <p>Reads ({@link #entries()}) come from an in-memory copy of the lines, loaded at open and
+ * extended by every append, so they never touch the disk; the whole log is held in memory (entries
+ * are small).
  *
- * <p>Threading: every method blocks (file I/O and fsync) and belongs on a worker thread, never on an event loop.
- * All instance methods are synchronized, so appends from several threads are serialised and each line's
- * {@code prev} is the line written just before it. Do not interrupt a thread inside {@link #append}: an interrupt
- * closes the underlying channel and the log must then be reopened.
+ * <p>Threading: every method blocks (file I/O and fsync) and belongs on a worker thread, never on
+ * an event loop. All instance methods are synchronized, so appends from several threads are
+ * serialised and each line's {@code prev} is the line written just before it. Do not interrupt a
+ * thread inside {@link #append}: an interrupt closes the underlying channel and the log must then
+ * be reopened.
  */
 public final class AuditLog implements Closeable {
 
   /** The {@code prev} of the first line. */
   public static final String GENESIS_PREV = AuditChain.GENESIS_PREV;
+
   /** The event {@link #open} appends after it set aside a torn last line. */
   public static final String TORN_LINE_SET_ASIDE = "torn_line_set_aside";
 
@@ -65,11 +71,19 @@ public final class AuditLog implements Closeable {
   private long lines;
   private long size;
   private String lastHash;
-  /** A failed append could not be rolled back: the file may hold a partial line past {@link #size}. */
+
+  /**
+   * A failed append could not be rolled back: the file may hold a partial line past {@link #size}.
+   */
   private boolean dirty;
 
-  private AuditLog(Path file, Clock clock, FileChannel channel, FileLock lock, Lines content,
-                   AuditChain.Result checkAtOpen) {
+  private AuditLog(
+      Path file,
+      Clock clock,
+      FileChannel channel,
+      FileLock lock,
+      Lines content,
+      AuditChain.Result checkAtOpen) {
     this.file = file;
     this.clock = clock;
     this.channel = channel;
@@ -83,21 +97,25 @@ public final class AuditLog implements Closeable {
     }
     this.lines = content.complete().size();
     this.size = content.completeLength();
-    this.lastHash = lines == 0 ? GENESIS_PREV : AuditChain.hash(content.complete().get((int) lines - 1));
+    this.lastHash =
+        lines == 0 ? GENESIS_PREV : AuditChain.hash(content.complete().get((int) lines - 1));
   }
 
   /**
-   * Opens the log, creating it (and its directory) if missing, sets aside a torn last line (and records that it
-   * did) and checks the chain; a broken chain is logged, not fatal. Takes an exclusive file lock so that a second
-   * gateway on the same data directory fails here instead of interleaving lines. Blocking.
+   * Opens the log, creating it (and its directory) if missing, sets aside a torn last line (and
+   * records that it did) and checks the chain; a broken chain is logged, not fatal. Takes an
+   * exclusive file lock so that a second gateway on the same data directory fails here instead of
+   * interleaving lines. Blocking.
    *
-   * @throws IOException if the file cannot be read or locked, or a torn line cannot be set aside and recorded
+   * @throws IOException if the file cannot be read or locked, or a torn line cannot be set aside
+   *     and recorded
    */
   public static AuditLog open(Path file, Clock clock) throws IOException {
     Path dir = file.toAbsolutePath().getParent();
     Files.createDirectories(dir);
-    FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-        StandardOpenOption.WRITE);
+    FileChannel channel =
+        FileChannel.open(
+            file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
     try {
       FileLock lock = lockExclusively(channel, file);
       syncDirectory(dir);
@@ -110,8 +128,13 @@ public final class AuditLog implements Closeable {
       }
       AuditChain.Result check = AuditChain.checkLog(content.bytes());
       if (!check.ok()) {
-        LOG.log(System.Logger.Level.WARNING, "audit log " + file + " fails verification (" + check.message()
-            + "); it stays as it is and new entries are appended after it");
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "audit log "
+                + file
+                + " fails verification ("
+                + check.message()
+                + "); it stays as it is and new entries are appended after it");
       }
       AuditLog log = new AuditLog(file, clock, channel, lock, content, check);
       if (repair != null) {
@@ -125,10 +148,10 @@ public final class AuditLog implements Closeable {
   }
 
   /**
-   * Checks every line of a log file: a JSON object whose {@code seq} is its line number, whose {@code ts} is an
-   * ISO-8601 instant and whose {@code prev} is the SHA-256 of the previous line; a last line without a newline is
-   * reported as torn. Reads the file without locking it: run against a live gateway, an append in progress can
-   * show up as a torn last line. Blocking.
+   * Checks every line of a log file: a JSON object whose {@code seq} is its line number, whose
+   * {@code ts} is an ISO-8601 instant and whose {@code prev} is the SHA-256 of the previous line; a
+   * last line without a newline is reported as torn. Reads the file without locking it: run against
+   * a live gateway, an append in progress can show up as a torn last line. Blocking.
    *
    * @throws IOException if the file cannot be read (including when it does not exist)
    */
@@ -136,12 +159,17 @@ public final class AuditLog implements Closeable {
     return AuditChain.checkLog(Files.readAllBytes(file));
   }
 
-  /** {@link #verify(Path)} on this log's file, serialised with appends so that no append is seen half-done. */
+  /**
+   * {@link #verify(Path)} on this log's file, serialised with appends so that no append is seen
+   * half-done.
+   */
   public synchronized AuditChain.Result verify() throws IOException {
     return AuditChain.checkLog(readAll(channel));
   }
 
-  /** What the chain check found when the log was opened (after any torn last line was set aside). */
+  /**
+   * What the chain check found when the log was opened (after any torn last line was set aside).
+   */
   public AuditChain.Result checkAtOpen() {
     return checkAtOpen;
   }
@@ -151,44 +179,52 @@ public final class AuditLog implements Closeable {
   }
 
   /**
-   * Appends {@code event} with {@code seq}, {@code ts} and {@code prev} prepended, and fsyncs before returning.
-   * Returns the entry as stored (decoded from the written line, exactly as a later reader sees it).
+   * Appends {@code event} with {@code seq}, {@code ts} and {@code prev} prepended, and fsyncs
+   * before returning. Returns the entry as stored (decoded from the written line, exactly as a
+   * later reader sees it).
    *
    * @throws IllegalArgumentException if the event sets {@code seq}, {@code ts} or {@code prev}
    * @throws AuditStorageFullException if the file system has no space left for the line; as below
-   * @throws IOException if the write or the fsync fails (I/O error); the file is then truncated back to its
-   *     previous length, best effort, and the log's state is unchanged
+   * @throws IOException if the write or the fsync fails (I/O error); the file is then truncated
+   *     back to its previous length, best effort, and the log's state is unchanged
    */
   public synchronized JsonObject append(JsonObject event) throws IOException {
     return appendAll(List.of(event)).get(0);
   }
 
   /**
-   * Appends {@code events} in order, exactly as {@link #append} would one after the other, but with one write
-   * and one fsync for all of them: job changes that arrive together share the cost of flushing the disk. Either
-   * every event is stored or, when the write or the fsync fails, none is (as for {@link #append}).
+   * Appends {@code events} in order, exactly as {@link #append} would one after the other, but with
+   * one write and one fsync for all of them: job changes that arrive together share the cost of
+   * flushing the disk. Either every event is stored or, when the write or the fsync fails, none is
+   * (as for {@link #append}).
    *
-   * @throws IllegalArgumentException if an event sets {@code seq}, {@code ts} or {@code prev}; nothing is written
+   * @throws IllegalArgumentException if an event sets {@code seq}, {@code ts} or {@code prev};
+   *     nothing is written
    */
   public synchronized List<JsonObject> appendAll(List<JsonObject> events) throws IOException {
     for (JsonObject event : events) {
       Objects.requireNonNull(event, "event");
       for (String reserved : RESERVED_FIELDS) {
         if (event.containsKey(reserved)) {
-          throw new IllegalArgumentException("an audit event must not set '" + reserved + "': the log assigns it");
+          throw new IllegalArgumentException(
+              "an audit event must not set '" + reserved + "': the log assigns it");
         }
       }
     }
     List<String> encoded = new ArrayList<>(events.size());
-    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     String prev = lastHash;
     for (JsonObject event : events) {
-      JsonObject stored = new JsonObject().put("seq", lines + encoded.size() + 1).put("ts", clock.instant().toString())
-          .put("prev", prev);
+      JsonObject stored =
+          new JsonObject()
+              .put("seq", lines + encoded.size() + 1)
+              .put("ts", clock.instant().toString())
+              .put("prev", prev);
       event.forEach(field -> stored.put(field.getKey(), field.getValue()));
       String text = stored.encode();
       byte[] line = text.getBytes(StandardCharsets.UTF_8);
-      // JSON escapes control characters, so this only guards against a broken encoder splitting the chain.
+      // JSON escapes control characters, so this only guards against a broken encoder splitting the
+      // chain.
       for (byte b : line) {
         if (b == NEWLINE) {
           throw new IllegalStateException("the JSON encoder produced a raw newline");
@@ -210,7 +246,8 @@ public final class AuditLog implements Closeable {
     } catch (IOException e) {
       rollBack(e);
       throw AuditStorageFullException.isOutOfSpace(e, file, bytes.size())
-          ? new AuditStorageFullException(file, e) : e;
+          ? new AuditStorageFullException(file, e)
+          : e;
     }
     size += bytes.size();
     lines += encoded.size();
@@ -239,8 +276,8 @@ public final class AuditLog implements Closeable {
   }
 
   /**
-   * The stored lines of the well-formed entries that match {@code filter}, oldest first, byte for byte as in the
-   * file (without newlines): what a verifier elsewhere hashes.
+   * The stored lines of the well-formed entries that match {@code filter}, oldest first, byte for
+   * byte as in the file (without newlines): what a verifier elsewhere hashes.
    */
   public synchronized List<String> lines(Predicate<JsonObject> filter) {
     List<String> matching = new ArrayList<>();
@@ -300,7 +337,10 @@ public final class AuditLog implements Closeable {
     return lock;
   }
 
-  /** The torn last line's exact bytes (with its newline, if it had one), or null when the last line is sound. */
+  /**
+   * The torn last line's exact bytes (with its newline, if it had one), or null when the last line
+   * is sound.
+   */
   private static byte[] tornLastLine(Lines content) {
     if (content.tail().length > 0) {
       return content.tail();
@@ -315,28 +355,44 @@ public final class AuditLog implements Closeable {
   }
 
   /**
-   * Copies the torn line's bytes to a new side file and fsyncs it, and only then truncates the log to
-   * {@code kept}; returns the entry that records the repair.
+   * Copies the torn line's bytes to a new side file and fsyncs it, and only then truncates the log
+   * to {@code kept}; returns the entry that records the repair.
    */
-  private static JsonObject setAside(Path file, Clock clock, FileChannel channel, Lines kept, byte[] torn)
-      throws IOException {
+  private static JsonObject setAside(
+      Path file, Clock clock, FileChannel channel, Lines kept, byte[] torn) throws IOException {
     Path side = writeSideFile(file, clock, torn);
     channel.truncate(kept.completeLength());
     channel.force(true);
-    LOG.log(System.Logger.Level.WARNING, "audit log " + file + " ended with a torn line (" + torn.length
-        + " bytes, as a crash mid-append leaves); moved it to " + side + ", truncated the log after line "
-        + kept.complete().size() + " and recorded the repair as line " + (kept.complete().size() + 1));
-    return new JsonObject().put("event", TORN_LINE_SET_ASIDE).put("file", side.getFileName().toString())
-        .put("bytes", torn.length).put("sha256", AuditChain.hash(torn))
-        .put("why", torn[torn.length - 1] == NEWLINE ? "the last line is not a JSON object"
-            : "the last line has no trailing newline");
+    LOG.log(
+        System.Logger.Level.WARNING,
+        "audit log "
+            + file
+            + " ended with a torn line ("
+            + torn.length
+            + " bytes, as a crash mid-append leaves); moved it to "
+            + side
+            + ", truncated the log after line "
+            + kept.complete().size()
+            + " and recorded the repair as line "
+            + (kept.complete().size() + 1));
+    return new JsonObject()
+        .put("event", TORN_LINE_SET_ASIDE)
+        .put("file", side.getFileName().toString())
+        .put("bytes", torn.length)
+        .put("sha256", AuditChain.hash(torn))
+        .put(
+            "why",
+            torn[torn.length - 1] == NEWLINE
+                ? "the last line is not a JSON object"
+                : "the last line has no trailing newline");
   }
 
   private static Path writeSideFile(Path file, Clock clock, byte[] bytes) throws IOException {
     String base = file.getFileName() + ".torn-" + clock.millis();
     Path side = file.toAbsolutePath().resolveSibling(base);
     for (int attempt = 2; ; attempt++) {
-      try (FileChannel out = FileChannel.open(side, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      try (FileChannel out =
+          FileChannel.open(side, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
         while (buffer.hasRemaining()) {
           out.write(buffer);
@@ -347,7 +403,8 @@ public final class AuditLog implements Closeable {
         side = side.resolveSibling(base + "-" + attempt);
       }
     }
-    // The side file's name must be durable before the log is truncated, or a crash could lose the bytes.
+    // The side file's name must be durable before the log is truncated, or a crash could lose the
+    // bytes.
     syncDirectory(side.getParent());
     return side;
   }
@@ -383,18 +440,22 @@ public final class AuditLog implements Closeable {
     return AuditChain.isObject(line);
   }
 
-  /** A file's bytes cut at each newline: the complete lines (without newline) and what follows the last one. */
+  /**
+   * A file's bytes cut at each newline: the complete lines (without newline) and what follows the
+   * last one.
+   */
   private record Lines(List<byte[]> complete, byte[] tail) {
 
     static Lines split(byte[] content) {
       List<byte[]> complete = AuditChain.completeLines(content);
-      return new Lines(complete, Arrays.copyOfRange(content, (int) AuditChain.completeLength(complete),
-          content.length));
+      return new Lines(
+          complete,
+          Arrays.copyOfRange(content, (int) AuditChain.completeLength(complete), content.length));
     }
 
     /** The lines as the file holds them: each complete one with its newline, then the tail. */
     byte[] bytes() {
-      java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
       for (byte[] line : complete) {
         out.write(line, 0, line.length);
         out.write(NEWLINE);
@@ -407,9 +468,13 @@ public final class AuditLog implements Closeable {
       return complete.get(complete.size() - 1);
     }
 
-    /** These lines without a torn last one: without the tail if there is one, else without the last line. */
+    /**
+     * These lines without a torn last one: without the tail if there is one, else without the last
+     * line.
+     */
     Lines withoutTornLine() {
-      return tail.length > 0 ? new Lines(complete, new byte[0])
+      return tail.length > 0
+          ? new Lines(complete, new byte[0])
           : new Lines(complete.subList(0, complete.size() - 1), new byte[0]);
     }
 

@@ -9,9 +9,10 @@ import org.eclipse.jgit.diff.Sequence;
 import org.eclipse.jgit.diff.SequenceComparator;
 
 /**
- * JGit's histogram diff (git's, with Myers' O(ND) diff where histogram gives up on lines that repeat too often),
- * stopped by a {@link DiffAllowance}: every few thousand line comparisons it checks the clock and the cancel flag.
- * It also keeps the edit list of the last file it diffed, for the file's addition and deletion counts.
+ * JGit's histogram diff (git's, with Myers' O(ND) diff where histogram gives up on lines that
+ * repeat too often), stopped by a {@link DiffAllowance}: every few thousand line comparisons it
+ * checks the clock and the cancel flag. It also keeps the edit list of the last file it diffed, for
+ * the file's addition and deletion counts.
  *
  * <p>Threading: one instance per file diff, on the computing thread.
  */
@@ -48,9 +49,12 @@ final class BudgetedDiff extends DiffAlgorithm {
   /** Myers' diff with every comparison counted. */
   private final class CountedMyers extends DiffAlgorithm {
     @Override
-    public <S extends Sequence> EditList diffNonCommon(SequenceComparator<? super S> cmp, S a, S b) {
-      // Myers compares hashes before calling the comparator; with a constant hash every comparison reaches it, so
-      // a region of lines that never match (no comparator call at all otherwise) is counted too. The comparator
+    public <S extends Sequence> EditList diffNonCommon(
+        SequenceComparator<? super S> cmp, S a, S b) {
+      // Myers compares hashes before calling the comparator; with a constant hash every comparison
+      // reaches it, so
+      // a region of lines that never match (no comparator call at all otherwise) is counted too.
+      // The comparator
       // it wraps still compares the real hashes first, so this costs a call, not a line comparison.
       return MyersDiff.INSTANCE.diffNonCommon(new Counted<S>(cmp, true), a, b);
     }

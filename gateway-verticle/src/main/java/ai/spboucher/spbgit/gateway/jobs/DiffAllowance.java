@@ -4,11 +4,12 @@ import java.time.Duration;
 import org.eclipse.jgit.lib.ProgressMonitor;
 
 /**
- * The time one diff computation has left, and whether anyone still waits for it. The computing code calls
- * {@link #check()} often enough (every few thousand line comparisons) that running out of either stops it soon.
+ * The time one diff computation has left, and whether anyone still waits for it. The computing code
+ * calls {@link #check()} often enough (every few thousand line comparisons) that running out of
+ * either stops it soon.
  *
- * <p>Threading: {@link #start()} and {@link #check()} on the computing thread; {@link #cancel()} and
- * {@link #cancelled()} from any thread.
+ * <p>Threading: {@link #start()} and {@link #check()} on the computing thread; {@link #cancel()}
+ * and {@link #cancelled()} from any thread.
  */
 final class DiffAllowance {
 
@@ -42,7 +43,9 @@ final class DiffAllowance {
     return System.nanoTime() - deadline > 0;
   }
 
-  /** Throws {@link DiffCancelledException} once cancelled, {@link OutOfTime} once the time is spent. */
+  /**
+   * Throws {@link DiffCancelledException} once cancelled, {@link OutOfTime} once the time is spent.
+   */
   void check() {
     if (cancelled) {
       throw new DiffCancelledException();
@@ -52,24 +55,23 @@ final class DiffAllowance {
     }
   }
 
-  /** For JGit's rename detection, which polls {@link ProgressMonitor#isCancelled()} and then gives up silently. */
+  /**
+   * For JGit's rename detection, which polls {@link ProgressMonitor#isCancelled()} and then gives
+   * up silently.
+   */
   ProgressMonitor asProgressMonitor() {
     return new ProgressMonitor() {
       @Override
-      public void start(int totalTasks) {
-      }
+      public void start(int totalTasks) {}
 
       @Override
-      public void beginTask(String title, int totalWork) {
-      }
+      public void beginTask(String title, int totalWork) {}
 
       @Override
-      public void update(int completed) {
-      }
+      public void update(int completed) {}
 
       @Override
-      public void endTask() {
-      }
+      public void endTask() {}
 
       @Override
       public boolean isCancelled() {
@@ -77,12 +79,14 @@ final class DiffAllowance {
       }
 
       @Override
-      public void showDuration(boolean enabled) {
-      }
+      public void showDuration(boolean enabled) {}
     };
   }
 
-  /** The diff's time is spent; thrown from deep inside a diff algorithm, so unchecked and without a stack. */
+  /**
+   * The diff's time is spent; thrown from deep inside a diff algorithm, so unchecked and without a
+   * stack.
+   */
   static final class OutOfTime extends RuntimeException {
     OutOfTime() {
       super("the diff ran out of time", null, false, false);

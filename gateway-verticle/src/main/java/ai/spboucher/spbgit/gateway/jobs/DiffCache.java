@@ -5,8 +5,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Computed diffs (their encoded JSON) by {@link DiffTarget#cacheKey()}, least recently used first out, bounded
- * by their total length and their count. A diff is a function of its commits, so an entry never goes stale.
+ * Computed diffs (their encoded JSON) by {@link DiffTarget#cacheKey()}, least recently used first
+ * out, bounded by their total length and their count. A diff is a function of its commits, so an
+ * entry never goes stale.
  *
  * <p>Threading: thread-safe.
  */

@@ -3,8 +3,9 @@ package ai.spboucher.spbgit.gateway.jobs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 
 /**
- * What a job's diff compares: its work ({@code head}, at {@code ref}) against the commit it started from
- * ({@code base}, null for a root commit). A diff is a function of these alone, which makes them its cache key.
+ * What a job's diff compares: its work ({@code head}, at {@code ref}) against the commit it started
+ * from ({@code base}, null for a root commit). A diff is a function of these alone, which makes
+ * them its cache key.
  *
  * @param kind {@code proposal} or {@code partial}, as the API labels it
  */

@@ -8,15 +8,18 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Turns one file's unified diff, as JGit's {@code DiffFormatter} writes it, into hunks of typed, numbered lines,
- * line by line as it is written. Once it has shown its line budget it stops the formatter by throwing
- * {@link Full}, so a huge file is never formatted past what is shown.
+ * Turns one file's unified diff, as JGit's {@code DiffFormatter} writes it, into hunks of typed,
+ * numbered lines, line by line as it is written. Once it has shown its line budget it stops the
+ * formatter by throwing {@link Full}, so a huge file is never formatted past what is shown.
  *
  * <p>Threading: one instance per file, on the computing thread.
  */
 final class HunkCollector extends OutputStream {
 
-  /** The line budget is spent; thrown through the formatter, which has nothing left to write that is shown. */
+  /**
+   * The line budget is spent; thrown through the formatter, which has nothing left to write that is
+   * shown.
+   */
   static final class Full extends IOException {
     Full() {
       super("the line budget is spent", null);

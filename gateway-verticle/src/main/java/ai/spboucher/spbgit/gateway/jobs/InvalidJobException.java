@@ -1,8 +1,8 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
 /**
- * A job request the gateway refuses whatever the state: a model not allowed, a base that is not a branch name; the
- * API answers 400.
+ * A job request the gateway refuses whatever the state: a model not allowed, a base that is not a
+ * branch name; the API answers 400.
  */
 public final class InvalidJobException extends RuntimeException {
 

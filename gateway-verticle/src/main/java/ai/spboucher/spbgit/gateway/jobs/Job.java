@@ -9,25 +9,48 @@ import java.util.function.Consumer;
 /**
  * A job as the audit log says it is: an immutable snapshot, replaced as entries are applied.
  *
- * @param refsWritten the refs the job's token wrote, one per ref with its latest update ({@code {ref, old, new}}),
- *                 at most {@link JobBook#MAX_REFS_LISTED}, least recently written first
- * @param status   one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
- * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected", "branch", "sha",
- *                 "by", "at"}}
- * @param model    the model of an llm-mode job; null in exec mode
- * @param spend    the model spend the runner metered, or null: {@code {"provider", "model", "input_tokens",
- *                 "output_tokens"}}
- * @param environment the environment {@code job_created} recorded ({@code AgentEnvironment.toJson} with the blob
- *                 id), or null for a job recorded before environments
+ * @param refsWritten the refs the job's token wrote, one per ref with its latest update ({@code
+ *     {ref, old, new}}), at most {@link JobBook#MAX_REFS_LISTED}, least recently written first
+ * @param status one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
+ * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected",
+ *     "branch", "sha", "by", "at"}}
+ * @param model the model of an llm-mode job; null in exec mode
+ * @param spend the model spend the runner metered, or null: {@code {"provider", "model",
+ *     "input_tokens", "output_tokens"}}
+ * @param environment the environment {@code job_created} recorded ({@code AgentEnvironment.toJson}
+ *     with the blob id), or null for a job recorded before environments
  * @param imageDigest the digest of the image the runner started, or null before the start
- * @param cache    {@code hit}, {@code miss} or {@code none} once started (null from a runner older than them)
+ * @param cache {@code hit}, {@code miss} or {@code none} once started (null from a runner older
+ *     than them)
  */
-public record Job(String id, String repo, String task, String execCommand, String testCommand, String baseRef,
-                  String baseSha, String requesterTokenId, String tokenId, String tokenExpires, String deadline,
-                  String status, String exitReason, String runnerId, String containerId, String createdAt,
-                  String startedAt, String finishedAt, String detail, List<JsonObject> refsWritten,
-                  long queueSequence, JsonObject decision, String model, JsonObject spend,
-                  JsonObject environment, String imageDigest, String cache) {
+public record Job(
+    String id,
+    String repo,
+    String task,
+    String execCommand,
+    String testCommand,
+    String baseRef,
+    String baseSha,
+    String requesterTokenId,
+    String tokenId,
+    String tokenExpires,
+    String deadline,
+    String status,
+    String exitReason,
+    String runnerId,
+    String containerId,
+    String createdAt,
+    String startedAt,
+    String finishedAt,
+    String detail,
+    List<JsonObject> refsWritten,
+    long queueSequence,
+    JsonObject decision,
+    String model,
+    JsonObject spend,
+    JsonObject environment,
+    String imageDigest,
+    String cache) {
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -59,27 +82,41 @@ public record Job(String id, String repo, String task, String execCommand, Strin
   }
 
   /**
-   * The API form; {@code work} is where the job's proposal and partial refs point now, read by the caller.
-   * {@code partial_sha} is set whenever the partial ref exists, also next to a proposal (which an owner's push
-   * could add): the page reviews the proposal then.
+   * The API form; {@code work} is where the job's proposal and partial refs point now, read by the
+   * caller. {@code partial_sha} is set whenever the partial ref exists, also next to a proposal
+   * (which an owner's push could add): the page reviews the proposal then.
    */
   public JsonObject toJson(WorkShas work) {
     String proposalSha = work.proposal();
     return new JsonObject()
-        .put("id", id).put("repo", repo).put("task", task).put("exec", execCommand)
-        .put("test_command", testCommand).put("base", baseRef).put("base_sha", baseSha).put("status", status)
-        .put("exit_reason", exitReason).put("runner_id", runnerId).put("container_id", containerId)
-        .put("created_at", createdAt).put("started_at", startedAt).put("finished_at", finishedAt)
-        .put("detail", detail).put("deadline", deadline)
+        .put("id", id)
+        .put("repo", repo)
+        .put("task", task)
+        .put("exec", execCommand)
+        .put("test_command", testCommand)
+        .put("base", baseRef)
+        .put("base_sha", baseSha)
+        .put("status", status)
+        .put("exit_reason", exitReason)
+        .put("runner_id", runnerId)
+        .put("container_id", containerId)
+        .put("created_at", createdAt)
+        .put("started_at", startedAt)
+        .put("finished_at", finishedAt)
+        .put("detail", detail)
+        .put("deadline", deadline)
         .put("refs_written", new JsonArray(refsWritten))
-        .put("mode", model == null ? "exec" : "llm").put("model", model)
+        .put("mode", model == null ? "exec" : "llm")
+        .put("model", model)
         .put("provider", spend == null ? null : spend.getString("provider"))
         .put("spend", spend)
         .put("proposal_sha", proposalSha)
         .put("partial_sha", work.partial())
         .put("test_result", testResult(proposalSha))
         .put("decision", decision)
-        .put("environment", environment).put("image_digest", imageDigest).put("cache", cache)
+        .put("environment", environment)
+        .put("image_digest", imageDigest)
+        .put("cache", cache)
         .put("waiting_for", waitingFor());
   }
 
@@ -89,17 +126,17 @@ public record Job(String id, String repo, String task, String execCommand, Strin
   }
 
   /**
-   * What a queued job waits for: the gateway does not know every runner's catalogue, so it says what would take
-   * the job rather than whether one exists. Null once a runner has it.
+   * What a queued job waits for: the gateway does not know every runner's catalogue, so it says
+   * what would take the job rather than whether one exists. Null once a runner has it.
    */
   String waitingFor() {
     return DISPATCHED.equals(status) ? "a runner offering image '" + image() + "'" : null;
   }
 
   /**
-   * Passed or failed when a test command ran: the agent's entrypoint exits with the test command's code and
-   * pushes a proposal only after the exec command succeeded, so a failing exit with a proposal means the
-   * tests failed. Null when there was no test command or the job has not ended.
+   * Passed or failed when a test command ran: the agent's entrypoint exits with the test command's
+   * code and pushes a proposal only after the exec command succeeded, so a failing exit with a
+   * proposal means the tests failed. Null when there was no test command or the job has not ended.
    */
   String testResult(String proposalSha) {
     if (testCommand == null || testCommand.isBlank() || !isFinished() || exitReason == null) {
@@ -146,10 +183,34 @@ public record Job(String id, String repo, String task, String execCommand, Strin
     }
 
     private Job build() {
-      return new Job(from.id, from.repo, from.task, from.execCommand, from.testCommand, from.baseRef, from.baseSha,
-          from.requesterTokenId, from.tokenId, from.tokenExpires, from.deadline, status, exitReason, runnerId,
-          containerId, from.createdAt, startedAt, finishedAt, detail, refsWritten, queueSequence, decision,
-          from.model, spend, from.environment, imageDigest, cache);
+      return new Job(
+          from.id,
+          from.repo,
+          from.task,
+          from.execCommand,
+          from.testCommand,
+          from.baseRef,
+          from.baseSha,
+          from.requesterTokenId,
+          from.tokenId,
+          from.tokenExpires,
+          from.deadline,
+          status,
+          exitReason,
+          runnerId,
+          containerId,
+          from.createdAt,
+          startedAt,
+          finishedAt,
+          detail,
+          refsWritten,
+          queueSequence,
+          decision,
+          from.model,
+          spend,
+          from.environment,
+          imageDigest,
+          cache);
     }
   }
 }

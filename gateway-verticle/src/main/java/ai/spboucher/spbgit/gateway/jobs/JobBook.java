@@ -11,9 +11,10 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Every job's current state, derived only from audit entries: {@link #apply} is how the gateway updates a job
- * after logging the change, and how it rebuilds all jobs from the log at start-up. Entries that would move a
- * job backwards (a late "started" after "finished", a duplicate) change nothing, so replaying is idempotent.
+ * Every job's current state, derived only from audit entries: {@link #apply} is how the gateway
+ * updates a job after logging the change, and how it rebuilds all jobs from the log at start-up.
+ * Entries that would move a job backwards (a late "started" after "finished", a duplicate) change
+ * nothing, so replaying is idempotent.
  *
  * <p>Not thread-safe: owned by {@link JobService}, on the gateway verticle's context.
  */
@@ -21,6 +22,7 @@ public final class JobBook {
 
   /** Audit event names. */
   public static final String CREATED = "job_created";
+
   public static final String DISPATCHED = "job_dispatched";
   public static final String STARTED = "job_started";
   public static final String REFS_WRITTEN = "refs_written";
@@ -40,7 +42,10 @@ public final class JobBook {
     return book;
   }
 
-  /** Applies one audit entry; returns the job as it is afterwards, if the entry concerned a known job. */
+  /**
+   * Applies one audit entry; returns the job as it is afterwards, if the entry concerned a known
+   * job.
+   */
   public Optional<Job> apply(JsonObject entry) {
     String id = entry.getString("job");
     String event = entry.getString("event");
@@ -55,39 +60,64 @@ public final class JobBook {
     if (job == null) {
       return Optional.empty();
     }
-    Job next = switch (event) {
-      case DISPATCHED -> !Job.QUEUED.equals(job.status()) ? job : job.with(b -> {
-        b.status = Job.DISPATCHED;
-        b.queueSequence = entry.getLong("queue_seq", 0L);
-      });
-      case STARTED -> job.isFinished() || Job.STARTED.equals(job.status()) ? job : job.with(b -> {
-        b.status = Job.STARTED;
-        b.runnerId = entry.getString("runner");
-        b.containerId = entry.getString("container");
-        b.startedAt = entry.getString("ts");
-        b.imageDigest = entry.getString("image_digest");
-        b.cache = entry.getString("cache");
-      });
-      case REFS_WRITTEN -> job.with(b -> b.refsWritten = latestPerRef(b.refsWritten, entry.getJsonArray("refs")));
-      case FINISHED -> job.isFinished() ? job : job.with(b -> {
-        b.status = Job.FINISHED;
-        b.exitReason = entry.getString("exit_reason");
-        b.runnerId = nonEmpty(entry.getString("runner"), job.runnerId());
-        b.containerId = nonEmpty(entry.getString("container"), job.containerId());
-        b.finishedAt = entry.getString("ts");
-        b.detail = entry.getString("detail");
-        if (entry.getString("provider") != null || entry.getValue("input_tokens") != null) {
-          b.spend = new JsonObject().put("provider", entry.getString("provider")).put("model", entry.getString("model"))
-              .put("input_tokens", entry.getLong("input_tokens", 0L))
-              .put("output_tokens", entry.getLong("output_tokens", 0L));
-        }
-      });
-      case APPROVED, REJECTED -> job.with(b -> b.decision = new JsonObject()
-          .put("decision", APPROVED.equals(event) ? "approved" : "rejected")
-          .put("branch", entry.getString("branch")).put("sha", entry.getString("sha"))
-          .put("by", entry.getString("approver")).put("at", entry.getString("ts")));
-      default -> job;
-    };
+    Job next =
+        switch (event) {
+          case DISPATCHED ->
+              !Job.QUEUED.equals(job.status())
+                  ? job
+                  : job.with(
+                      b -> {
+                        b.status = Job.DISPATCHED;
+                        b.queueSequence = entry.getLong("queue_seq", 0L);
+                      });
+          case STARTED ->
+              job.isFinished() || Job.STARTED.equals(job.status())
+                  ? job
+                  : job.with(
+                      b -> {
+                        b.status = Job.STARTED;
+                        b.runnerId = entry.getString("runner");
+                        b.containerId = entry.getString("container");
+                        b.startedAt = entry.getString("ts");
+                        b.imageDigest = entry.getString("image_digest");
+                        b.cache = entry.getString("cache");
+                      });
+          case REFS_WRITTEN ->
+              job.with(
+                  b -> b.refsWritten = latestPerRef(b.refsWritten, entry.getJsonArray("refs")));
+          case FINISHED ->
+              job.isFinished()
+                  ? job
+                  : job.with(
+                      b -> {
+                        b.status = Job.FINISHED;
+                        b.exitReason = entry.getString("exit_reason");
+                        b.runnerId = nonEmpty(entry.getString("runner"), job.runnerId());
+                        b.containerId = nonEmpty(entry.getString("container"), job.containerId());
+                        b.finishedAt = entry.getString("ts");
+                        b.detail = entry.getString("detail");
+                        if (entry.getString("provider") != null
+                            || entry.getValue("input_tokens") != null) {
+                          b.spend =
+                              new JsonObject()
+                                  .put("provider", entry.getString("provider"))
+                                  .put("model", entry.getString("model"))
+                                  .put("input_tokens", entry.getLong("input_tokens", 0L))
+                                  .put("output_tokens", entry.getLong("output_tokens", 0L));
+                        }
+                      });
+          case APPROVED, REJECTED ->
+              job.with(
+                  b ->
+                      b.decision =
+                          new JsonObject()
+                              .put("decision", APPROVED.equals(event) ? "approved" : "rejected")
+                              .put("branch", entry.getString("branch"))
+                              .put("sha", entry.getString("sha"))
+                              .put("by", entry.getString("approver"))
+                              .put("at", entry.getString("ts")));
+          default -> job;
+        };
     jobs.put(id, next);
     return Optional.of(next);
   }
@@ -114,11 +144,34 @@ public final class JobBook {
   }
 
   private static Job created(JsonObject e) {
-    return new Job(e.getString("job"), e.getString("repo"), e.getString("task"), e.getString("exec"),
-        e.getString("test_command"), e.getString("base"), e.getString("base_sha"), e.getString("requester"),
-        e.getString("token_id"), e.getString("token_expires"), e.getString("deadline"), Job.QUEUED, null, null, null,
-        e.getString("ts"), null, null, null, List.of(), 0, null, e.getString("model"), null,
-        e.getJsonObject("environment"), null, null);
+    return new Job(
+        e.getString("job"),
+        e.getString("repo"),
+        e.getString("task"),
+        e.getString("exec"),
+        e.getString("test_command"),
+        e.getString("base"),
+        e.getString("base_sha"),
+        e.getString("requester"),
+        e.getString("token_id"),
+        e.getString("token_expires"),
+        e.getString("deadline"),
+        Job.QUEUED,
+        null,
+        null,
+        null,
+        e.getString("ts"),
+        null,
+        null,
+        null,
+        List.of(),
+        0,
+        null,
+        e.getString("model"),
+        null,
+        e.getJsonObject("environment"),
+        null,
+        null);
   }
 
   private static String nonEmpty(String value, String fallback) {
@@ -126,9 +179,10 @@ public final class JobBook {
   }
 
   /**
-   * The refs a job wrote, one entry per ref with its latest update, at most {@link #MAX_REFS_LISTED}: the job JSON
-   * (and every list of jobs) stays small however often a job pushed, also when replaying a log written before the
-   * push gate limited refs. The audit log keeps every update.
+   * The refs a job wrote, one entry per ref with its latest update, at most {@link
+   * #MAX_REFS_LISTED}: the job JSON (and every list of jobs) stays small however often a job
+   * pushed, also when replaying a log written before the push gate limited refs. The audit log
+   * keeps every update.
    */
   private static List<JsonObject> latestPerRef(List<JsonObject> listed, JsonArray written) {
     Map<String, JsonObject> byRef = new LinkedHashMap<>();
@@ -136,14 +190,21 @@ public final class JobBook {
     if (written != null) {
       for (Object value : written) {
         if (value instanceof JsonObject r && r.getValue("ref") instanceof String ref) {
-          // Re-inserted so the map's order is the order of the latest writes; token_id of older logs is dropped.
+          // Re-inserted so the map's order is the order of the latest writes; token_id of older
+          // logs is dropped.
           byRef.remove(ref);
-          byRef.put(ref, new JsonObject().put("ref", ref).put("old", r.getString("old")).put("new", r.getString("new")));
+          byRef.put(
+              ref,
+              new JsonObject()
+                  .put("ref", ref)
+                  .put("old", r.getString("old"))
+                  .put("new", r.getString("new")));
         }
       }
     }
     List<JsonObject> latest = new ArrayList<>(byRef.values());
-    return latest.size() <= MAX_REFS_LISTED ? latest
+    return latest.size() <= MAX_REFS_LISTED
+        ? latest
         : new ArrayList<>(latest.subList(latest.size() - MAX_REFS_LISTED, latest.size()));
   }
 }

@@ -16,10 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * The gateway's job metrics: jobs by status ({@code spb_jobs}), queue depth ({@code spb_job_queue_depth}),
- * dispatch latency from creation to the container running ({@code spb_job_dispatch_seconds}), ended jobs by
- * exit reason ({@code spb_jobs_finished_total}), the jobs' log lines by stream ({@code spb_job_log_lines_total})
- * and their refused egress attempts ({@code spb_egress_refusals_total}). Thread-safe.
+ * The gateway's job metrics: jobs by status ({@code spb_jobs}), queue depth ({@code
+ * spb_job_queue_depth}), dispatch latency from creation to the container running ({@code
+ * spb_job_dispatch_seconds}), ended jobs by exit reason ({@code spb_jobs_finished_total}), the
+ * jobs' log lines by stream ({@code spb_job_log_lines_total}) and their refused egress attempts
+ * ({@code spb_egress_refusals_total}). Thread-safe.
  */
 public final class JobMetrics {
 
@@ -32,34 +33,58 @@ public final class JobMetrics {
   public JobMetrics(MeterRegistry registry, Supplier<List<Job>> jobs) {
     this.registry = registry;
     for (String status : List.of(Job.QUEUED, Job.DISPATCHED, Job.STARTED, Job.FINISHED)) {
-      Gauge.builder("spb_jobs", () -> jobs.get().stream().filter(j -> status.equals(j.status())).count())
-          .description("Jobs known to the gateway, by status").tag("status", status).register(registry);
+      Gauge.builder(
+              "spb_jobs", () -> jobs.get().stream().filter(j -> status.equals(j.status())).count())
+          .description("Jobs known to the gateway, by status")
+          .tag("status", status)
+          .register(registry);
     }
     Gauge.builder("spb_job_queue_depth", queueDepth, AtomicLong::get)
-        .description("Job requests waiting in the queue for a runner").register(registry);
-    dispatch = Timer.builder("spb_job_dispatch_seconds").description("From job creation to its container running")
-        .publishPercentiles(0.5, 0.99).register(registry);
-    // Fixed label sets, registered up front so each series exists from 0: runners cannot invent new ones.
-    logLines = Map.of("stdout", logLinesCounter("stdout"), "stderr", logLinesCounter("stderr"),
-        "runner", logLinesCounter("runner"));
-    egressRefusals = Map.of("proxy", refusalsCounter("proxy"), "model_endpoint", refusalsCounter("model_endpoint"),
-        "other", refusalsCounter("other"));
+        .description("Job requests waiting in the queue for a runner")
+        .register(registry);
+    dispatch =
+        Timer.builder("spb_job_dispatch_seconds")
+            .description("From job creation to its container running")
+            .publishPercentiles(0.5, 0.99)
+            .register(registry);
+    // Fixed label sets, registered up front so each series exists from 0: runners cannot invent new
+    // ones.
+    logLines =
+        Map.of(
+            "stdout",
+            logLinesCounter("stdout"),
+            "stderr",
+            logLinesCounter("stderr"),
+            "runner",
+            logLinesCounter("runner"));
+    egressRefusals =
+        Map.of(
+            "proxy",
+            refusalsCounter("proxy"),
+            "model_endpoint",
+            refusalsCounter("model_endpoint"),
+            "other",
+            refusalsCounter("other"));
   }
 
   private Counter logLinesCounter(String stream) {
-    return Counter.builder("spb_job_log_lines_total").description("Newline-ended lines in the jobs' logs")
-        .tag("stream", stream).register(registry);
+    return Counter.builder("spb_job_log_lines_total")
+        .description("Newline-ended lines in the jobs' logs")
+        .tag("stream", stream)
+        .register(registry);
   }
 
   private Counter refusalsCounter(String via) {
     return Counter.builder("spb_egress_refusals_total")
-        .description("Attempts of jobs to reach something outside their sandbox that the runner refused")
-        .tag("via", via).register(registry);
+        .description(
+            "Attempts of jobs to reach something outside their sandbox that the runner refused")
+        .tag("via", via)
+        .register(registry);
   }
 
   /**
-   * Counts one job event as the runner stored it: the lines of a log chunk, a refused egress attempt. Call it
-   * once per event, never for replays. Any thread.
+   * Counts one job event as the runner stored it: the lines of a log chunk, a refused egress
+   * attempt. Call it once per event, never for replays. Any thread.
    */
   public void count(JobEvent event) {
     if (event.hasLog()) {
@@ -98,12 +123,15 @@ public final class JobMetrics {
 
   void started(Job job) {
     if (job.createdAt() != null && job.startedAt() != null) {
-      dispatch.record(Duration.between(Instant.parse(job.createdAt()), Instant.parse(job.startedAt())));
+      dispatch.record(
+          Duration.between(Instant.parse(job.createdAt()), Instant.parse(job.startedAt())));
     }
   }
 
   void finished(Job job) {
-    registry.counter("spb_jobs_finished_total", "exit_reason", String.valueOf(job.exitReason())).increment();
+    registry
+        .counter("spb_jobs_finished_total", "exit_reason", String.valueOf(job.exitReason()))
+        .increment();
   }
 
   public void queueDepth(long depth) {

@@ -21,6 +21,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,22 +32,26 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
- * The job lifecycle on the gateway: create (audit, token, queue), follow (status events from runners), cancel,
- * and end (audit, revoke the token). Every change is appended to the audit log first and only then applied to
- * the {@link JobBook}, so the log stays the source of truth.
+ * The job lifecycle on the gateway: create (audit, token, queue), follow (status events from
+ * runners), cancel, and end (audit, revoke the token). Every change is appended to the audit log
+ * first and only then applied to the {@link JobBook}, so the log stays the source of truth.
  *
- * <p>Threading: call every method on the gateway's context, where the book lives and the futures complete; the
- * audit log is written and read through an {@link AuditWriter}, the repositories read and the job token signed on
- * worker threads. {@link #recordRefsWritten} may be called from any thread.
+ * <p>Threading: call every method on the gateway's context, where the book lives and the futures
+ * complete; the audit log is written and read through an {@link AuditWriter}, the repositories read
+ * and the job token signed on worker threads. {@link #recordRefsWritten} may be called from any
+ * thread.
  */
 public final class JobService {
 
   private static final System.Logger LOG = System.getLogger(JobService.class.getName());
+
   /** How long a job may wait in the queue on top of its wall-clock limit before it is given up. */
   static final Duration QUEUE_ALLOWANCE = Duration.ofMinutes(10);
+
   /** Slack after the deadline before an unfinished job is declared lost. */
   static final Duration LOST_AFTER = Duration.ofMinutes(3);
 
@@ -57,21 +62,35 @@ public final class JobService {
   private final JobTokens tokens;
   private final Function<RepoName, String> cloneUrl;
   private final Duration wallLimit;
-  /** The models llm-mode jobs may use, the default first; empty when no model provider is configured. */
+
+  /**
+   * The models llm-mode jobs may use, the default first; empty when no model provider is
+   * configured.
+   */
   private final List<String> models;
+
   private final Clock clock;
   private final Proposals proposals;
   private final RepositoryStore repos;
   private JobQueue queue;
   private JobMetrics metrics;
+
   /** Job tokens between minting and publishing; never written to the audit log. */
   private final Map<String, String> pendingTokens = new HashMap<>();
 
-  public JobService(Vertx vertx, AuditLog audit, JobTokens tokens, RepositoryStore repos,
-                    Function<RepoName, String> cloneUrl, Duration wallLimit, List<String> models, Clock clock) {
+  public JobService(
+      Vertx vertx,
+      AuditLog audit,
+      JobTokens tokens,
+      RepositoryStore repos,
+      Function<RepoName, String> cloneUrl,
+      Duration wallLimit,
+      List<String> models,
+      Clock clock) {
     this.vertx = vertx;
     this.context = vertx.getOrCreateContext();
-    // Read once, before the gateway serves anything: the log is in memory and no append can hold it yet.
+    // Read once, before the gateway serves anything: the log is in memory and no append can hold it
+    // yet.
     this.book = JobBook.replay(audit.entries());
     this.audit = new AuditWriter(vertx, audit);
     this.tokens = tokens;
@@ -88,7 +107,10 @@ public final class JobService {
     this.metrics = jobMetrics;
   }
 
-  /** Attaches the job queue once connected; before that, creating and cancelling fail as unavailable. */
+  /**
+   * Attaches the job queue once connected; before that, creating and cancelling fail as
+   * unavailable.
+   */
   public void attach(JobQueue jobQueue) {
     this.queue = jobQueue;
     jobQueue.consumeStatus(context, this::onEvent);
@@ -102,27 +124,39 @@ public final class JobService {
     return book.list(repo);
   }
 
-  /** The audit entries about {@code repo} (directly or through one of its jobs) and {@code job}; null for all. */
+  /**
+   * The audit entries about {@code repo} (directly or through one of its jobs) and {@code job};
+   * null for all.
+   */
   public Future<List<JsonObject>> auditEntries(String repo, String job) {
     return audit.entries(auditFilter(repo, job));
   }
 
-  /** The same entries as {@link #auditEntries}, as the lines the log stores (for verifying their hashes). */
+  /**
+   * The same entries as {@link #auditEntries}, as the lines the log stores (for verifying their
+   * hashes).
+   */
   public Future<List<String>> auditLines(String repo, String job) {
     return audit.lines(auditFilter(repo, job));
   }
 
-  /** Runs on the audit thread: it reads which jobs are the repository's from a copy taken here, not the book. */
+  /**
+   * Runs on the audit thread: it reads which jobs are the repository's from a copy taken here, not
+   * the book.
+   */
   private Predicate<JsonObject> auditFilter(String repo, String job) {
-    Set<String> repoJobs = repo == null ? Set.of()
-        : book.list(repo).stream().map(Job::id).collect(Collectors.toUnmodifiableSet());
-    return e -> (repo == null || repo.equals(e.getString("repo")) || repoJobs.contains(e.getString("job")))
-        && (job == null || job.equals(e.getString("job")));
+    Set<String> repoJobs =
+        repo == null
+            ? Set.of()
+            : book.list(repo).stream().map(Job::id).collect(Collectors.toUnmodifiableSet());
+    return e ->
+        (repo == null || repo.equals(e.getString("repo")) || repoJobs.contains(e.getString("job")))
+            && (job == null || job.equals(e.getString("job")));
   }
 
   /**
-   * Records and queues a job: in exec mode when it has an {@code exec} command, otherwise in llm mode with the
-   * named (or default) model, refused at once when no model provider is configured.
+   * Records and queues a job: in exec mode when it has an {@code exec} command, otherwise in llm
+   * mode with the named (or default) model, refused at once when no model provider is configured.
    */
   public Future<Job> create(RepoName repo, NewJob request, Principal.Owner owner) {
     String model;
@@ -136,36 +170,58 @@ public final class JobService {
     } catch (InvalidJobException | JobQueueUnavailableException e) {
       return Future.failedFuture(e);
     }
-    // JGit blocks reading the branch and the environment file; the token (about 0.6 ms of CPU, see JobTokens) is
+    // JGit blocks reading the branch and the environment file; the token (about 0.6 ms of CPU, see
+    // JobTokens) is
     // signed on that thread too.
-    return vertx.executeBlocking(() -> prepare(repo, request.baseBranch()), false)
-        .compose(prepared -> {
-          pendingTokens.put(prepared.id(), prepared.token().token());
-          return record(createdEntry(prepared, repo, request, model, owner))
-              .onFailure(e -> pendingTokens.remove(prepared.id()));
-        })
-        .compose(job -> connected.publish(request(job), context)
-            .compose(sequence -> record(entry(JobBook.DISPATCHED, job.id()).put("queue_seq", sequence)))
-            .recover(err -> finish(job.id(), "runner_error", "", "", "could not queue the job: "
-                + err.getMessage()).compose(j -> Future.failedFuture(
-                new JobQueueUnavailableException("could not queue the job: " + err.getMessage())))));
+    return vertx
+        .executeBlocking(() -> prepare(repo, request.baseBranch()), false)
+        .compose(
+            prepared -> {
+              pendingTokens.put(prepared.id(), prepared.token().token());
+              return record(createdEntry(prepared, repo, request, model, owner))
+                  .onFailure(e -> pendingTokens.remove(prepared.id()));
+            })
+        .compose(
+            job ->
+                connected
+                    .publish(request(job), context)
+                    .compose(
+                        sequence ->
+                            record(entry(JobBook.DISPATCHED, job.id()).put("queue_seq", sequence)))
+                    .recover(
+                        err ->
+                            finish(
+                                    job.id(),
+                                    "runner_error",
+                                    "",
+                                    "",
+                                    "could not queue the job: " + err.getMessage())
+                                .compose(
+                                    j ->
+                                        Future.failedFuture(
+                                            new JobQueueUnavailableException(
+                                                "could not queue the job: " + err.getMessage())))));
   }
 
-  /** The model of an llm-mode job (the default when it names none), or null for an exec-mode job. */
+  /**
+   * The model of an llm-mode job (the default when it names none), or null for an exec-mode job.
+   */
   private String modelOf(NewJob request) {
     if (request.isExec()) {
       if (!request.model().isBlank()) {
-        throw new InvalidJobException("'model' applies to llm jobs only; this job has an 'exec' command");
+        throw new InvalidJobException(
+            "'model' applies to llm jobs only; this job has an 'exec' command");
       }
       return null;
     }
     if (models.isEmpty()) {
-      throw new InvalidJobException("no model provider is configured (SPB_MODEL), so jobs need an 'exec' "
-          + "shell command");
+      throw new InvalidJobException(
+          "no model provider is configured (SPB_MODEL), so jobs need an 'exec' " + "shell command");
     }
     String model = request.model().isBlank() ? models.get(0) : request.model();
     if (!models.contains(model)) {
-      throw new InvalidJobException("model '" + model + "' is not allowed; allowed: " + String.join(", ", models));
+      throw new InvalidJobException(
+          "model '" + model + "' is not allowed; allowed: " + String.join(", ", models));
     }
     return model;
   }
@@ -186,7 +242,8 @@ public final class JobService {
     }
     Job job = known.get();
     if (job.isFinished()) {
-      return Future.failedFuture(new JobStateException("job " + id + " already finished: " + job.exitReason()));
+      return Future.failedFuture(
+          new JobStateException("job " + id + " already finished: " + job.exitReason()));
     }
     JobQueue connected;
     try {
@@ -194,21 +251,30 @@ public final class JobService {
     } catch (JobQueueUnavailableException e) {
       return Future.failedFuture(e);
     }
-    return vertx.executeBlocking(() -> connected.cancel(id, job.queueSequence()), false)
-        .compose(removedFromQueue -> removedFromQueue
-            ? finish(id, "cancelled", "", "", "cancelled before a runner took it")
-            // A runner has it: the runner stops the container and reports the end.
-            : Future.succeededFuture(book.get(id).get()));
+    return vertx
+        .executeBlocking(() -> connected.cancel(id, job.queueSequence()), false)
+        .compose(
+            removedFromQueue ->
+                removedFromQueue
+                    ? finish(id, "cancelled", "", "", "cancelled before a runner took it")
+                    // A runner has it: the runner stops the container and reports the end.
+                    : Future.succeededFuture(book.get(id).get()));
   }
 
   /**
-   * Fast-forwards {@code branch} to the proposal the owner reviewed ({@code sha}); audited once, so approving
-   * again with the same branch and commit is a no-op. Partial work is never approved (409).
+   * Fast-forwards {@code branch} to the proposal the owner reviewed ({@code sha}); audited once, so
+   * approving again with the same branch and commit is a no-op. Partial work is never approved
+   * (409).
    */
   public Future<Job> approve(Job job, String branch, String sha, Principal.Owner owner) {
     if (!job.isFinished()) {
-      return Future.failedFuture(new JobStateException("job " + job.id() + " is still " + job.status()
-          + "; approve it once it has finished"));
+      return Future.failedFuture(
+          new JobStateException(
+              "job "
+                  + job.id()
+                  + " is still "
+                  + job.status()
+                  + "; approve it once it has finished"));
     }
     if (RefNames.problemWith("refs/heads/" + branch).isPresent()) {
       return Future.failedFuture(new InvalidJobException("'branch' must be a valid branch name"));
@@ -217,64 +283,123 @@ public final class JobService {
     if (decided != null && "rejected".equals(decided.getString("decision"))) {
       return Future.failedFuture(new JobStateException("job " + job.id() + " was rejected"));
     }
-    if (decided != null && (!branch.equals(decided.getString("branch")) || !sha.equals(decided.getString("sha")))) {
-      return Future.failedFuture(new JobStateException("job " + job.id() + " was already approved as "
-          + decided.getString("sha") + " on " + decided.getString("branch")));
+    if (decided != null
+        && (!branch.equals(decided.getString("branch")) || !sha.equals(decided.getString("sha")))) {
+      return Future.failedFuture(
+          new JobStateException(
+              "job "
+                  + job.id()
+                  + " was already approved as "
+                  + decided.getString("sha")
+                  + " on "
+                  + decided.getString("branch")));
     }
-    return vertx.executeBlocking(() -> proposals.approve(RepoName.of(job.repo()), job, branch, sha), false)
-        .compose(result -> decided != null ? Future.succeededFuture(book.get(job.id()).get())
-            : record(entry(JobBook.APPROVED, job.id()).put("repo", job.repo()).put("branch", branch)
-            .put("sha", sha).put("approver", owner.tokenId()).put("result", result.name().toLowerCase())));
+    return vertx
+        .executeBlocking(() -> proposals.approve(RepoName.of(job.repo()), job, branch, sha), false)
+        .compose(
+            result ->
+                decided != null
+                    ? Future.succeededFuture(book.get(job.id()).get())
+                    : record(
+                        entry(JobBook.APPROVED, job.id())
+                            .put("repo", job.repo())
+                            .put("branch", branch)
+                            .put("sha", sha)
+                            .put("approver", owner.tokenId())
+                            .put("result", result.name().toLowerCase())));
   }
 
   public Future<Job> reject(Job job, Principal.Owner owner) {
     JsonObject decided = job.decision();
     if (decided != null) {
-      return "rejected".equals(decided.getString("decision")) ? Future.succeededFuture(job)
+      return "rejected".equals(decided.getString("decision"))
+          ? Future.succeededFuture(job)
           : Future.failedFuture(new JobStateException("job " + job.id() + " was already approved"));
     }
-    return record(entry(JobBook.REJECTED, job.id()).put("repo", job.repo()).put("approver", owner.tokenId()));
+    return record(
+        entry(JobBook.REJECTED, job.id()).put("repo", job.repo()).put("approver", owner.tokenId()));
   }
 
   /** Deletes {@code refs/agents/<job>/*} and audits which refs went. */
   public Future<List<String>> deleteRefs(Job job, Principal.Owner owner) {
-    return vertx.executeBlocking(() -> proposals.deleteRefs(RepoName.of(job.repo()), job), false)
-        .compose(deleted -> deleted.isEmpty() ? Future.succeededFuture(deleted)
-            : record(entry(JobBook.REFS_DELETED, job.id()).put("repo", job.repo()).put("refs", new JsonArray(deleted))
-            .put("by", owner.tokenId())).map(j -> deleted));
+    return vertx
+        .executeBlocking(() -> proposals.deleteRefs(RepoName.of(job.repo()), job), false)
+        .compose(
+            deleted ->
+                deleted.isEmpty()
+                    ? Future.succeededFuture(deleted)
+                    : record(
+                            entry(JobBook.REFS_DELETED, job.id())
+                                .put("repo", job.repo())
+                                .put("refs", new JsonArray(deleted))
+                                .put("by", owner.tokenId()))
+                        .map(j -> deleted));
   }
 
   /**
-   * Records refs a job token pushed (from the receive-pack post-receive step): one entry per push, bounded because
-   * the push gate admits at most {@code PushGate.MAX_REFS_PER_JOB} refs of bounded length per push. Any thread.
+   * Records refs a job token pushed (from the receive-pack post-receive step): one entry per push,
+   * bounded because the push gate admits at most {@code PushGate.MAX_REFS_PER_JOB} refs of bounded
+   * length per push. Any thread.
    */
   public void recordRefsWritten(String jobId, String repo, String tokenId, JsonArray refs) {
-    context.runOnContext(v -> record(entry(JobBook.REFS_WRITTEN, jobId).put("repo", repo).put("token_id", tokenId)
-            .put("refs", refs))
-        .onFailure(e -> LOG.log(System.Logger.Level.ERROR, "cannot audit refs of job " + jobId, e)));
+    context.runOnContext(
+        v ->
+            record(
+                    entry(JobBook.REFS_WRITTEN, jobId)
+                        .put("repo", repo)
+                        .put("token_id", tokenId)
+                        .put("refs", refs))
+                .onFailure(
+                    e ->
+                        LOG.log(
+                            System.Logger.Level.ERROR, "cannot audit refs of job " + jobId, e)));
   }
 
   /**
-   * Ends the jobs a previous run of the gateway left {@code queued}: it stopped between recording a job and
-   * recording that the queue stored its request, so the job was never confirmed to the owner (no 201). Whether
-   * the request reached the queue is unknown, and the job token is not kept anywhere to send it again: such a job
-   * ends {@code runner_error}, as when publishing times out, and its token is revoked, so a runner that still takes
-   * the request cannot push. Call once at start-up, before status events are consumed.
+   * Ends the jobs a previous run of the gateway left {@code queued}: it stopped between recording a
+   * job and recording that the queue stored its request, so the job was never confirmed to the
+   * owner (no 201). Whether the request reached the queue is unknown, and the job token is not kept
+   * anywhere to send it again: such a job ends {@code runner_error}, as when publishing times out,
+   * and its token is revoked, so a runner that still takes the request cannot push. Call once at
+   * start-up, before status events are consumed.
    */
   public Future<Void> endInterruptedCreations() {
-    List<Future<Job>> ended = book.unfinished().stream().filter(job -> Job.QUEUED.equals(job.status()))
-        .map(job -> finish(job.id(), "runner_error", "", "", "the gateway stopped before the job was queued"))
-        .toList();
+    List<Future<Job>> ended =
+        book.unfinished().stream()
+            .filter(job -> Job.QUEUED.equals(job.status()))
+            .map(
+                job ->
+                    finish(
+                        job.id(),
+                        "runner_error",
+                        "",
+                        "",
+                        "the gateway stopped before the job was queued"))
+            .toList();
     return Future.all(ended).mapEmpty();
   }
 
-  /** Declares jobs lost that no runner finished by their deadline; the future completes once they are ended. */
+  /**
+   * Declares jobs lost that no runner finished by their deadline; the future completes once they
+   * are ended.
+   */
   public Future<Void> reapOverdueJobs() {
     Instant now = clock.instant();
-    List<Future<Job>> ended = book.unfinished().stream()
-        .filter(job -> job.deadline() != null && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now))
-        .map(job -> finish(job.id(), "runner_lost", "", "", "no runner reported an end by the deadline"))
-        .toList();
+    List<Future<Job>> ended =
+        book.unfinished().stream()
+            .filter(
+                job ->
+                    job.deadline() != null
+                        && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now))
+            .map(
+                job ->
+                    finish(
+                        job.id(),
+                        "runner_lost",
+                        "",
+                        "",
+                        "no runner reported an end by the deadline"))
+            .toList();
     return Future.all(ended).mapEmpty();
   }
 
@@ -285,26 +410,46 @@ public final class JobService {
     }
     StatusChange change = event.getStatus();
     if (known.get().isFinished()) {
-      // The first end is final (the gateway may have decided it itself, say runner_lost at the deadline).
+      // The first end is final (the gateway may have decided it itself, say runner_lost at the
+      // deadline).
       Job job = known.get();
-      LOG.log(System.Logger.Level.INFO, "job " + job.id() + " already finished (" + job.exitReason()
-          + "): ignoring a late " + change.getStatus() + describe(change) + " from runner '" + change.getRunnerId()
-          + "'");
-      // It may also be the redelivery of an end whose token revocation failed: make sure the token is revoked.
+      LOG.log(
+          System.Logger.Level.INFO,
+          "job "
+              + job.id()
+              + " already finished ("
+              + job.exitReason()
+              + "): ignoring a late "
+              + change.getStatus()
+              + describe(change)
+              + " from runner '"
+              + change.getRunnerId()
+              + "'");
+      // It may also be the redelivery of an end whose token revocation failed: make sure the token
+      // is revoked.
       return revokeToken(job);
     }
     if (change.getStatus() == JobStatus.STARTED && Job.STARTED.equals(known.get().status())) {
-      return Future.succeededFuture();  // A redelivered start.
+      return Future.succeededFuture(); // A redelivered start.
     }
     if (change.getStatus() == JobStatus.STARTED) {
-      return record(entry(JobBook.STARTED, event.getJobId()).put("runner", change.getRunnerId())
-          .put("container", change.getContainerId())
-          .put("image_digest", change.getImageDigest().isEmpty() ? null : change.getImageDigest())
-          .put("cache", cacheOutcome(change.getCache())));
+      return record(
+          entry(JobBook.STARTED, event.getJobId())
+              .put("runner", change.getRunnerId())
+              .put("container", change.getContainerId())
+              .put(
+                  "image_digest",
+                  change.getImageDigest().isEmpty() ? null : change.getImageDigest())
+              .put("cache", cacheOutcome(change.getCache())));
     }
     if (change.getStatus() == JobStatus.FINISHED) {
-      return finish(event.getJobId(), change.getExitReason(), change.getRunnerId(), change.getContainerId(),
-          change.getDetail(), spendOf(change));
+      return finish(
+          event.getJobId(),
+          change.getExitReason(),
+          change.getRunnerId(),
+          change.getContainerId(),
+          change.getDetail(),
+          spendOf(change));
     }
     return Future.succeededFuture();
   }
@@ -323,71 +468,107 @@ public final class JobService {
     return change.getStatus() == JobStatus.FINISHED ? " (" + change.getExitReason() + ")" : "";
   }
 
-  private Future<Job> finish(String id, String reason, String runner, String container, String detail) {
+  private Future<Job> finish(
+      String id, String reason, String runner, String container, String detail) {
     return finish(id, reason, runner, container, detail, null);
   }
 
   /**
-   * Ends a job: audits the end (with the model spend the runner metered, for llm jobs), then revokes its token
-   * so it cannot push any more.
+   * Ends a job: audits the end (with the model spend the runner metered, for llm jobs) and revokes
+   * its token so it cannot push any more; only then is the job shown finished, so no finished job
+   * has a live token.
    */
-  private Future<Job> finish(String id, String reason, String runner, String container, String detail,
-                             JsonObject spend) {
-    JsonObject entry = entry(JobBook.FINISHED, id).put("exit_reason", reason).put("runner", runner)
-        .put("container", container).put("detail", detail);
+  private Future<Job> finish(
+      String id, String reason, String runner, String container, String detail, JsonObject spend) {
+    JsonObject entry =
+        entry(JobBook.FINISHED, id)
+            .put("exit_reason", reason)
+            .put("runner", runner)
+            .put("container", container)
+            .put("detail", detail);
     if (spend != null) {
-      entry.put("provider", spend.getString("provider")).put("model", spend.getString("model"))
-          .put("input_tokens", spend.getLong("input_tokens")).put("output_tokens", spend.getLong("output_tokens"));
+      entry
+          .put("provider", spend.getString("provider"))
+          .put("model", spend.getString("model"))
+          .put("input_tokens", spend.getLong("input_tokens"))
+          .put("output_tokens", spend.getLong("output_tokens"));
     }
-    return record(entry).compose(this::revokeToken);
+    return record(
+        entry,
+        () -> book.get(id).map(this::revokeToken).orElse(Future.succeededFuture()).mapEmpty());
   }
 
   private static JsonObject spendOf(StatusChange change) {
-    if (change.getProvider().isEmpty() && change.getInputTokens() == 0 && change.getOutputTokens() == 0) {
+    if (change.getProvider().isEmpty()
+        && change.getInputTokens() == 0
+        && change.getOutputTokens() == 0) {
       return null;
     }
-    return new JsonObject().put("provider", change.getProvider()).put("model", change.getModel())
-        .put("input_tokens", change.getInputTokens()).put("output_tokens", change.getOutputTokens());
+    return new JsonObject()
+        .put("provider", change.getProvider())
+        .put("model", change.getModel())
+        .put("input_tokens", change.getInputTokens())
+        .put("output_tokens", change.getOutputTokens());
   }
 
   private Future<Job> revokeToken(Job job) {
     if (tokens.isRevoked(job.tokenId())) {
       return Future.succeededFuture(job);
     }
-    return audit.runAfter(() -> {
-      tokens.revoke(job.tokenId(), Instant.parse(job.tokenExpires()));
-      return job;
-    });
-  }
-
-  /** Appends {@code entry} to the audit log, then applies it to the book. */
-  private Future<Job> record(JsonObject entry) {
-    return audit.append(entry)
-        .map(stored -> {
-          Job job = book.apply(stored).orElseThrow(() -> new JobNotFoundException("no job " + entry.getString("job")));
-          if (metrics != null && JobBook.STARTED.equals(entry.getString("event"))) {
-            metrics.started(job);
-          } else if (metrics != null && JobBook.FINISHED.equals(entry.getString("event"))) {
-            metrics.finished(job);
-          }
+    return audit.runAfter(
+        () -> {
+          tokens.revoke(job.tokenId(), Instant.parse(job.tokenExpires()));
           return job;
         });
   }
 
-  /**
-   * A new job's id, deadline, signed token, base commit and environment (from the default branch), before anything
-   * is recorded.
-   */
-  private record Prepared(String id, Instant deadline, JobTokenSigner.Issued token, String baseSha,
-                          AgentEnvironment environment) {
+  /** Appends {@code entry} to the audit log, then applies it to the book. */
+  private Future<Job> record(JsonObject entry) {
+    return record(entry, Future::succeededFuture);
   }
 
   /**
-   * Blocking: reads the base branch and the environment file of the default branch, and signs the job's token.
-   *
-   * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot be used
+   * Appends {@code entry} to the audit log, runs {@code beforeApplying} once it is stored, then
+   * applies it.
    */
-  private Prepared prepare(RepoName repo, String baseRef) throws java.io.IOException {
+  private Future<Job> record(JsonObject entry, Supplier<Future<Void>> beforeApplying) {
+    return audit
+        .append(entry)
+        .compose(stored -> beforeApplying.get().map(v -> stored))
+        .map(
+            stored -> {
+              Job job =
+                  book.apply(stored)
+                      .orElseThrow(
+                          () -> new JobNotFoundException("no job " + entry.getString("job")));
+              if (metrics != null && JobBook.STARTED.equals(entry.getString("event"))) {
+                metrics.started(job);
+              } else if (metrics != null && JobBook.FINISHED.equals(entry.getString("event"))) {
+                metrics.finished(job);
+              }
+              return job;
+            });
+  }
+
+  /**
+   * A new job's id, deadline, signed token, base commit and environment (from the default branch),
+   * before anything is recorded.
+   */
+  private record Prepared(
+      String id,
+      Instant deadline,
+      JobTokenSigner.Issued token,
+      String baseSha,
+      AgentEnvironment environment) {}
+
+  /**
+   * Blocking: reads the base branch and the environment file of the default branch, and signs the
+   * job's token.
+   *
+   * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot
+   *     be used
+   */
+  private Prepared prepare(RepoName repo, String baseRef) throws IOException {
     String baseSha = requireBranch(repo, baseRef);
     AgentEnvironment environment;
     try (var repository = repos.open(repo)) {
@@ -395,20 +576,30 @@ public final class JobService {
     }
     String id = JobIds.next(clock);
     Instant deadline = clock.instant().plus(wallLimit).plus(QUEUE_ALLOWANCE);
-    JobTokenSigner.Issued token = tokens.issueToken(id, repo.value(),
-        Duration.between(clock.instant(), deadline).plusMinutes(2));
+    JobTokenSigner.Issued token =
+        tokens.issueToken(
+            id, repo.value(), Duration.between(clock.instant(), deadline).plusMinutes(2));
     return new Prepared(id, deadline, token, baseSha, environment);
   }
 
   /** The request's test command wins over the environment's default ({@code test} in the file). */
-  private static JsonObject createdEntry(Prepared job, RepoName repo, NewJob request, String model,
-                                         Principal.Owner owner) {
-    String testCommand = request.testCommand().isEmpty() ? job.environment().test() : request.testCommand();
-    return entry(JobBook.CREATED, job.id()).put("repo", repo.value()).put("requester", owner.tokenId())
-        .put("task", request.task()).put("exec", request.exec()).put("test_command", testCommand)
-        .put("base", request.baseBranch()).put("token_id", job.token().tokenId())
-        .put("token_expires", job.token().expiresAt().toString()).put("deadline", job.deadline().toString())
-        .put("base_sha", job.baseSha()).put("mode", model == null ? "exec" : "llm").put("model", model)
+  private static JsonObject createdEntry(
+      Prepared job, RepoName repo, NewJob request, String model, Principal.Owner owner) {
+    String testCommand =
+        request.testCommand().isEmpty() ? job.environment().test() : request.testCommand();
+    return entry(JobBook.CREATED, job.id())
+        .put("repo", repo.value())
+        .put("requester", owner.tokenId())
+        .put("task", request.task())
+        .put("exec", request.exec())
+        .put("test_command", testCommand)
+        .put("base", request.baseBranch())
+        .put("token_id", job.token().tokenId())
+        .put("token_expires", job.token().expiresAt().toString())
+        .put("deadline", job.deadline().toString())
+        .put("base_sha", job.baseSha())
+        .put("mode", model == null ? "exec" : "llm")
+        .put("model", model)
         .put("image", job.environment().image())
         .put("environment", job.environment().toJson().put("blob", job.environment().blob()));
   }
@@ -416,9 +607,13 @@ public final class JobService {
   private JobRequest request(Job job) {
     String token = pendingTokens.remove(job.id());
     return JobRequest.newBuilder()
-        .setJobId(job.id()).setRepo(job.repo()).setCloneUrl(cloneUrl.apply(RepoName.of(job.repo())))
-        .setBaseRef(job.baseRef()).setTask(job.task())
-        .setMode(job.model() == null ? Mode.MODE_EXEC : Mode.MODE_LLM).setModel(job.model() == null ? "" : job.model())
+        .setJobId(job.id())
+        .setRepo(job.repo())
+        .setCloneUrl(cloneUrl.apply(RepoName.of(job.repo())))
+        .setBaseRef(job.baseRef())
+        .setTask(job.task())
+        .setMode(job.model() == null ? Mode.MODE_EXEC : Mode.MODE_LLM)
+        .setModel(job.model() == null ? "" : job.model())
         .setExecCommand(job.execCommand() == null ? "" : job.execCommand())
         .setTestCommand(job.testCommand() == null ? "" : job.testCommand())
         .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))
@@ -429,13 +624,20 @@ public final class JobService {
         .build();
   }
 
-  /** The wire form of the environment {@code job_created} recorded; the defaults for a job recorded before them. */
+  /**
+   * The wire form of the environment {@code job_created} recorded; the defaults for a job recorded
+   * before them.
+   */
   private static Environment environmentOf(Job job) {
-    JsonObject recorded = job.environment() == null ? AgentEnvironment.NONE.toJson() : job.environment();
-    return Environment.newBuilder().setImage(recorded.getString("image", AgentEnvironment.DEFAULT_IMAGE))
+    JsonObject recorded =
+        job.environment() == null ? AgentEnvironment.NONE.toJson() : job.environment();
+    return Environment.newBuilder()
+        .setImage(recorded.getString("image", AgentEnvironment.DEFAULT_IMAGE))
         .setSetup(recorded.getString("setup", ""))
-        .addAllSetupEgress(strings(recorded, "setup_egress")).addAllEgress(strings(recorded, "egress"))
-        .addAllCache(strings(recorded, "cache")).addAllCacheKeyFiles(strings(recorded, "cache_key_files"))
+        .addAllSetupEgress(strings(recorded, "setup_egress"))
+        .addAllEgress(strings(recorded, "egress"))
+        .addAllCache(strings(recorded, "cache"))
+        .addAllCacheKeyFiles(strings(recorded, "cache_key_files"))
         .setHash(recorded.getString("hash", ""))
         .build();
   }
@@ -445,10 +647,11 @@ public final class JobService {
     return array.stream().map(String::valueOf).toList();
   }
 
-  private String requireBranch(RepoName repo, String base) throws java.io.IOException {
+  private String requireBranch(RepoName repo, String base) throws IOException {
     String sha = proposals.branchSha(repo, base);
     if (sha == null) {
-      throw new JobStateException("repository " + repo + " has no branch '" + base + "' to start from");
+      throw new JobStateException(
+          "repository " + repo + " has no branch '" + base + "' to start from");
     }
     return sha;
   }

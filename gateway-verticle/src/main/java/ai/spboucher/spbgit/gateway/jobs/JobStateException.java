@@ -1,8 +1,8 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
 /**
- * What was asked does not fit the job's state (or its repository's) now: cancelling a finished job, approving one
- * still running or whose proposal moved on; the API answers 409.
+ * What was asked does not fit the job's state (or its repository's) now: cancelling a finished job,
+ * approving one still running or whose proposal moved on; the API answers 409.
  */
 public final class JobStateException extends RuntimeException {
 

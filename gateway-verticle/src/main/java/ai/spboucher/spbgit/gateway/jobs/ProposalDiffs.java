@@ -15,22 +15,28 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * Serves jobs' diffs: each pair of commits is diffed once, within a {@link DiffBudget}, and then answered from a
- * {@link DiffCache}; views that arrive while it is being computed wait for that computation, and a computation
- * every waiting client went away from is cancelled. Metrics: {@code spb_diff_computations_total{outcome}}
- * ({@code complete}, {@code too_large}, {@code cancelled}, {@code failed}), {@code spb_diff_cache_hits_total} and
- * {@code spb_diff_computations_running}.
+ * Serves jobs' diffs: each pair of commits is diffed once, within a {@link DiffBudget}, and then
+ * answered from a {@link DiffCache}; views that arrive while it is being computed wait for that
+ * computation, and a computation every waiting client went away from is cancelled. Metrics: {@code
+ * spb_diff_computations_total{outcome}} ({@code complete}, {@code too_large}, {@code cancelled},
+ * {@code failed}), {@code spb_diff_cache_hits_total} and {@code spb_diff_computations_running}.
  *
- * <p>Threading: call {@link #diff} on the gateway's context; the computations run on the worker pool and report
- * back on the context, so the table of running computations is only touched there.
+ * <p>Threading: call {@link #diff} on the gateway's context; the computations run on the worker
+ * pool and report back on the context, so the table of running computations is only touched there.
  */
 public final class ProposalDiffs {
 
   private static final System.Logger LOG = System.getLogger(ProposalDiffs.class.getName());
-  /** About 32 MB of encoded diffs: some twenty of the largest the line budget allows, thousands of usual ones. */
+
+  /**
+   * About 32 MB of encoded diffs: some twenty of the largest the line budget allows, thousands of
+   * usual ones.
+   */
   static final long CACHE_CHARS = 32L << 20;
+
   static final int CACHE_ENTRIES = 1_000;
-  private static final List<String> OUTCOMES = List.of("complete", "too_large", "cancelled", "failed");
+  private static final List<String> OUTCOMES =
+      List.of("complete", "too_large", "cancelled", "failed");
 
   private final Vertx vertx;
   private final Proposals proposals;
@@ -41,25 +47,38 @@ public final class ProposalDiffs {
   private final Map<String, Counter> computations;
   private final Counter cacheHits;
 
-  public ProposalDiffs(Vertx vertx, Proposals proposals, DiffBudget budget, MeterRegistry registry) {
+  public ProposalDiffs(
+      Vertx vertx, Proposals proposals, DiffBudget budget, MeterRegistry registry) {
     this.vertx = vertx;
     this.proposals = proposals;
     this.budget = budget;
-    computations = OUTCOMES.stream().collect(Collectors.toMap(Function.identity(), outcome -> Counter
-        .builder("spb_diff_computations_total").description("Proposal diffs computed, by how they ended")
-        .tag("outcome", outcome).register(registry)));
-    cacheHits = Counter.builder("spb_diff_cache_hits_total")
-        .description("Proposal diff views answered from the cache of computed diffs").register(registry);
+    computations =
+        OUTCOMES.stream()
+            .collect(
+                Collectors.toMap(
+                    Function.identity(),
+                    outcome ->
+                        Counter.builder("spb_diff_computations_total")
+                            .description("Proposal diffs computed, by how they ended")
+                            .tag("outcome", outcome)
+                            .register(registry)));
+    cacheHits =
+        Counter.builder("spb_diff_cache_hits_total")
+            .description("Proposal diff views answered from the cache of computed diffs")
+            .register(registry);
     Gauge.builder("spb_diff_computations_running", runningCount, AtomicInteger::get)
-        .description("Proposal diffs being computed now").register(registry);
+        .description("Proposal diffs being computed now")
+        .register(registry);
   }
 
   /**
-   * The diff of the job's work as encoded JSON (see {@link Proposals#diff}). {@code clientGone} completes when the
-   * client that asked went away; when every client waiting for a computation has, it stops, and is not cached.
+   * The diff of the job's work as encoded JSON (see {@link Proposals#diff}). {@code clientGone}
+   * completes when the client that asked went away; when every client waiting for a computation
+   * has, it stops, and is not cached.
    */
   public Future<String> diff(Job job, WorkRef which, Future<Void> clientGone) {
-    return vertx.executeBlocking(() -> proposals.diffTarget(RepoName.of(job.repo()), job, which), false)
+    return vertx
+        .executeBlocking(() -> proposals.diffTarget(RepoName.of(job.repo()), job, which), false)
         .compose(target -> answer(target, clientGone));
   }
 
@@ -85,30 +104,46 @@ public final class ProposalDiffs {
     running.put(key, computation);
     runningCount.incrementAndGet();
     // JGit reads and diffs blobs: blocking and CPU-bound, so on a worker, bounded by the allowance.
-    computation.result = vertx.executeBlocking(() -> {
-      JsonObject diff = proposals.diff(target, budget, computation.allowance);
-      return new Computed(diff.encode(), diff.getBoolean("too_large"));
-    }, false).andThen(done -> {
-      running.remove(key, computation);
-      runningCount.decrementAndGet();
-      if (done.succeeded()) {
-        cache.put(key, done.result().json());
-        computations.get(done.result().tooLarge() ? "too_large" : "complete").increment();
-      } else if (done.cause() instanceof DiffCancelledException) {
-        computations.get("cancelled").increment();
-        LOG.log(System.Logger.Level.INFO, "stopped the diff of " + target.ref() + " in " + target.repo()
-            + ": every client waiting for it went away");
-      } else {
-        computations.get("failed").increment();
-      }
-    }).map(Computed::json);
+    computation.result =
+        vertx
+            .executeBlocking(
+                () -> {
+                  JsonObject diff = proposals.diff(target, budget, computation.allowance);
+                  return new Computed(diff.encode(), diff.getBoolean("too_large"));
+                },
+                false)
+            .andThen(
+                done -> {
+                  running.remove(key, computation);
+                  runningCount.decrementAndGet();
+                  if (done.succeeded()) {
+                    cache.put(key, done.result().json());
+                    computations
+                        .get(done.result().tooLarge() ? "too_large" : "complete")
+                        .increment();
+                  } else if (done.cause() instanceof DiffCancelledException) {
+                    computations.get("cancelled").increment();
+                    LOG.log(
+                        System.Logger.Level.INFO,
+                        "stopped the diff of "
+                            + target.ref()
+                            + " in "
+                            + target.repo()
+                            + ": every client waiting for it went away");
+                  } else {
+                    computations.get("failed").increment();
+                  }
+                })
+            .map(Computed::json);
     return computation;
   }
 
-  private record Computed(String json, boolean tooLarge) {
-  }
+  private record Computed(String json, boolean tooLarge) {}
 
-  /** One diff being computed and the clients waiting for it; on the context only (but the allowance). */
+  /**
+   * One diff being computed and the clients waiting for it; on the context only (but the
+   * allowance).
+   */
   private static final class Computation {
     final DiffAllowance allowance;
     Future<String> result;

@@ -30,13 +30,17 @@ import org.eclipse.jgit.util.io.DisabledOutputStream;
 
 /**
  * The git side of reviewing a job: reading its proposal, diffing it against where the job started,
- * fast-forwarding a branch to it, and deleting the job's refs. Every method does JGit I/O and blocks: call it
- * from a worker thread.
+ * fast-forwarding a branch to it, and deleting the job's refs. Every method does JGit I/O and
+ * blocks: call it from a worker thread.
  */
 public final class Proposals {
 
   /** How an approval changed the branch. */
-  public enum Approval { CREATED, FAST_FORWARDED, ALREADY_AT_PROPOSAL }
+  public enum Approval {
+    CREATED,
+    FAST_FORWARDED,
+    ALREADY_AT_PROPOSAL
+  }
 
   /** The directory of the repository's job environment ({@code .spbgit/agent.yml}). */
   static final String ENVIRONMENT_DIR = ".spbgit";
@@ -55,7 +59,10 @@ public final class Proposals {
     }
   }
 
-  /** Where each job's proposal and partial refs point now (absent for a job that has pushed neither). */
+  /**
+   * Where each job's proposal and partial refs point now (absent for a job that has pushed
+   * neither).
+   */
   public Map<String, WorkShas> workShas(RepoName repo, List<Job> jobs) throws IOException {
     Map<String, WorkShas> shas = new HashMap<>();
     try (Repository repository = repos.open(repo)) {
@@ -76,22 +83,35 @@ public final class Proposals {
   }
 
   /**
-   * Fast-forwards (or creates) {@code refs/heads/<branch>} to the proposal, only if the proposal is still the
-   * commit the owner reviewed ({@code sha}) and the branch's current commit is an ancestor of it. The update
-   * itself is a compare-and-set on the branch's old value, so a concurrent push cannot be overwritten. Only the
-   * proposal is ever approved: partial work is what a stopped agent had, and is refused like no work at all.
+   * Fast-forwards (or creates) {@code refs/heads/<branch>} to the proposal, only if the proposal is
+   * still the commit the owner reviewed ({@code sha}) and the branch's current commit is an
+   * ancestor of it. The update itself is a compare-and-set on the branch's old value, so a
+   * concurrent push cannot be overwritten. Only the proposal is ever approved: partial work is what
+   * a stopped agent had, and is refused like no work at all.
    */
   public Approval approve(RepoName repo, Job job, String branch, String sha) throws IOException {
-    try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
+    try (Repository repository = repos.open(repo);
+        RevWalk walk = new RevWalk(repository)) {
       Ref proposal = repository.exactRef(job.proposalRef());
       if (proposal == null) {
         String partial = WorkRef.PARTIAL.refOf(job);
-        throw new JobStateException("job " + job.id() + " has no proposal to approve" + (repository.exactRef(partial)
-            == null ? "" : "; its partial work (" + partial + ") is for review only and cannot be approved"));
+        throw new JobStateException(
+            "job "
+                + job.id()
+                + " has no proposal to approve"
+                + (repository.exactRef(partial) == null
+                    ? ""
+                    : "; its partial work ("
+                        + partial
+                        + ") is for review only and cannot be approved"));
       }
       if (!proposal.getObjectId().name().equals(sha)) {
-        throw new JobStateException("the proposal is now " + proposal.getObjectId().name() + ", not the " + sha
-            + " that was reviewed; reload and review it again");
+        throw new JobStateException(
+            "the proposal is now "
+                + proposal.getObjectId().name()
+                + ", not the "
+                + sha
+                + " that was reviewed; reload and review it again");
       }
       String refName = "refs/heads/" + branch;
       Ref current = repository.exactRef(refName);
@@ -100,8 +120,12 @@ public final class Proposals {
         return Approval.ALREADY_AT_PROPOSAL;
       }
       if (current != null && !walk.isMergedInto(commitAt(walk, current), target)) {
-        throw new JobStateException("approving would not be a fast-forward: " + branch + " is at "
-            + current.getObjectId().name() + ", which the proposal does not contain");
+        throw new JobStateException(
+            "approving would not be a fast-forward: "
+                + branch
+                + " is at "
+                + current.getObjectId().name()
+                + ", which the proposal does not contain");
       }
       RefUpdate update = repository.updateRef(refName);
       update.setNewObjectId(target);
@@ -112,13 +136,21 @@ public final class Proposals {
         case NEW -> Approval.CREATED;
         case FAST_FORWARD -> Approval.FAST_FORWARDED;
         case NO_CHANGE -> Approval.ALREADY_AT_PROPOSAL;
-        default -> throw new JobStateException("could not update " + branch + ": " + result
-            + " (it changed meanwhile; reload and try again)");
+        default ->
+            throw new JobStateException(
+                "could not update "
+                    + branch
+                    + ": "
+                    + result
+                    + " (it changed meanwhile; reload and try again)");
       };
     }
   }
 
-  /** Deletes every ref under the job's prefix and returns their names; nothing outside it is touched. */
+  /**
+   * Deletes every ref under the job's prefix and returns their names; nothing outside it is
+   * touched.
+   */
   public List<String> deleteRefs(RepoName repo, Job job) throws IOException {
     List<String> deleted = new ArrayList<>();
     try (Repository repository = repos.open(repo)) {
@@ -137,34 +169,40 @@ public final class Proposals {
   }
 
   /**
-   * What the diff of the job's proposal or partial work compares: the work against the commit the job started from
-   * (the merge base of the work and the job's base branch, or the recorded base commit).
+   * What the diff of the job's proposal or partial work compares: the work against the commit the
+   * job started from (the merge base of the work and the job's base branch, or the recorded base
+   * commit).
    */
   public DiffTarget diffTarget(RepoName repo, Job job, WorkRef which) throws IOException {
-    try (Repository repository = repos.open(repo); RevWalk walk = new RevWalk(repository)) {
+    try (Repository repository = repos.open(repo);
+        RevWalk walk = new RevWalk(repository)) {
       Ref work = repository.exactRef(which.refOf(job));
       if (work == null) {
         throw new JobNotFoundException(missingWork(repository, job, which));
       }
       RevCommit head = commitAt(walk, work);
       RevCommit base = baseOf(repository, walk, job, head);
-      return new DiffTarget(repo, which.refOf(job), which.label(), base == null ? null : base.name(), head.name());
+      return new DiffTarget(
+          repo, which.refOf(job), which.label(), base == null ? null : base.name(), head.name());
     }
   }
 
   /**
-   * The diff of {@code target} as files with hunks of typed lines, labelled with the ref it shows, within
-   * {@code budget}: large diffs are truncated, files too big to diff are listed as {@code too_large}, and a diff
-   * that runs out of time answers {@code too_large} with a {@code reason} naming the ref to fetch instead.
+   * The diff of {@code target} as files with hunks of typed lines, labelled with the ref it shows,
+   * within {@code budget}: large diffs are truncated, files too big to diff are listed as {@code
+   * too_large}, and a diff that runs out of time answers {@code too_large} with a {@code reason}
+   * naming the ref to fetch instead.
    *
    * @throws DiffCancelledException when {@code allowance} was cancelled meanwhile
    */
-  JsonObject diff(DiffTarget target, DiffBudget budget, DiffAllowance allowance) throws IOException {
+  JsonObject diff(DiffTarget target, DiffBudget budget, DiffAllowance allowance)
+      throws IOException {
     allowance.start();
     try (Repository repository = repos.open(target.repo())) {
       List<DiffEntry> entries = scan(repository, target, budget, allowance, true);
       if (allowance.outOfTime()) {
-        // Rename detection ran out of time, and then answers no files at all: list them as the trees have them.
+        // Rename detection ran out of time, and then answers no files at all: list them as the
+        // trees have them.
         entries = scan(repository, target, budget, allowance, false);
       }
       if (allowance.cancelled()) {
@@ -175,26 +213,41 @@ public final class Proposals {
     }
   }
 
-  private static List<DiffEntry> scan(Repository repository, DiffTarget target, DiffBudget budget,
-                                      DiffAllowance allowance, boolean detectRenames) throws IOException {
+  private static List<DiffEntry> scan(
+      Repository repository,
+      DiffTarget target,
+      DiffBudget budget,
+      DiffAllowance allowance,
+      boolean detectRenames)
+      throws IOException {
     try (RevWalk walk = new RevWalk(repository);
-         DiffFormatter formatter = new DiffFormatter(DisabledOutputStream.INSTANCE)) {
+        DiffFormatter formatter = new DiffFormatter(DisabledOutputStream.INSTANCE)) {
       RevTree head = walk.parseCommit(ObjectId.fromString(target.head())).getTree();
-      RevTree base = target.base() == null ? null : walk.parseCommit(ObjectId.fromString(target.base())).getTree();
+      RevTree base =
+          target.base() == null
+              ? null
+              : walk.parseCommit(ObjectId.fromString(target.base())).getTree();
       formatter.setRepository(repository);
       formatter.setDiffComparator(RawTextComparator.DEFAULT);
       formatter.setDetectRenames(detectRenames);
       if (detectRenames) {
         formatter.getRenameDetector().setRenameLimit(budget.renameLimit());
-        formatter.getRenameDetector().setBigFileThreshold((int) Math.min(Integer.MAX_VALUE, budget.maxFileBytes()));
+        formatter
+            .getRenameDetector()
+            .setBigFileThreshold((int) Math.min(Integer.MAX_VALUE, budget.maxFileBytes()));
         formatter.setProgressMonitor(allowance.asProgressMonitor());
       }
       return formatter.scan(base, head);
     }
   }
 
-  private static JsonObject files(Repository repository, DiffTarget target, DiffBudget budget,
-                                  DiffAllowance allowance, List<DiffEntry> entries) throws IOException {
+  private static JsonObject files(
+      Repository repository,
+      DiffTarget target,
+      DiffBudget budget,
+      DiffAllowance allowance,
+      List<DiffEntry> entries)
+      throws IOException {
     JsonArray files = new JsonArray();
     int lines = 0;
     boolean truncated = entries.size() > budget.maxFiles();
@@ -216,20 +269,35 @@ public final class Proposals {
       file.remove("lines_shown");
       files.add(file);
     }
-    JsonObject diff = new JsonObject().put("ref", target.ref()).put("kind", target.kind())
-        .put("base", target.base()).put("head", target.head()).put("files", files)
-        .put("truncated", truncated || outOfTime).put("too_large", outOfTime)
-        .put("changes_environment", changesEnvironment(entries));
-    return outOfTime ? diff.put("reason", "too large to show here: fetch " + target.ref() + " with git to see it "
-        + "(computing this diff took longer than its " + allowance.time().toSeconds() + " s budget)") : diff;
+    JsonObject diff =
+        new JsonObject()
+            .put("ref", target.ref())
+            .put("kind", target.kind())
+            .put("base", target.base())
+            .put("head", target.head())
+            .put("files", files)
+            .put("truncated", truncated || outOfTime)
+            .put("too_large", outOfTime)
+            .put("changes_environment", changesEnvironment(entries));
+    return outOfTime
+        ? diff.put(
+            "reason",
+            "too large to show here: fetch "
+                + target.ref()
+                + " with git to see it "
+                + "(computing this diff took longer than its "
+                + allowance.time().toSeconds()
+                + " s budget)")
+        : diff;
   }
 
   /**
-   * Whether any change touches {@code .spbgit/} (either side, so a rename out of it counts). Every entry counts, not
-   * only those listed: the warning must not disappear because the diff was cut.
+   * Whether any change touches {@code .spbgit/} (either side, so a rename out of it counts). Every
+   * entry counts, not only those listed: the warning must not disappear because the diff was cut.
    */
   static boolean changesEnvironment(List<DiffEntry> entries) {
-    return entries.stream().anyMatch(e -> isEnvironmentPath(e.getOldPath()) || isEnvironmentPath(e.getNewPath()));
+    return entries.stream()
+        .anyMatch(e -> isEnvironmentPath(e.getOldPath()) || isEnvironmentPath(e.getNewPath()));
   }
 
   private static boolean isEnvironmentPath(String path) {
@@ -237,31 +305,42 @@ public final class Proposals {
   }
 
   /**
-   * The commit {@code ref} points at. An owner's push (the job gate admits only commits) can point a job ref or a
-   * branch at a tag, tree or blob: there is no diff to show for one, and approving it would make a branch point at
-   * something that is not a commit, so both are refused as a conflict with what the ref holds.
+   * The commit {@code ref} points at. An owner's push (the job gate admits only commits) can point
+   * a job ref or a branch at a tag, tree or blob: there is no diff to show for one, and approving
+   * it would make a branch point at something that is not a commit, so both are refused as a
+   * conflict with what the ref holds.
    */
   private static RevCommit commitAt(RevWalk walk, Ref ref) throws IOException {
     RevObject object = walk.parseAny(ref.getObjectId());
     if (object instanceof RevCommit commit) {
       return commit;
     }
-    throw new JobStateException(ref.getName() + " points at a " + Constants.typeString(object.getType()) + " ("
-        + object.name() + "), not a commit; only commits can be reviewed and approved");
+    throw new JobStateException(
+        ref.getName()
+            + " points at a "
+            + Constants.typeString(object.getType())
+            + " ("
+            + object.name()
+            + "), not a commit; only commits can be reviewed and approved");
   }
 
   /** Says what is missing, and where the job's other work is when it has some. */
-  private static String missingWork(Repository repository, Job job, WorkRef which) throws IOException {
+  private static String missingWork(Repository repository, Job job, WorkRef which)
+      throws IOException {
     WorkRef other = which == WorkRef.PROPOSAL ? WorkRef.PARTIAL : WorkRef.PROPOSAL;
     String missing = "job " + job.id() + " has no " + which.noun();
-    return repository.exactRef(other.refOf(job)) == null ? missing
+    return repository.exactRef(other.refOf(job)) == null
+        ? missing
         : missing + "; its " + other.noun() + " is at ?ref=" + other.label();
   }
 
-  private static RevCommit baseOf(Repository repository, RevWalk walk, Job job, RevCommit head) throws IOException {
+  private static RevCommit baseOf(Repository repository, RevWalk walk, Job job, RevCommit head)
+      throws IOException {
     Ref branch = repository.exactRef("refs/heads/" + job.baseRef());
-    RevCommit other = branch != null ? commitAt(walk, branch)
-        : job.baseSha() == null ? null : walk.parseCommit(ObjectId.fromString(job.baseSha()));
+    RevCommit other =
+        branch != null
+            ? commitAt(walk, branch)
+            : job.baseSha() == null ? null : walk.parseCommit(ObjectId.fromString(job.baseSha()));
     if (other == null) {
       return head.getParentCount() > 0 ? walk.parseCommit(head.getParent(0)) : null;
     }
@@ -275,13 +354,24 @@ public final class Proposals {
     return mergeBase;
   }
 
-  private static JsonObject fileDiff(Repository repository, DiffEntry entry, DiffBudget budget,
-                                     DiffAllowance allowance, int lineBudget) throws IOException {
-    long bytes = Math.max(blobSize(repository, entry.getOldMode(), entry.getOldId()),
-        blobSize(repository, entry.getNewMode(), entry.getNewId()));
+  private static JsonObject fileDiff(
+      Repository repository,
+      DiffEntry entry,
+      DiffBudget budget,
+      DiffAllowance allowance,
+      int lineBudget)
+      throws IOException {
+    long bytes =
+        Math.max(
+            blobSize(repository, entry.getOldMode(), entry.getOldId()),
+            blobSize(repository, entry.getNewMode(), entry.getNewId()));
     if (bytes > budget.maxFileBytes()) {
-      return tooLarge(entry, "larger than the " + (budget.maxFileBytes() >> 10) + " KiB a file may have to be "
-          + "diffed here");
+      return tooLarge(
+          entry,
+          "larger than the "
+              + (budget.maxFileBytes() >> 10)
+              + " KiB a file may have to be "
+              + "diffed here");
     }
     allowance.check();
     BudgetedDiff algorithm = new BudgetedDiff(allowance);
@@ -300,27 +390,51 @@ public final class Proposals {
       additions += edit.getLengthB();
       deletions += edit.getLengthA();
     }
-    return fileJson(entry).put("additions", additions).put("deletions", deletions)
-        .put("binary", collector.binary()).put("hunks", collector.hunks()).put("truncated", collector.truncated())
-        .put("too_large", false).put("lines_shown", collector.shown());
+    return fileJson(entry)
+        .put("additions", additions)
+        .put("deletions", deletions)
+        .put("binary", collector.binary())
+        .put("hunks", collector.hunks())
+        .put("truncated", collector.truncated())
+        .put("too_large", false)
+        .put("lines_shown", collector.shown());
   }
 
   /** A file listed without its text diff: too big, or past the diff's time. */
   private static JsonObject tooLarge(DiffEntry entry, String reason) {
-    return fileJson(entry).put("additions", 0).put("deletions", 0).put("binary", false).put("hunks", new JsonArray())
-        .put("truncated", true).put("too_large", true).put("reason", reason).put("lines_shown", 0);
+    return fileJson(entry)
+        .put("additions", 0)
+        .put("deletions", 0)
+        .put("binary", false)
+        .put("hunks", new JsonArray())
+        .put("truncated", true)
+        .put("too_large", true)
+        .put("reason", reason)
+        .put("lines_shown", 0);
   }
 
   private static JsonObject fileJson(DiffEntry entry) {
     return new JsonObject()
-        .put("path", entry.getChangeType() == DiffEntry.ChangeType.DELETE ? entry.getOldPath() : entry.getNewPath())
-        .put("old_path", entry.getChangeType() == DiffEntry.ChangeType.ADD ? null : entry.getOldPath())
+        .put(
+            "path",
+            entry.getChangeType() == DiffEntry.ChangeType.DELETE
+                ? entry.getOldPath()
+                : entry.getNewPath())
+        .put(
+            "old_path",
+            entry.getChangeType() == DiffEntry.ChangeType.ADD ? null : entry.getOldPath())
         .put("change", entry.getChangeType().name());
   }
 
-  /** The size of a blob side of a diff entry; 0 for a missing side, a submodule or a content-less entry. */
-  private static long blobSize(Repository repository, FileMode mode, AbbreviatedObjectId id) throws IOException {
-    if (id == null || !id.isComplete() || mode.getObjectType() != Constants.OBJ_BLOB
+  /**
+   * The size of a blob side of a diff entry; 0 for a missing side, a submodule or a content-less
+   * entry.
+   */
+  private static long blobSize(Repository repository, FileMode mode, AbbreviatedObjectId id)
+      throws IOException {
+    if (id == null
+        || !id.isComplete()
+        || mode.getObjectType() != Constants.OBJ_BLOB
         || ObjectId.zeroId().equals(id.toObjectId())) {
       return 0;
     }

@@ -3,18 +3,24 @@ package ai.spboucher.spbgit.gateway.jobs;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The two refs through which a job hands its work back for review, both under {@code refs/agents/<id>/}. */
+/**
+ * The two refs through which a job hands its work back for review, both under {@code
+ * refs/agents/<id>/}.
+ */
 public enum WorkRef {
 
   /** The finished work: the one the owner may approve. */
   PROPOSAL,
   /**
-   * What an llm-mode agent had when a limit (budget, wall clock, steps) or a provider error stopped it: for
-   * review only, never approved.
+   * What an llm-mode agent had when a limit (budget, wall clock, steps) or a provider error stopped
+   * it: for review only, never approved.
    */
   PARTIAL;
 
-  /** The name in the API ({@code ?ref=}) and the last part of the ref: {@code proposal} or {@code partial}. */
+  /**
+   * The name in the API ({@code ?ref=}) and the last part of the ref: {@code proposal} or {@code
+   * partial}.
+   */
   public String label() {
     return name().toLowerCase(Locale.ROOT);
   }
@@ -29,7 +35,9 @@ public enum WorkRef {
     return job.refPrefix() + label();
   }
 
-  /** The work ref named by {@code label}, the proposal when it is null; empty for any other name. */
+  /**
+   * The work ref named by {@code label}, the proposal when it is null; empty for any other name.
+   */
   public static Optional<WorkRef> named(String label) {
     if (label == null) {
       return Optional.of(PROPOSAL);

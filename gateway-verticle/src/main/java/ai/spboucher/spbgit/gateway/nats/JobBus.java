@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.nats;
 
+import ai.spboucher.spbgit.common.NatsSettings;
 import ai.spboucher.spbgit.gateway.jobs.JobQueue;
 import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
@@ -8,19 +9,19 @@ import ai.spboucher.spbgit.proto.Streams;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import ai.spboucher.spbgit.common.NatsClientOptions;
-import java.util.HashMap;
-import java.util.Map;
 import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.PublishAck;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.WorkerExecutor;
 import java.io.IOException;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -32,14 +33,15 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * The gateway's side of NATS: publishes job requests (deduplicated by job id) and cancels, and consumes every
- * job's status changes through a durable consumer, so none is lost while the gateway is down. It can also hand
- * every log chunk and egress attempt stored since it connected to an observer, once each ({@link #observe}).
- * Reconnects forever; while disconnected, {@link #isConnected} is false and the jobs API answers 503.
+ * The gateway's side of NATS: publishes job requests (deduplicated by job id) and cancels, and
+ * consumes every job's status changes through a durable consumer, so none is lost while the gateway
+ * is down. It can also hand every log chunk and egress attempt stored since it connected to an
+ * observer, once each ({@link #observe}). Reconnects forever; while disconnected, {@link
+ * #isConnected} is false and the jobs API answers 503.
  *
- * <p>Threading: {@link #connect} and {@link #close} block. The consumer runs on its own thread and hands each
- * event to the handler on the given Vert.x context, acknowledging it only when the handler's future succeeds.
- * The observer runs on a NATS dispatcher thread.
+ * <p>Threading: {@link #connect} and {@link #close} block. The consumer runs on its own thread and
+ * hands each event to the handler on the given Vert.x context, acknowledging it only when the
+ * handler's future succeeds. The observer runs on a NATS dispatcher thread.
  */
 public final class JobBus implements JobQueue, AutoCloseable {
 
@@ -49,8 +51,13 @@ public final class JobBus implements JobQueue, AutoCloseable {
   private final JetStream jetStream;
   private final Duration logRetention;
   private final int replicas;
-  /** Where observing starts: events stored before the gateway connected are not this process's to see. */
+
+  /**
+   * Where observing starts: events stored before the gateway connected are not this process's to
+   * see.
+   */
   private final ZonedDateTime connectedAt = ZonedDateTime.now(ZoneOffset.UTC);
+
   private volatile boolean closing;
   private volatile Consumer<JobEvent> observer;
   private volatile LiveEvents live;
@@ -65,34 +72,40 @@ public final class JobBus implements JobQueue, AutoCloseable {
   }
 
   /**
-   * Connects, retrying until the server answers: call it on a thread of its own (it can take as long as
-   * NATS is down), never on a shared worker pool.
+   * Connects with the settings read at start-up, retrying until the server answers: call it on a
+   * thread of its own (it can take as long as NATS is down), never on a shared worker pool.
    */
-  public static JobBus connect(String url, Duration logRetention, int replicas)
+  public static JobBus connect(NatsSettings nats, Duration logRetention, int replicas)
       throws IOException, InterruptedException {
-    Map<String, String> env = new HashMap<>(System.getenv());
-    env.put("SPB_NATS_URL", url);
     Options options;
     try {
-      options = NatsClientOptions.from(env, url).connectionName("spb-gateway").maxReconnects(-1)
-          .reconnectWait(Duration.ofSeconds(1)).build();
-    } catch (java.security.GeneralSecurityException e) {
+      options =
+          nats.options()
+              .connectionName("spb-gateway")
+              .maxReconnects(-1)
+              .reconnectWait(Duration.ofSeconds(1))
+              .build();
+    } catch (GeneralSecurityException e) {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
     }
     return new JobBus(Nats.connectReconnectOnConnect(options), logRetention, replicas);
   }
 
   /** Reading jobs' logs back from the events stream, on {@code replayPool}. */
-  public JobLogs logs(io.vertx.core.WorkerExecutor replayPool) {
+  public JobLogs logs(WorkerExecutor replayPool) {
     return new JobLogs(connection, replayPool);
   }
 
   /**
-   * Job requests no runner has taken yet, of every image (the work queue deletes a request once taken), including
-   * those waiting for an image no runner offers. Blocking.
+   * Job requests no runner has taken yet, of every image (the work queue deletes a request once
+   * taken), including those waiting for an image no runner offers. Blocking.
    */
-  public long queueDepth() throws IOException, io.nats.client.JetStreamApiException {
-    return connection.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount();
+  public long queueDepth() throws IOException, JetStreamApiException {
+    return connection
+        .jetStreamManagement()
+        .getStreamInfo(Subjects.JOBS_STREAM)
+        .getStreamState()
+        .getMsgCount();
   }
 
   @Override
@@ -103,16 +116,24 @@ public final class JobBus implements JobQueue, AutoCloseable {
   /** Publishes a job request; the future carries the stream sequence it was stored at. */
   @Override
   public Future<Long> publish(JobRequest request, Context context) {
-    CompletableFuture<PublishAck> ack = jetStream.publishAsync(Subjects.jobRequests(request),
-        request.toByteArray(), PublishOptions.builder().messageId(request.getJobId()).build());
-    return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context).map(PublishAck::getSeqno);
+    CompletableFuture<PublishAck> ack =
+        jetStream.publishAsync(
+            Subjects.jobRequests(request),
+            request.toByteArray(),
+            PublishOptions.builder().messageId(request.getJobId()).build());
+    return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context)
+        .map(PublishAck::getSeqno);
   }
 
-  /** Tells every runner to stop the job, and removes it from the queue if no runner took it yet. Blocking. */
+  /**
+   * Tells every runner to stop the job, and removes it from the queue if no runner took it yet.
+   * Blocking.
+   */
   @Override
   public boolean cancel(String jobId, long queueSequence) {
-    connection.publish(Subjects.cancel(jobId), CancelJob.newBuilder().setJobId(jobId).setReason("owner")
-        .build().toByteArray());
+    connection.publish(
+        Subjects.cancel(jobId),
+        CancelJob.newBuilder().setJobId(jobId).setReason("owner").build().toByteArray());
     if (queueSequence <= 0) {
       return false;
     }
@@ -124,9 +145,9 @@ public final class JobBus implements JobQueue, AutoCloseable {
   }
 
   /**
-   * Hands every log chunk and egress attempt stored since this bus connected to {@code observer}, once each, on
-   * a NATS dispatcher thread (it must not block). It starts with the status consumer ({@link #consumeStatus}),
-   * once the streams exist.
+   * Hands every log chunk and egress attempt stored since this bus connected to {@code observer},
+   * once each, on a NATS dispatcher thread (it must not block). It starts with the status consumer
+   * ({@link #consumeStatus}), once the streams exist.
    */
   public void observe(Consumer<JobEvent> observer) {
     this.observer = observer;
@@ -150,11 +171,17 @@ public final class JobBus implements JobQueue, AutoCloseable {
             continue;
           }
           Streams.ensure(connection.jetStreamManagement(), logRetention, replicas, true);
-          subscription = connection.jetStream().subscribe(Subjects.ALL_STATUS_EVENTS,
-              PullSubscribeOptions.bind(Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
+          subscription =
+              connection
+                  .jetStream()
+                  .subscribe(
+                      Subjects.ALL_STATUS_EVENTS,
+                      PullSubscribeOptions.bind(
+                          Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
         }
         if (observer != null && live == null) {
-          // Ordered consumers recover from disconnects by themselves: subscribe once, after Streams.ensure.
+          // Ordered consumers recover from disconnects by themselves: subscribe once, after
+          // Streams.ensure.
           live = LiveEvents.subscribe(connection, connectedAt, observer);
         }
         List<Message> batch = subscription.fetch(100, Duration.ofSeconds(1));
@@ -166,7 +193,9 @@ public final class JobBus implements JobQueue, AutoCloseable {
         return;
       } catch (Exception e) {
         if (!closing) {
-          LOG.log(System.Logger.Level.WARNING, "job event consumer failed (retrying): " + e.getMessage());
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "job event consumer failed (retrying): " + e.getMessage());
         }
         subscription = null;
         sleepQuietly(1000);
@@ -175,7 +204,8 @@ public final class JobBus implements JobQueue, AutoCloseable {
   }
 
   /** One at a time, so a job's events are applied in the order its runner sent them. */
-  private void handleInOrder(Message message, Context context, Function<JobEvent, Future<?>> handler)
+  private void handleInOrder(
+      Message message, Context context, Function<JobEvent, Future<?>> handler)
       throws InterruptedException {
     JobEvent event;
     try {
@@ -186,16 +216,25 @@ public final class JobBus implements JobQueue, AutoCloseable {
       return;
     }
     CountDownLatch done = new CountDownLatch(1);
-    context.runOnContext(v -> handler.apply(event).onComplete(ar -> {
-      if (ar.succeeded()) {
-        message.ack();
-      } else {
-        LOG.log(System.Logger.Level.WARNING, "cannot record event of job " + event.getJobId() + ": "
-            + ar.cause().getMessage());
-        message.nakWithDelay(Duration.ofSeconds(1));
-      }
-      done.countDown();
-    }));
+    context.runOnContext(
+        v ->
+            handler
+                .apply(event)
+                .onComplete(
+                    ar -> {
+                      if (ar.succeeded()) {
+                        message.ack();
+                      } else {
+                        LOG.log(
+                            System.Logger.Level.WARNING,
+                            "cannot record event of job "
+                                + event.getJobId()
+                                + ": "
+                                + ar.cause().getMessage());
+                        message.nakWithDelay(Duration.ofSeconds(1));
+                      }
+                      done.countDown();
+                    }));
     done.await(60, TimeUnit.SECONDS);
   }
 

@@ -8,8 +8,11 @@ public record RepoName(String value) {
   private static final Pattern VALID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
 
   public RepoName {
-    if (value == null || !VALID.matcher(value).matches() || value.contains("..")
-        || value.endsWith(".git") || value.endsWith(".lock")) {
+    if (value == null
+        || !VALID.matcher(value).matches()
+        || value.contains("..")
+        || value.endsWith(".git")
+        || value.endsWith(".lock")) {
       throw new InvalidRepoNameException(value);
     }
   }

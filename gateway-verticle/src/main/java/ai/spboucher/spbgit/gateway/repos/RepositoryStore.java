@@ -19,14 +19,13 @@ import org.eclipse.jgit.lib.StoredConfig;
 import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 
 /**
- * The bare repositories under {@code <data>/repos/<name>.git}. Every method does file I/O and blocks: call it
- * from a worker thread.
+ * The bare repositories under {@code <data>/repos/<name>.git}. Every method does file I/O and
+ * blocks: call it from a worker thread.
  */
 public final class RepositoryStore {
 
   /** A repository as the API lists it. */
-  public record RepoInfo(String name, String description) {
-  }
+  public record RepoInfo(String name, String description) {}
 
   private static final String DEFAULT_DESCRIPTION_PREFIX = "Unnamed repository";
 
@@ -56,13 +55,17 @@ public final class RepositoryStore {
     if (Files.exists(target)) {
       throw new RepoExistsException(name);
     }
-    // Build aside and rename into place, so a crash or a concurrent create never leaves a half-made repository.
+    // Build aside and rename into place, so a crash or a concurrent create never leaves a half-made
+    // repository.
     Path staging = root.resolve(".staging-" + UUID.randomUUID());
-    try (Git git = Git.init().setBare(true).setGitDir(staging.toFile()).setInitialBranch("main").call()) {
+    try (Git git =
+        Git.init().setBare(true).setGitDir(staging.toFile()).setInitialBranch("main").call()) {
       StoredConfig config = git.getRepository().getConfig();
       config.setBoolean("receive", null, "fsckObjects", true);
       config.save();
-      Files.writeString(staging.resolve("description"), description == null ? "" : description,
+      Files.writeString(
+          staging.resolve("description"),
+          description == null ? "" : description,
           StandardCharsets.UTF_8);
       Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
     } catch (FileAlreadyExistsException e) {

@@ -5,18 +5,20 @@ import io.vertx.core.json.JsonObject;
 import java.util.ArrayDeque;
 
 /**
- * One viewer of one job's log over a websocket: sends every chunk after {@code after}, then live chunks, in
- * sequence order, then an end frame with the final status. Frames come from the job's {@link JobFeed}; when the
- * socket cannot take more for now they wait in this viewer's queue until it drains. Memory per viewer is bounded:
- * if more than {@link #MAX_QUEUED} frames or {@link #MAX_QUEUED_BYTES} of log wait (a viewer that keeps falling
- * behind), it is told to resume from the last sequence it was sent and the socket is closed; the runner and other
- * viewers never wait for it.
+ * One viewer of one job's log over a websocket: sends every chunk after {@code after}, then live
+ * chunks, in sequence order, then an end frame with the final status. Frames come from the job's
+ * {@link JobFeed}; when the socket cannot take more for now they wait in this viewer's queue until
+ * it drains. Memory per viewer is bounded: if more than {@link #MAX_QUEUED} frames or {@link
+ * #MAX_QUEUED_BYTES} of log wait (a viewer that keeps falling behind), it is told to resume from
+ * the last sequence it was sent and the socket is closed; the runner and other viewers never wait
+ * for it.
  *
  * <p>Threading: every method runs on the socket's context, which is also the feed's.
  */
 final class LogSocket {
 
   static final int MAX_QUEUED = 2048;
+
   /** The most log data one viewer's queue holds before the viewer is told to resume. */
   static final long MAX_QUEUED_BYTES = 8L << 20;
 
@@ -41,8 +43,9 @@ final class LogSocket {
   }
 
   /**
-   * Queues the frame and writes what the socket takes. A momentarily full socket (a frame of a large chunk alone
-   * can fill it) only pauses this viewer until it drains; reconnecting instead would start it over.
+   * Queues the frame and writes what the socket takes. A momentarily full socket (a frame of a
+   * large chunk alone can fill it) only pauses this viewer until it drains; reconnecting instead
+   * would start it over.
    */
   void offer(JobFeed.Frame frame) {
     if (closed || (frame.seq() > 0 && frame.seq() <= lastSent)) {
@@ -57,7 +60,9 @@ final class LogSocket {
     writeQueued();
   }
 
-  /** Ends the viewer once everything queued is written: the job is over and nothing more will come. */
+  /**
+   * Ends the viewer once everything queued is written: the job is over and nothing more will come.
+   */
   void endWhenDrained(String exitReason) {
     endWhenDrained = exitReason;
     writeQueued();
@@ -103,8 +108,13 @@ final class LogSocket {
   private void end(String exitReason) {
     if (!closed) {
       closed = true;
-      socket.writeTextMessage(new JsonObject().put("type", "end").put("status", "finished")
-          .put("exit_reason", exitReason).put("last_seq", lastSent).encode());
+      socket.writeTextMessage(
+          new JsonObject()
+              .put("type", "end")
+              .put("status", "finished")
+              .put("exit_reason", exitReason)
+              .put("last_seq", lastSent)
+              .encode());
       socket.close();
       feed.detach(this);
     }
@@ -114,7 +124,8 @@ final class LogSocket {
   private void resume() {
     if (!closed) {
       closed = true;
-      socket.writeTextMessage(new JsonObject().put("type", "resume").put("after", lastSent).encode());
+      socket.writeTextMessage(
+          new JsonObject().put("type", "resume").put("after", lastSent).encode());
       socket.close((short) 1013, "resume after " + lastSent);
       feed.detach(this);
     }

@@ -23,10 +23,10 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * {@code GET /api/v1/repos/:name/agent-jobs/:id/logs?after=<seq>} upgraded to a websocket. Owner only; when
- * the browser sends an {@code Origin}, it must be the gateway's own, so another site cannot ride the owner's
- * session cookie. A request that is not a websocket handshake gets a JSON 400 (426 for another protocol
- * version), like any other bad API request.
+ * {@code GET /api/v1/repos/:name/agent-jobs/:id/logs?after=<seq>} upgraded to a websocket. Owner
+ * only; when the browser sends an {@code Origin}, it must be the gateway's own, so another site
+ * cannot ride the owner's session cookie. A request that is not a websocket handshake gets a JSON
+ * 400 (426 for another protocol version), like any other bad API request.
  */
 public final class LogSocketRoutes {
 
@@ -36,12 +36,24 @@ public final class LogSocketRoutes {
   private final Supplier<JobLogs> logs;
   private final Supplier<String> publicUrl;
   private final Function<HttpServerRequest, Future<ServerWebSocket>> accept;
-  /** Each job's shared feed while it has viewers; on the gateway's context only, where every socket lives. */
+
+  /**
+   * Each job's shared feed while it has viewers; on the gateway's context only, where every socket
+   * lives.
+   */
   private final Map<String, JobFeed> feeds = new HashMap<>();
 
-  /** @param accept accepts a handshake: the connection guard's, which pings the socket and counts it until it closes */
-  public LogSocketRoutes(Vertx vertx, ApiContract contract, JobService jobs, Supplier<JobLogs> logs,
-                         Supplier<String> publicUrl, Function<HttpServerRequest, Future<ServerWebSocket>> accept) {
+  /**
+   * @param accept accepts a handshake: the connection guard's, which pings the socket and counts it
+   *     until it closes
+   */
+  public LogSocketRoutes(
+      Vertx vertx,
+      ApiContract contract,
+      JobService jobs,
+      Supplier<JobLogs> logs,
+      Supplier<String> publicUrl,
+      Function<HttpServerRequest, Future<ServerWebSocket>> accept) {
     this.vertx = vertx;
     this.contract = contract;
     this.jobs = jobs;
@@ -52,7 +64,8 @@ public final class LogSocketRoutes {
 
   /** Mount after the API authentication handler. */
   public void mount(Router router) {
-    contract.validated(router.get("/api/v1/repos/:name/agent-jobs/:id/logs"), "followJobLog")
+    contract
+        .validated(router.get("/api/v1/repos/:name/agent-jobs/:id/logs"), "followJobLog")
         .handler(this::upgrade);
   }
 
@@ -61,8 +74,10 @@ public final class LogSocketRoutes {
     requireOwnOrigin(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     String id = ctx.pathParam("id");
-    Job job = jobs.get(id).filter(j -> j.repo().equals(repo.value()))
-        .orElseThrow(() -> new JobNotFoundException("no job " + id + " in repository " + repo));
+    Job job =
+        jobs.get(id)
+            .filter(j -> j.repo().equals(repo.value()))
+            .orElseThrow(() -> new JobNotFoundException("no job " + id + " in repository " + repo));
     long after = parseAfter(ctx.request().getParam("after"));
     if (refusedAsNoHandshake(ctx)) {
       return;
@@ -72,24 +87,28 @@ public final class LogSocketRoutes {
       throw new UnavailableException("the job log store (NATS) is not reachable");
     }
     var context = vertx.getOrCreateContext();
-    accept.apply(ctx.request())
+    accept
+        .apply(ctx.request())
         .onSuccess(socket -> watch(new LogSocket(socket, after), job.id(), after, context, jobLogs))
         .onFailure(ctx::fail);
   }
 
   /**
-   * Joins the job's shared feed (starting one if the job has none), or, when the viewer is further behind than
-   * the shared feed reaches back, a feed of its own that reads the job's events from the start.
+   * Joins the job's shared feed (starting one if the job has none), or, when the viewer is further
+   * behind than the shared feed reaches back, a feed of its own that reads the job's events from
+   * the start.
    */
   private void watch(LogSocket viewer, String jobId, long after, Context context, JobLogs jobLogs) {
     JobFeed shared = feeds.get(jobId);
     if (shared == null) {
-      shared = new JobFeed(jobId, context, () -> jobs.get(jobId), feed -> feeds.remove(feed.jobId(), feed));
+      shared =
+          new JobFeed(
+              jobId, context, () -> jobs.get(jobId), feed -> feeds.remove(feed.jobId(), feed));
       feeds.put(jobId, shared);
       shared.start(jobLogs);
     }
     if (!shared.attach(viewer, after)) {
-      JobFeed own = new JobFeed(jobId, context, () -> jobs.get(jobId), feed -> { });
+      JobFeed own = new JobFeed(jobId, context, () -> jobs.get(jobId), feed -> {});
       own.start(jobLogs);
       own.attach(viewer, after);
     }
@@ -98,14 +117,16 @@ public final class LogSocketRoutes {
   /** Answers a request that is not a websocket handshake the server accepts; true if it did. */
   private static boolean refusedAsNoHandshake(RoutingContext ctx) {
     var refusal = WebSocketHandshake.refusalOf(ctx.request().headers()::getAll);
-    refusal.ifPresent(r -> {
-      // The contract check left an upgrade request paused for toWebSocket(), which is not coming.
-      ctx.request().resume();
-      if (r.status() == 426) {
-        ctx.response().putHeader("Sec-WebSocket-Version", WebSocketHandshake.VERSION);
-      }
-      ctx.fail(r.status(), new BadRequestException(r.message()));
-    });
+    refusal.ifPresent(
+        r -> {
+          // The contract check left an upgrade request paused for toWebSocket(), which is not
+          // coming.
+          ctx.request().resume();
+          if (r.status() == 426) {
+            ctx.response().putHeader("Sec-WebSocket-Version", WebSocketHandshake.VERSION);
+          }
+          ctx.fail(r.status(), new BadRequestException(r.message()));
+        });
     return refusal.isPresent();
   }
 

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
 import ai.spboucher.spbgit.common.RevocationList;
+import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -17,12 +17,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 class SigningKeyTest {
 
-  @TempDir
-  Path keys;
+  @TempDir Path keys;
 
   private JobTokens tokens(Path dir) throws Exception {
-    return new JobTokens(SigningKey.loadOrCreate(dir), SigningKey.verificationKeys(dir),
-        RevocationList.load(dir.resolve("revoked.json"), Clock.systemUTC()), Clock.systemUTC());
+    return new JobTokens(
+        SigningKey.loadOrCreate(dir),
+        SigningKey.verificationKeys(dir),
+        RevocationList.load(dir.resolve("revoked.json"), Clock.systemUTC()),
+        Clock.systemUTC());
   }
 
   @Test
@@ -48,7 +50,8 @@ class SigningKeyTest {
       }
     }
     SigningKey.rotate(keys);
-    assertEquals(1, Files.list(keys.resolve("retired")).count(), "only the key retired just now remains");
+    assertEquals(
+        1, Files.list(keys.resolve("retired")).count(), "only the key retired just now remains");
     assertThrows(InvalidJobTokenException.class, () -> tokens(keys).verify(before));
   }
 }

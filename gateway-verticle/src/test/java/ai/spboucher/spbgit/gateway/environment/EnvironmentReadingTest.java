@@ -11,11 +11,13 @@ import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Reading the file from real repositories made by the git CLI: what counts as the file, and what is refused. */
+/**
+ * Reading the file from real repositories made by the git CLI: what counts as the file, and what is
+ * refused.
+ */
 class EnvironmentReadingTest {
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   private EnvironmentReading read(String branch, FileSetup setup) throws Exception {
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
@@ -26,7 +28,8 @@ class EnvironmentReadingTest {
     setup.write(work);
     git.ok(work, "add", "-A");
     git.ok(work, "commit", "-q", "-m", "environment");
-    try (Repository repository = new FileRepositoryBuilder().setGitDir(work.resolve(".git").toFile()).build()) {
+    try (Repository repository =
+        new FileRepositoryBuilder().setGitDir(work.resolve(".git").toFile()).build()) {
       return EnvironmentReading.of(repository);
     }
   }
@@ -37,7 +40,8 @@ class EnvironmentReadingTest {
 
   @Test
   void readsTheBranchHeadNames() throws Exception {
-    EnvironmentReading reading = read("trunk", w -> Files.writeString(w.resolve(".spbgit/agent.yml"), "image: node\n"));
+    EnvironmentReading reading =
+        read("trunk", w -> Files.writeString(w.resolve(".spbgit/agent.yml"), "image: node\n"));
     assertEquals("trunk", reading.branch());
     assertEquals("node", reading.require().image());
     assertEquals(reading.blob(), reading.require().blob());
@@ -45,31 +49,45 @@ class EnvironmentReadingTest {
 
   @Test
   void aSymlinkIsNotAnEnvironmentFile() throws Exception {
-    EnvironmentReading reading = read("main", w -> {
-      Files.writeString(w.resolve("elsewhere.yml"), "image: node\n");
-      Files.createSymbolicLink(w.resolve(".spbgit/agent.yml"), Path.of("../elsewhere.yml"));
-    });
+    EnvironmentReading reading =
+        read(
+            "main",
+            w -> {
+              Files.writeString(w.resolve("elsewhere.yml"), "image: node\n");
+              Files.createSymbolicLink(w.resolve(".spbgit/agent.yml"), Path.of("../elsewhere.yml"));
+            });
     assertEquals(".spbgit/agent.yml: must be a regular file", reading.error().getMessage());
     assertNull(reading.environment());
   }
 
   @Test
   void aFileTooLargeIsRefusedBeforeItIsRead() throws Exception {
-    EnvironmentReading reading = read("main", w -> Files.writeString(w.resolve(".spbgit/agent.yml"),
-        "# " + "x".repeat(EnvironmentFile.MAX_BYTES) + "\n"));
+    EnvironmentReading reading =
+        read(
+            "main",
+            w ->
+                Files.writeString(
+                    w.resolve(".spbgit/agent.yml"),
+                    "# " + "x".repeat(EnvironmentFile.MAX_BYTES) + "\n"));
     assertEquals(".spbgit/agent.yml: is larger than 64 KiB", reading.error().getMessage());
   }
 
   @Test
   void aFileThatIsNotUtf8IsRefused() throws Exception {
-    EnvironmentReading reading = read("main", w -> Files.write(w.resolve(".spbgit/agent.yml"),
-        new byte[] {'t', 'e', 's', 't', ':', ' ', (byte) 0xe9, '\n'}));
+    EnvironmentReading reading =
+        read(
+            "main",
+            w ->
+                Files.write(
+                    w.resolve(".spbgit/agent.yml"),
+                    new byte[] {'t', 'e', 's', 't', ':', ' ', (byte) 0xe9, '\n'}));
     assertEquals(".spbgit/agent.yml: is not UTF-8 text", reading.error().getMessage());
   }
 
   @Test
   void aDirectoryWithoutTheFileGivesTheDefaults() throws Exception {
-    EnvironmentReading reading = read("main", w -> Files.writeString(w.resolve(".spbgit/other.yml"), "x: 1\n"));
+    EnvironmentReading reading =
+        read("main", w -> Files.writeString(w.resolve(".spbgit/other.yml"), "x: 1\n"));
     assertEquals(AgentEnvironment.NONE, reading.require());
     assertNull(reading.blob());
   }

@@ -1,12 +1,12 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -35,8 +35,7 @@ class AuditLogTest {
   private static final Instant NOW = Instant.parse("2026-03-04T05:06:07.089Z");
   private static final Clock CLOCK = Clock.fixed(NOW, ZoneOffset.UTC);
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private Path file() {
     return dir.resolve("agent-jobs.jsonl");
@@ -46,7 +45,8 @@ class AuditLogTest {
   void appendAndReopenKeepTheChainAndSeq() throws Exception {
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
       JsonObject first = log.append(event("job.created", "j1"));
-      assertEquals(List.of("seq", "ts", "prev", "type", "job"), new ArrayList<>(first.fieldNames()));
+      assertEquals(
+          List.of("seq", "ts", "prev", "type", "job"), new ArrayList<>(first.fieldNames()));
       assertEquals(1L, first.getLong("seq"));
       assertEquals(NOW.toString(), first.getString("ts"));
       assertEquals("0".repeat(64), first.getString("prev"));
@@ -54,7 +54,10 @@ class AuditLogTest {
       log.append(event("job.finished", "j1"));
     }
     List<String> before = lines();
-    assertTrue(before.get(0).startsWith("{\"seq\":1,\"ts\":\"" + NOW + "\",\"prev\":\"" + "0".repeat(64) + "\""));
+    assertTrue(
+        before
+            .get(0)
+            .startsWith("{\"seq\":1,\"ts\":\"" + NOW + "\",\"prev\":\"" + "0".repeat(64) + "\""));
 
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
       assertTrue(log.checkAtOpen().ok());
@@ -63,7 +66,9 @@ class AuditLogTest {
       assertEquals(4L, fourth.getLong("seq"));
       assertEquals(sha256(before.get(2)), fourth.getString("prev"));
       assertEquals(4, log.entries().size());
-      assertEquals(List.of("j1", "j1", "j1", "j2"), log.entries().stream().map(e -> e.getString("job")).toList());
+      assertEquals(
+          List.of("j1", "j1", "j1", "j2"),
+          log.entries().stream().map(e -> e.getString("job")).toList());
       assertEquals(2, log.entries(e -> e.getString("type").equals("job.created")).size());
       assertTrue(log.verify().ok());
     }
@@ -83,8 +88,12 @@ class AuditLogTest {
     }
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
       log.append(event("job.created", "j0"));
-      List<JsonObject> stored = log.appendAll(List.of(event("job.created", "j1"), event("job.created", "j2"),
-          event("job.created", "j3")));
+      List<JsonObject> stored =
+          log.appendAll(
+              List.of(
+                  event("job.created", "j1"),
+                  event("job.created", "j2"),
+                  event("job.created", "j3")));
       assertEquals(List.of(2L, 3L, 4L), stored.stream().map(e -> e.getLong("seq")).toList());
       assertEquals(4, log.size());
       assertEquals(5L, log.append(event("job.finished", "j0")).getLong("seq"));
@@ -98,8 +107,11 @@ class AuditLogTest {
   void appendingSeveralRefusesThemAllIfOneSetsAReservedField() throws Exception {
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
       log.append(event("job.created", "j1"));
-      assertThrows(IllegalArgumentException.class, () -> log.appendAll(List.of(event("job.created", "j2"),
-          event("job.created", "j3").put("seq", 9))));
+      assertThrows(
+          IllegalArgumentException.class,
+          () ->
+              log.appendAll(
+                  List.of(event("job.created", "j2"), event("job.created", "j3").put("seq", 9))));
       assertEquals(1, log.size());
       assertEquals(2L, log.append(event("job.created", "j2")).getLong("seq"));
     }
@@ -150,8 +162,13 @@ class AuditLogTest {
   @Test
   void verifyNamesAForgedLineWithAWrongPrevAndAppendsKeepReportingIt() throws Exception {
     writeLog(5);
-    JsonObject forged = new JsonObject().put("seq", 6).put("ts", NOW.toString()).put("prev", "a".repeat(64))
-        .put("type", "job.finished").put("job", "job-1");
+    JsonObject forged =
+        new JsonObject()
+            .put("seq", 6)
+            .put("ts", NOW.toString())
+            .put("prev", "a".repeat(64))
+            .put("type", "job.finished")
+            .put("job", "job-1");
     Files.writeString(file(), forged.encode() + "\n", StandardOpenOption.APPEND);
     assertBroken(6, "line 6: prev does not match the hash of line 5");
 
@@ -183,7 +200,8 @@ class AuditLogTest {
   void aTornLastLineIsSetAsideAndTheChainContinuesFromTheLastGoodLine() throws Exception {
     writeLog(3);
     byte[] good = Files.readAllBytes(file());
-    byte[] half = "{\"seq\":4,\"ts\":\"2026-03-04T05:06:07.089Z\",\"pr".getBytes(StandardCharsets.UTF_8);
+    byte[] half =
+        "{\"seq\":4,\"ts\":\"2026-03-04T05:06:07.089Z\",\"pr".getBytes(StandardCharsets.UTF_8);
     Files.write(file(), half, StandardOpenOption.APPEND);
     assertBroken(4, "line 4: torn: " + half.length + " bytes without a trailing newline");
 
@@ -211,7 +229,8 @@ class AuditLogTest {
     assertBroken(3, "line 3: not a valid UTF-8 JSON object");
 
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
-      assertArrayEquals(bad, Files.readAllBytes(dir.resolve("agent-jobs.jsonl.torn-" + NOW.toEpochMilli())));
+      assertArrayEquals(
+          bad, Files.readAllBytes(dir.resolve("agent-jobs.jsonl.torn-" + NOW.toEpochMilli())));
       assertArrayEquals(good, Arrays.copyOf(Files.readAllBytes(file()), good.length));
       assertEquals(AuditLog.TORN_LINE_SET_ASIDE, new JsonObject(lines().get(2)).getString("event"));
       log.append(event("job.created", "job-3"));
@@ -234,10 +253,15 @@ class AuditLogTest {
 
   @Test
   void awkwardStringsRoundTripAsOneLine() throws Exception {
-    String awkward = "line one\nline two\r\n\u2028\u2029 \"quoted\" \\ \t \u0000 \u00e9\u4e2d\ud83d\ude00";
+    String awkward =
+        "line one\nline two\r\n\u2028\u2029 \"quoted\" \\ \t \u0000 \u00e9\u4e2d\ud83d\ude00";
     String big = "x".repeat(100 * 1024);
-    JsonObject event = new JsonObject().put("type", "job.output").put("text", awkward).put("big", big)
-        .put("nested", new JsonObject().put("list", new JsonArray().add(awkward)));
+    JsonObject event =
+        new JsonObject()
+            .put("type", "job.output")
+            .put("text", awkward)
+            .put("big", big)
+            .put("nested", new JsonObject().put("list", new JsonArray().add(awkward)));
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
       JsonObject stored = log.append(event);
       assertEquals(awkward, stored.getString("text"));
@@ -260,7 +284,8 @@ class AuditLogTest {
     try (AuditLog log = AuditLog.open(file(), CLOCK)) {
       for (String field : List.of("prev", "seq", "ts")) {
         JsonObject event = event("job.created", "j1").put(field, "forged");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> log.append(event));
+        IllegalArgumentException e =
+            assertThrows(IllegalArgumentException.class, () -> log.append(event));
         assertTrue(e.getMessage().contains(field), e.getMessage());
       }
       assertEquals(0, log.size());
@@ -287,13 +312,15 @@ class AuditLogTest {
       List<Future<?>> done = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         String writer = "writer-" + t;
-        done.add(pool.submit(() -> {
-          start.await();
-          for (int i = 0; i < perThread; i++) {
-            log.append(new JsonObject().put("writer", writer).put("n", i));
-          }
-          return null;
-        }));
+        done.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (int i = 0; i < perThread; i++) {
+                    log.append(new JsonObject().put("writer", writer).put("n", i));
+                  }
+                  return null;
+                }));
       }
       start.countDown();
       for (Future<?> f : done) {
@@ -302,8 +329,10 @@ class AuditLogTest {
       assertEquals(threads * perThread, log.size());
       for (int t = 0; t < threads; t++) {
         String writer = "writer-" + t;
-        List<Integer> order = log.entries(e -> writer.equals(e.getString("writer"))).stream()
-            .map(e -> e.getInteger("n")).toList();
+        List<Integer> order =
+            log.entries(e -> writer.equals(e.getString("writer"))).stream()
+                .map(e -> e.getInteger("n"))
+                .toList();
         assertEquals(java.util.stream.IntStream.range(0, perThread).boxed().toList(), order);
       }
     } finally {
@@ -343,7 +372,8 @@ class AuditLogTest {
   private List<String> lines() throws IOException {
     String content = Files.readString(file(), StandardCharsets.UTF_8);
     assertTrue(content.endsWith("\n"));
-    return new ArrayList<>(Arrays.asList(content.substring(0, content.length() - 1).split("\n", -1)));
+    return new ArrayList<>(
+        Arrays.asList(content.substring(0, content.length() - 1).split("\n", -1)));
   }
 
   private void rewrite(List<String> lines) throws IOException {
@@ -361,7 +391,8 @@ class AuditLogTest {
   }
 
   private static String sha256(String line) throws Exception {
-    return HexFormat.of().formatHex(
-        MessageDigest.getInstance("SHA-256").digest(line.getBytes(StandardCharsets.UTF_8)));
+    return HexFormat.of()
+        .formatHex(
+            MessageDigest.getInstance("SHA-256").digest(line.getBytes(StandardCharsets.UTF_8)));
   }
 }

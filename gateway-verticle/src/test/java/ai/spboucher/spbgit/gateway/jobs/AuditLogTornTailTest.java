@@ -1,11 +1,11 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import ai.spboucher.spbgit.proto.AuditChain;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,36 +22,46 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A crash mid-append, written by hand: the log cut through its last line, at many points and at every byte of its
- * multi-byte characters. Opening it must always end the same way: the partial line moved to a side file, the log
- * truncated to its last complete line, the repair recorded as the next entry of the chain, and the chain intact.
+ * A crash mid-append, written by hand: the log cut through its last line, at many points and at
+ * every byte of its multi-byte characters. Opening it must always end the same way: the partial
+ * line moved to a side file, the log truncated to its last complete line, the repair recorded as
+ * the next entry of the chain, and the chain intact.
  */
 class AuditLogTornTailTest {
 
   private static final Instant NOW = Instant.parse("2026-05-06T07:08:09.010Z");
   private static final Clock CLOCK = Clock.fixed(NOW, ZoneOffset.UTC);
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void aCutAnywhereInTheLastLineIsSetAsideAndRecordedInTheChain() throws Exception {
     Path file = dir.resolve("agent-jobs.jsonl");
     try (AuditLog log = AuditLog.open(file, CLOCK)) {
       for (int i = 1; i <= 4; i++) {
-        log.append(new JsonObject().put("event", "job_created").put("job", "job-" + i).put("task", "t\u00e9\u4e2d"));
+        log.append(
+            new JsonObject()
+                .put("event", "job_created")
+                .put("job", "job-" + i)
+                .put("task", "t\u00e9\u4e2d"));
       }
     }
     byte[] whole = Files.readAllBytes(file);
-    assertTrue(new String(whole, StandardCharsets.UTF_8).contains("\u4e2d"), "the lines hold multi-byte characters");
+    assertTrue(
+        new String(whole, StandardCharsets.UTF_8).contains("\u4e2d"),
+        "the lines hold multi-byte characters");
     int lastLineStart = lastIndexOf(whole, (byte) '\n', whole.length - 2) + 1;
     byte[] good = Arrays.copyOf(whole, lastLineStart);
 
-    // Lengths from one byte to the whole line without its newline, every byte of the multi-byte characters among
+    // Lengths from one byte to the whole line without its newline, every byte of the multi-byte
+    // characters among
     // them (each open fsyncs a few times, so not every length of the ASCII rest).
     int length = whole.length - lastLineStart - 1;
     for (int cut = 1; cut <= length; cut++) {
-      if (cut % 7 != 0 && cut > 2 && cut < length - 2 && (whole[lastLineStart + cut] & 0x80) == 0
+      if (cut % 7 != 0
+          && cut > 2
+          && cut < length - 2
+          && (whole[lastLineStart + cut] & 0x80) == 0
           && (whole[lastLineStart + cut - 1] & 0x80) == 0) {
         continue;
       }
@@ -70,13 +80,20 @@ class AuditLogTornTailTest {
         assertEquals(cut, note.getInteger("bytes"));
         assertEquals(sha256(torn), note.getString("sha256"));
         assertEquals("the last line has no trailing newline", note.getString("why"));
-        assertEquals(sha256(Arrays.copyOfRange(good, lastIndexOf(good, (byte) '\n', good.length - 2) + 1,
-            good.length - 1)), note.getString("prev"), "the note follows the last complete line");
+        assertEquals(
+            sha256(
+                Arrays.copyOfRange(
+                    good, lastIndexOf(good, (byte) '\n', good.length - 2) + 1, good.length - 1)),
+            note.getString("prev"),
+            "the note follows the last complete line");
       }
-      assertArrayEquals(torn, Files.readAllBytes(sub.resolve(note(copy).getString("file"))),
+      assertArrayEquals(
+          torn,
+          Files.readAllBytes(sub.resolve(note(copy).getString("file"))),
           "the side file holds exactly the torn bytes");
       byte[] repaired = Files.readAllBytes(copy);
-      assertArrayEquals(good, Arrays.copyOf(repaired, good.length), "the complete lines are untouched");
+      assertArrayEquals(
+          good, Arrays.copyOf(repaired, good.length), "the complete lines are untouched");
       AuditChain.Result check = AuditLog.verify(copy);
       assertTrue(check.ok(), "cut at " + cut + ": " + check.message());
       assertEquals(4, check.lines());
@@ -89,7 +106,10 @@ class AuditLogTornTailTest {
     try (AuditLog log = AuditLog.open(file, CLOCK)) {
       log.append(new JsonObject().put("event", "job_created").put("job", "a"));
     }
-    Files.writeString(file, "{\"seq\":2,\"ts\":\"2026-05-06T07:08", StandardCharsets.UTF_8,
+    Files.writeString(
+        file,
+        "{\"seq\":2,\"ts\":\"2026-05-06T07:08",
+        StandardCharsets.UTF_8,
         java.nio.file.StandardOpenOption.APPEND);
     try (AuditLog log = AuditLog.open(file, CLOCK)) {
       assertEquals(2, log.size());
@@ -104,7 +124,8 @@ class AuditLogTornTailTest {
     assertTrue(AuditLog.verify(file).ok());
     try (AuditLog log = AuditLog.open(file, CLOCK)) {
       JobBook book = JobBook.replay(log.entries());
-      assertEquals(List.of("a"), book.list(null).stream().map(Job::id).toList(), "the note is no job");
+      assertEquals(
+          List.of("a"), book.list(null).stream().map(Job::id).toList(), "the note is no job");
       assertEquals(Job.DISPATCHED, book.get("a").orElseThrow().status());
     }
   }
@@ -114,14 +135,19 @@ class AuditLogTornTailTest {
     Path file = dir.resolve("agent-jobs.jsonl");
     AuditLog.open(file, CLOCK).close();
     for (String torn : List.of("{\"seq\":1,", "{\"seq\":2,\"ts\"", "not json at all\n")) {
-      Files.writeString(file, torn, StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+      Files.writeString(
+          file, torn, StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
       AuditLog.open(file, CLOCK).close();
     }
     AuditChain.Result check = AuditLog.verify(file);
     assertTrue(check.ok(), check.message());
     assertEquals(3, check.lines());
     try (Stream<Path> files = Files.list(dir)) {
-      assertEquals(3, files.filter(p -> p.getFileName().toString().startsWith("agent-jobs.jsonl.torn-")).count());
+      assertEquals(
+          3,
+          files
+              .filter(p -> p.getFileName().toString().startsWith("agent-jobs.jsonl.torn-"))
+              .count());
     }
     assertEquals("the last line is not a JSON object", note(file).getString("why"));
   }

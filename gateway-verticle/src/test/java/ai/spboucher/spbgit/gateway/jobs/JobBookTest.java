@@ -15,17 +15,29 @@ class JobBookTest {
   }
 
   private static JsonObject created(String job) {
-    return e(JobBook.CREATED, job).put("repo", "demo").put("task", "t").put("exec", "true").put("base", "main")
-        .put("token_id", "jti-" + job).put("token_expires", "2026-11-29T01:00:00Z")
+    return e(JobBook.CREATED, job)
+        .put("repo", "demo")
+        .put("task", "t")
+        .put("exec", "true")
+        .put("base", "main")
+        .put("token_id", "jti-" + job)
+        .put("token_expires", "2026-11-29T01:00:00Z")
         .put("deadline", "2026-11-29T00:40:00Z");
   }
 
   @Test
   void replaysALifecycle() {
-    JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.DISPATCHED, "a").put("queue_seq", 7),
-        e(JobBook.STARTED, "a").put("runner", "r1").put("container", "c1"),
-        e(JobBook.REFS_WRITTEN, "a").put("refs", new JsonArray().add(new JsonObject().put("ref", "refs/agents/a/p"))),
-        e(JobBook.FINISHED, "a").put("exit_reason", "ok")));
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                created("a"),
+                e(JobBook.DISPATCHED, "a").put("queue_seq", 7),
+                e(JobBook.STARTED, "a").put("runner", "r1").put("container", "c1"),
+                e(JobBook.REFS_WRITTEN, "a")
+                    .put(
+                        "refs",
+                        new JsonArray().add(new JsonObject().put("ref", "refs/agents/a/p"))),
+                e(JobBook.FINISHED, "a").put("exit_reason", "ok")));
     Job job = book.get("a").get();
     assertEquals("finished", job.status());
     assertEquals("ok", job.exitReason());
@@ -37,12 +49,21 @@ class JobBookTest {
 
   @Test
   void keepsTheEnvironmentFromCreationAndTheImageDigestAndCacheFromTheStart() {
-    JsonObject environment = new JsonObject().put("image", "python").put("hash", "h").put("blob", "b");
-    JobBook book = JobBook.replay(List.of(created("a").put("image", "python").put("environment", environment),
-        e(JobBook.DISPATCHED, "a").put("queue_seq", 1)));
+    JsonObject environment =
+        new JsonObject().put("image", "python").put("hash", "h").put("blob", "b");
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                created("a").put("image", "python").put("environment", environment),
+                e(JobBook.DISPATCHED, "a").put("queue_seq", 1)));
     Job waiting = book.get("a").get();
-    assertEquals("a runner offering image 'python'", waiting.toJson(WorkShas.NONE).getString("waiting_for"));
-    book.apply(e(JobBook.STARTED, "a").put("runner", "r1").put("image_digest", "sha256:d").put("cache", "miss"));
+    assertEquals(
+        "a runner offering image 'python'", waiting.toJson(WorkShas.NONE).getString("waiting_for"));
+    book.apply(
+        e(JobBook.STARTED, "a")
+            .put("runner", "r1")
+            .put("image_digest", "sha256:d")
+            .put("cache", "miss"));
     JsonObject job = book.get("a").get().toJson(WorkShas.NONE);
     assertEquals(environment, job.getJsonObject("environment"));
     assertEquals("sha256:d", job.getString("image_digest"));
@@ -52,7 +73,8 @@ class JobBookTest {
 
   @Test
   void aJobRecordedBeforeEnvironmentsWaitsForTheBaseImage() {
-    JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.DISPATCHED, "a").put("queue_seq", 1)));
+    JobBook book =
+        JobBook.replay(List.of(created("a"), e(JobBook.DISPATCHED, "a").put("queue_seq", 1)));
     JsonObject job = book.get("a").get().toJson(WorkShas.NONE);
     assertEquals(null, job.getValue("environment"));
     assertEquals("a runner offering image 'base'", job.getString("waiting_for"));
@@ -60,8 +82,13 @@ class JobBookTest {
 
   @Test
   void lateAndDuplicateEventsDoNotMoveAJobBackwards() {
-    JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.FINISHED, "a").put("exit_reason", "cancelled"),
-        e(JobBook.STARTED, "a").put("runner", "late"), e(JobBook.FINISHED, "a").put("exit_reason", "ok")));
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                created("a"),
+                e(JobBook.FINISHED, "a").put("exit_reason", "cancelled"),
+                e(JobBook.STARTED, "a").put("runner", "late"),
+                e(JobBook.FINISHED, "a").put("exit_reason", "ok")));
     Job job = book.get("a").get();
     assertEquals("cancelled", job.exitReason());
     assertEquals(null, job.runnerId());
@@ -69,7 +96,8 @@ class JobBookTest {
 
   @Test
   void ignoresEntriesForUnknownJobsAndListsNewestFirst() {
-    JobBook book = JobBook.replay(List.of(e(JobBook.STARTED, "ghost"), created("a1"), created("b2")));
+    JobBook book =
+        JobBook.replay(List.of(e(JobBook.STARTED, "ghost"), created("a1"), created("b2")));
     assertTrue(book.get("ghost").isEmpty());
     assertEquals(List.of("b2", "a1"), book.list("demo").stream().map(Job::id).toList());
     assertEquals(2, book.unfinished().size());
@@ -81,21 +109,40 @@ class JobBookTest {
     for (int push = 0; push < 50; push++) {
       JsonArray refs = new JsonArray();
       for (int i = 0; i < 100; i++) {
-        refs.add(new JsonObject().put("ref", "refs/agents/a/flood-" + push + "-" + i).put("old", "0".repeat(40))
-            .put("new", "1".repeat(40)).put("token_id", "jti-a"));
+        refs.add(
+            new JsonObject()
+                .put("ref", "refs/agents/a/flood-" + push + "-" + i)
+                .put("old", "0".repeat(40))
+                .put("new", "1".repeat(40))
+                .put("token_id", "jti-a"));
       }
       entries.add(e(JobBook.REFS_WRITTEN, "a").put("refs", refs));
     }
-    entries.add(e(JobBook.REFS_WRITTEN, "a").put("refs", new JsonArray()
-        .add(new JsonObject().put("ref", "refs/agents/a/proposal").put("old", "0".repeat(40)).put("new", "2".repeat(40)))
-        .add(new JsonObject().put("ref", "refs/agents/a/proposal").put("old", "2".repeat(40))
-            .put("new", "3".repeat(40)))));
+    entries.add(
+        e(JobBook.REFS_WRITTEN, "a")
+            .put(
+                "refs",
+                new JsonArray()
+                    .add(
+                        new JsonObject()
+                            .put("ref", "refs/agents/a/proposal")
+                            .put("old", "0".repeat(40))
+                            .put("new", "2".repeat(40)))
+                    .add(
+                        new JsonObject()
+                            .put("ref", "refs/agents/a/proposal")
+                            .put("old", "2".repeat(40))
+                            .put("new", "3".repeat(40)))));
 
     List<JsonObject> listed = JobBook.replay(entries).get("a").get().refsWritten();
 
     assertEquals(JobBook.MAX_REFS_LISTED, listed.size());
-    assertEquals(new JsonObject().put("ref", "refs/agents/a/proposal").put("old", "2".repeat(40))
-        .put("new", "3".repeat(40)), listed.get(listed.size() - 1));
+    assertEquals(
+        new JsonObject()
+            .put("ref", "refs/agents/a/proposal")
+            .put("old", "2".repeat(40))
+            .put("new", "3".repeat(40)),
+        listed.get(listed.size() - 1));
     assertEquals("refs/agents/a/flood-49-99", listed.get(listed.size() - 2).getString("ref"));
     assertTrue(listed.stream().noneMatch(r -> r.containsKey("token_id")));
   }

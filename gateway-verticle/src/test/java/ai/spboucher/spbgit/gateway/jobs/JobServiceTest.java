@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.common.RevocationList;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
-import ai.spboucher.spbgit.common.RevocationList;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -52,18 +52,19 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The job lifecycle against a fake queue, with the real parts under it: an audit log in a temporary directory, a
- * JGit bare repository on disk, job tokens signed with a real key and revoked in a real revocation list.
+ * The job lifecycle against a fake queue, with the real parts under it: an audit log in a temporary
+ * directory, a JGit bare repository on disk, job tokens signed with a real key and revoked in a
+ * real revocation list.
  */
 @ExtendWith(VertxExtension.class)
 class JobServiceTest {
 
   private static final RepoName REPO = RepoName.of("demo");
   private static final Principal.Owner OWNER = new Principal.Owner("pat-1");
-  private static final NewJob EXEC_JOB = new NewJob("say hello", "echo hello > hello.txt", "", "", "");
+  private static final NewJob EXEC_JOB =
+      new NewJob("say hello", "echo hello > hello.txt", "", "", "");
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
   private final MovableClock clock = new MovableClock(Instant.parse("2026-12-01T10:00:00Z"));
   private final FakeQueue queue = new FakeQueue();
   private Vertx vertx;
@@ -80,14 +81,18 @@ class JobServiceTest {
     repos.create(REPO, "");
     commitOnMain();
     audit = AuditLog.open(tmp.resolve("agent-jobs.jsonl"), clock);
-    tokens = new JobTokens(SigningKey.loadOrCreate(tmp.resolve("keys")),
-        RevocationList.load(tmp.resolve("revoked-job-tokens.json"), clock), clock);
+    tokens =
+        new JobTokens(
+            SigningKey.loadOrCreate(tmp.resolve("keys")),
+            RevocationList.load(tmp.resolve("revoked-job-tokens.json"), clock),
+            clock);
     context = vertx.getOrCreateContext();
     jobs = startService(List.of());
-    on(() -> {
-      jobs.attach(queue);
-      return Future.succeededFuture();
-    });
+    on(
+        () -> {
+          jobs.attach(queue);
+          return Future.succeededFuture();
+        });
   }
 
   @AfterEach
@@ -106,7 +111,9 @@ class JobServiceTest {
     assertEquals("main", request.getBaseRef());
     assertEquals("https://git.example.org/demo.git", request.getCloneUrl());
     assertEquals(created.id(), tokens.verify(request.getJobToken()).jobId());
-    assertFalse(Files.readString(audit.file()).contains(request.getJobToken()), "the token stays out of the log");
+    assertFalse(
+        Files.readString(audit.file()).contains(request.getJobToken()),
+        "the token stays out of the log");
     assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED), events(created.id()));
 
     assertTrue(queue.deliver(started(created.id())).succeeded());
@@ -119,7 +126,8 @@ class JobServiceTest {
     assertEquals("ok", done.exitReason());
     assertEquals("container-1", done.containerId());
     assertTrue(tokens.isRevoked(created.tokenId()));
-    assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED, JobBook.STARTED, JobBook.FINISHED),
+    assertEquals(
+        List.of(JobBook.CREATED, JobBook.DISPATCHED, JobBook.STARTED, JobBook.FINISHED),
         events(created.id()));
   }
 
@@ -128,7 +136,8 @@ class JobServiceTest {
     Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
     long entries = audit.size();
     queue.connected = false;
-    assertInstanceOf(JobQueueUnavailableException.class, failure(() -> jobs.create(REPO, EXEC_JOB, OWNER)));
+    assertInstanceOf(
+        JobQueueUnavailableException.class, failure(() -> jobs.create(REPO, EXEC_JOB, OWNER)));
     assertInstanceOf(JobQueueUnavailableException.class, failure(() -> jobs.cancel(created.id())));
     assertEquals(entries, audit.size(), "nothing recorded");
     assertEquals(1, queue.published.size());
@@ -175,10 +184,12 @@ class JobServiceTest {
   void ignoresEventsAfterTheFirstEndAndRedeliveredStarts() throws Exception {
     Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
     queue.deliver(started(created.id()));
-    assertTrue(queue.deliver(started(created.id())).succeeded(), "a redelivered start is acknowledged");
+    assertTrue(
+        queue.deliver(started(created.id())).succeeded(), "a redelivered start is acknowledged");
     queue.deliver(finished(created.id(), "timeout"));
     long entries = audit.size();
-    assertTrue(queue.deliver(finished(created.id(), "ok")).succeeded(), "a late end is acknowledged");
+    assertTrue(
+        queue.deliver(finished(created.id(), "ok")).succeeded(), "a late end is acknowledged");
     assertTrue(queue.deliver(started(created.id())).succeeded());
     assertTrue(queue.deliver(finished("unknown-job", "ok")).succeeded());
     assertEquals(entries, audit.size(), "nothing recorded");
@@ -201,10 +212,11 @@ class JobServiceTest {
   @Test
   void endsTheJobsAPreviousRunLeftUnqueued() throws Exception {
     queue.publishHangs = true;
-    on(() -> {
-      jobs.create(REPO, EXEC_JOB, OWNER);
-      return Future.succeededFuture();
-    });
+    on(
+        () -> {
+          jobs.create(REPO, EXEC_JOB, OWNER);
+          return Future.succeededFuture();
+        });
     Job stuck = waitFor(() -> jobs.list(REPO.value()).stream().findFirst().orElse(null));
     assertEquals(Job.QUEUED, stuck.status());
 
@@ -218,22 +230,31 @@ class JobServiceTest {
 
   @Test
   void refusesWhatTheGatewayDoesNotAllowBeforeRecordingAnything() throws Exception {
-    assertEquals("no model provider is configured (SPB_MODEL), so jobs need an 'exec' shell command",
+    assertEquals(
+        "no model provider is configured (SPB_MODEL), so jobs need an 'exec' shell command",
         failure(() -> jobs.create(REPO, new NewJob("think", "", "", "", ""), OWNER)).getMessage());
     JobService withModels = startService(List.of("model-a", "model-b"));
-    on(() -> {
-      withModels.attach(queue);
-      return Future.succeededFuture();
-    });
-    Throwable unlisted = failure(() -> withModels.create(REPO, new NewJob("think", "", "model-c", "", ""), OWNER));
+    on(
+        () -> {
+          withModels.attach(queue);
+          return Future.succeededFuture();
+        });
+    Throwable unlisted =
+        failure(() -> withModels.create(REPO, new NewJob("think", "", "model-c", "", ""), OWNER));
     assertInstanceOf(InvalidJobException.class, unlisted);
-    assertEquals("model 'model-c' is not allowed; allowed: model-a, model-b", unlisted.getMessage());
-    assertInstanceOf(InvalidJobException.class,
-        failure(() -> withModels.create(REPO, new NewJob("think", "true", "model-a", "", ""), OWNER)));
-    assertInstanceOf(InvalidJobException.class,
+    assertEquals(
+        "model 'model-c' is not allowed; allowed: model-a, model-b", unlisted.getMessage());
+    assertInstanceOf(
+        InvalidJobException.class,
+        failure(
+            () -> withModels.create(REPO, new NewJob("think", "true", "model-a", "", ""), OWNER)));
+    assertInstanceOf(
+        InvalidJobException.class,
         failure(() -> withModels.create(REPO, new NewJob("think", "true", "", "", "a..b"), OWNER)));
-    assertInstanceOf(JobStateException.class,
-        failure(() -> withModels.create(REPO, new NewJob("think", "true", "", "", "develop"), OWNER)));
+    assertInstanceOf(
+        JobStateException.class,
+        failure(
+            () -> withModels.create(REPO, new NewJob("think", "true", "", "", "develop"), OWNER)));
     assertEquals(0, audit.size());
 
     Job llm = on(() -> withModels.create(REPO, new NewJob("think", "", "", "", ""), OWNER));
@@ -245,17 +266,29 @@ class JobServiceTest {
   void readsTheAuditOfARepositoryIncludingItsJobsEntriesWithoutARepository() throws Exception {
     Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
     List<JsonObject> entries = on(() -> jobs.auditEntries(REPO.value(), null));
-    assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED),
+    assertEquals(
+        List.of(JobBook.CREATED, JobBook.DISPATCHED),
         entries.stream().map(e -> e.getString("event")).toList());
     assertNull(entries.get(1).getString("repo"));
     List<String> lines = on(() -> jobs.auditLines(null, created.id()));
-    assertEquals(Files.readString(audit.file(), StandardCharsets.UTF_8), String.join("\n", lines) + "\n");
+    assertEquals(
+        Files.readString(audit.file(), StandardCharsets.UTF_8), String.join("\n", lines) + "\n");
     assertEquals(List.of(), on(() -> jobs.auditEntries("other", null)));
   }
 
   private JobService startService(List<String> models) throws Exception {
-    return on(() -> Future.succeededFuture(new JobService(vertx, audit, tokens, repos,
-        name -> "https://git.example.org/" + name.value() + ".git", Duration.ofMinutes(30), models, clock)));
+    return on(
+        () ->
+            Future.succeededFuture(
+                new JobService(
+                    vertx,
+                    audit,
+                    tokens,
+                    repos,
+                    name -> "https://git.example.org/" + name.value() + ".git",
+                    Duration.ofMinutes(30),
+                    models,
+                    clock)));
   }
 
   private Job job(String id) throws Exception {
@@ -263,25 +296,31 @@ class JobServiceTest {
   }
 
   private List<String> events(String jobId) {
-    return audit.entries(e -> jobId.equals(e.getString("job"))).stream().map(e -> e.getString("event")).toList();
+    return audit.entries(e -> jobId.equals(e.getString("job"))).stream()
+        .map(e -> e.getString("event"))
+        .toList();
   }
 
   /** Runs {@code action} on the service's context and waits for its future. */
   private <T> T on(Callable<Future<T>> action) throws Exception {
     CompletableFuture<T> result = new CompletableFuture<>();
-    context.runOnContext(v -> {
-      try {
-        action.call().onComplete(ar -> {
-          if (ar.succeeded()) {
-            result.complete(ar.result());
-          } else {
-            result.completeExceptionally(ar.cause());
+    context.runOnContext(
+        v -> {
+          try {
+            action
+                .call()
+                .onComplete(
+                    ar -> {
+                      if (ar.succeeded()) {
+                        result.complete(ar.result());
+                      } else {
+                        result.completeExceptionally(ar.cause());
+                      }
+                    });
+          } catch (Exception e) {
+            result.completeExceptionally(e);
           }
         });
-      } catch (Exception e) {
-        result.completeExceptionally(e);
-      }
-    });
     try {
       return result.get(20, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
@@ -311,19 +350,34 @@ class JobServiceTest {
   }
 
   private static JobEvent started(String jobId) {
-    return JobEvent.newBuilder().setJobId(jobId).setStatus(StatusChange.newBuilder().setStatus(JobStatus.STARTED)
-        .setRunnerId("runner-1").setContainerId("container-1")).build();
+    return JobEvent.newBuilder()
+        .setJobId(jobId)
+        .setStatus(
+            StatusChange.newBuilder()
+                .setStatus(JobStatus.STARTED)
+                .setRunnerId("runner-1")
+                .setContainerId("container-1"))
+        .build();
   }
 
   private static JobEvent finished(String jobId, String reason) {
-    return JobEvent.newBuilder().setJobId(jobId).setStatus(StatusChange.newBuilder().setStatus(JobStatus.FINISHED)
-        .setExitReason(reason).setRunnerId("runner-1")).build();
+    return JobEvent.newBuilder()
+        .setJobId(jobId)
+        .setStatus(
+            StatusChange.newBuilder()
+                .setStatus(JobStatus.FINISHED)
+                .setExitReason(reason)
+                .setRunnerId("runner-1"))
+        .build();
   }
 
   private void commitOnMain() throws Exception {
-    try (Repository repository = repos.open(REPO); ObjectInserter inserter = repository.newObjectInserter()) {
+    try (Repository repository = repos.open(REPO);
+        ObjectInserter inserter = repository.newObjectInserter()) {
       TreeFormatter tree = new TreeFormatter();
-      tree.append("README.md", org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
+      tree.append(
+          "README.md",
+          org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
           inserter.insert(Constants.OBJ_BLOB, "hello\n".getBytes(StandardCharsets.UTF_8)));
       CommitBuilder commit = new CommitBuilder();
       commit.setTreeId(inserter.insert(tree));
@@ -339,7 +393,10 @@ class JobServiceTest {
     }
   }
 
-  /** The queue as JobService sees it: what was published and cancelled, and events handed over by the test. */
+  /**
+   * The queue as JobService sees it: what was published and cancelled, and events handed over by
+   * the test.
+   */
   private final class FakeQueue implements JobQueue {
 
     volatile boolean connected = true;
@@ -380,11 +437,21 @@ class JobServiceTest {
       this.handler = handler;
     }
 
-    /** Hands {@code event} to the service as the NATS consumer would and waits until it is handled. */
+    /**
+     * Hands {@code event} to the service as the NATS consumer would and waits until it is handled.
+     */
     Future<?> deliver(JobEvent event) throws Exception {
       CompletableFuture<Future<?>> handled = new CompletableFuture<>();
-      handlerContext.runOnContext(v -> handler.apply(event).onComplete(ar -> handled.complete(
-          ar.succeeded() ? Future.succeededFuture() : Future.failedFuture(ar.cause()))));
+      handlerContext.runOnContext(
+          v ->
+              handler
+                  .apply(event)
+                  .onComplete(
+                      ar ->
+                          handled.complete(
+                              ar.succeeded()
+                                  ? Future.succeededFuture()
+                                  : Future.failedFuture(ar.cause()))));
       return handled.get(20, TimeUnit.SECONDS);
     }
   }

@@ -36,8 +36,7 @@ class ProposalsDiffTest {
   private static final RepoName REPO = RepoName.of("demo");
   private static final DiffBudget DEFAULT = DiffBudget.withTime(DiffBudget.DEFAULT_TIME);
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
   private RepositoryStore repos;
   private Proposals proposals;
 
@@ -50,8 +49,11 @@ class ProposalsDiffTest {
 
   @Test
   void showsAChangeAsNumberedTypedLinesWithItsCounts() throws Exception {
-    JsonObject diff = diff(Map.of("README.md", "one\ntwo\nthree\n"), Map.of("README.md", "one\n2\nthree\nfour\n"),
-        DEFAULT);
+    JsonObject diff =
+        diff(
+            Map.of("README.md", "one\ntwo\nthree\n"),
+            Map.of("README.md", "one\n2\nthree\nfour\n"),
+            DEFAULT);
     assertFalse(diff.getBoolean("too_large"));
     assertFalse(diff.getBoolean("truncated"));
     JsonObject readme = diff.getJsonArray("files").getJsonObject(0);
@@ -60,15 +62,24 @@ class ProposalsDiffTest {
     assertFalse(readme.getBoolean("too_large"));
     JsonObject hunk = readme.getJsonArray("hunks").getJsonObject(0);
     assertEquals("@@ -1,3 +1,4 @@", hunk.getString("header"));
-    assertEquals(List.of("context 1 1 one", "del 2 null two", "add null 2 2", "context 3 3 three", "add null 4 four"),
+    assertEquals(
+        List.of(
+            "context 1 1 one",
+            "del 2 null two",
+            "add null 2 2",
+            "context 3 3 three",
+            "add null 4 four"),
         lines(hunk));
   }
 
   @Test
   void stillDetectsRenamesAndBinaryFiles() throws Exception {
     String body = "a line that stays the same\n".repeat(20);
-    JsonObject diff = diff(Map.of("old.txt", body, "logo.bin", "\0\1\2"),
-        Map.of("new.txt", body + "one more\n", "logo.bin", "\0\1\3"), DEFAULT);
+    JsonObject diff =
+        diff(
+            Map.of("old.txt", body, "logo.bin", "\0\1\2"),
+            Map.of("new.txt", body + "one more\n", "logo.bin", "\0\1\3"),
+            DEFAULT);
     assertTrue(file(diff, "logo.bin").getBoolean("binary"));
     JsonObject renamed = file(diff, "new.txt");
     assertEquals("RENAME", renamed.getString("change"), diff.encodePrettily());
@@ -78,8 +89,10 @@ class ProposalsDiffTest {
 
   @Test
   void cutsLinesAtTheLineBudgetButCountsThemAll() throws Exception {
-    DiffBudget tenLines = new DiffBudget(DiffBudget.DEFAULT_TIME, DiffBudget.DEFAULT_MAX_FILE_BYTES, 300, 10, 100);
-    JsonObject diff = diff(Map.of("a.txt", "x\n"), Map.of("a.txt", "x\n" + "added\n".repeat(100)), tenLines);
+    DiffBudget tenLines =
+        new DiffBudget(DiffBudget.DEFAULT_TIME, DiffBudget.DEFAULT_MAX_FILE_BYTES, 300, 10, 100);
+    JsonObject diff =
+        diff(Map.of("a.txt", "x\n"), Map.of("a.txt", "x\n" + "added\n".repeat(100)), tenLines);
     assertTrue(diff.getBoolean("truncated"));
     assertFalse(diff.getBoolean("too_large"), "cut by the line budget, not too large");
     JsonObject file = diff.getJsonArray("files").getJsonObject(0);
@@ -90,15 +103,21 @@ class ProposalsDiffTest {
   @Test
   void listsAFileAboveTheByteBudgetWithoutDiffingIt() throws Exception {
     DiffBudget oneKib = new DiffBudget(DiffBudget.DEFAULT_TIME, 1024, 300, 20_000, 100);
-    JsonObject diff = diff(Map.of("big.txt", "x\n", "small.txt", "a\n"),
-        Map.of("big.txt", "y\n".repeat(1000), "small.txt", "b\n"), oneKib);
+    JsonObject diff =
+        diff(
+            Map.of("big.txt", "x\n", "small.txt", "a\n"),
+            Map.of("big.txt", "y\n".repeat(1000), "small.txt", "b\n"),
+            oneKib);
     JsonObject big = diff.getJsonArray("files").getJsonObject(0);
     assertTrue(big.getBoolean("too_large"));
-    assertEquals("larger than the 1 KiB a file may have to be diffed here", big.getString("reason"));
+    assertEquals(
+        "larger than the 1 KiB a file may have to be diffed here", big.getString("reason"));
     assertEquals(0, big.getJsonArray("hunks").size());
     JsonObject small = diff.getJsonArray("files").getJsonObject(1);
     assertFalse(small.getBoolean("too_large"));
-    assertEquals(List.of("del 1 null a", "add null 1 b"), lines(small.getJsonArray("hunks").getJsonObject(0)));
+    assertEquals(
+        List.of("del 1 null a", "add null 1 b"),
+        lines(small.getJsonArray("hunks").getJsonObject(0)));
     assertTrue(diff.getBoolean("truncated"));
     assertFalse(diff.getBoolean("too_large"), "the rest of the diff is shown");
   }
@@ -106,21 +125,30 @@ class ProposalsDiffTest {
   @Test
   void answersTooLargeWhenTheDiffRunsOutOfTime() throws Exception {
     DiffBudget oneSecond = DiffBudget.withTime(Duration.ofSeconds(1));
-    JsonObject diff = diff(Map.of("letters.txt", "a\nb\n".repeat(50_000), "z.txt", "z\n"),
-        Map.of("letters.txt", "a\na\nb\nb\n".repeat(25_000), "z.txt", "zz\n"), oneSecond);
+    JsonObject diff =
+        diff(
+            Map.of("letters.txt", "a\nb\n".repeat(50_000), "z.txt", "z\n"),
+            Map.of("letters.txt", "a\na\nb\nb\n".repeat(25_000), "z.txt", "zz\n"),
+            oneSecond);
     assertTrue(diff.getBoolean("too_large"));
     assertTrue(diff.getBoolean("truncated"));
-    assertTrue(diff.getString("reason").startsWith("too large to show here: fetch refs/agents/j1/proposal with git"),
+    assertTrue(
+        diff.getString("reason")
+            .startsWith("too large to show here: fetch refs/agents/j1/proposal with git"),
         diff.getString("reason"));
     JsonArray files = diff.getJsonArray("files");
-    assertEquals("the diff ran out of time in this file", files.getJsonObject(0).getString("reason"));
-    assertEquals("the diff ran out of time before this file", files.getJsonObject(1).getString("reason"));
+    assertEquals(
+        "the diff ran out of time in this file", files.getJsonObject(0).getString("reason"));
+    assertEquals(
+        "the diff ran out of time before this file", files.getJsonObject(1).getString("reason"));
   }
 
   @Test
   void stopsWhenCancelled() throws Exception {
-    DiffTarget target = target(Map.of("letters.txt", "a\nb\n".repeat(50_000)),
-        Map.of("letters.txt", "a\na\nb\nb\n".repeat(25_000)));
+    DiffTarget target =
+        target(
+            Map.of("letters.txt", "a\nb\n".repeat(50_000)),
+            Map.of("letters.txt", "a\na\nb\nb\n".repeat(25_000)));
     DiffAllowance allowance = new DiffAllowance(Duration.ofMinutes(10));
     ScheduledExecutorService canceller = Executors.newSingleThreadScheduledExecutor();
     try {
@@ -131,11 +159,13 @@ class ProposalsDiffTest {
     }
   }
 
-  private JsonObject diff(Map<String, String> before, Map<String, String> after, DiffBudget budget) throws Exception {
+  private JsonObject diff(Map<String, String> before, Map<String, String> after, DiffBudget budget)
+      throws Exception {
     return proposals.diff(target(before, after), budget, new DiffAllowance(budget.time()));
   }
 
-  private DiffTarget target(Map<String, String> before, Map<String, String> after) throws Exception {
+  private DiffTarget target(Map<String, String> before, Map<String, String> after)
+      throws Exception {
     try (Repository repository = repos.open(REPO)) {
       ObjectId base = commit(repository, before, null);
       ObjectId head = commit(repository, after, base);
@@ -148,7 +178,9 @@ class ProposalsDiffTest {
     try (ObjectInserter inserter = repository.newObjectInserter()) {
       TreeFormatter tree = new TreeFormatter();
       for (Map.Entry<String, String> file : new TreeMap<>(files).entrySet()) {
-        tree.append(file.getKey(), FileMode.REGULAR_FILE,
+        tree.append(
+            file.getKey(),
+            FileMode.REGULAR_FILE,
             inserter.insert(Constants.OBJ_BLOB, file.getValue().getBytes(StandardCharsets.UTF_8)));
       }
       CommitBuilder commit = new CommitBuilder();
@@ -167,13 +199,25 @@ class ProposalsDiffTest {
   }
 
   private static JsonObject file(JsonObject diff, String path) {
-    return diff.getJsonArray("files").stream().map(JsonObject.class::cast)
-        .filter(f -> path.equals(f.getString("path"))).findFirst().orElseThrow(() -> new AssertionError(path));
+    return diff.getJsonArray("files").stream()
+        .map(JsonObject.class::cast)
+        .filter(f -> path.equals(f.getString("path")))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError(path));
   }
 
   private static List<String> lines(JsonObject hunk) {
-    return hunk.getJsonArray("lines").stream().map(JsonObject.class::cast)
-        .map(l -> l.getString("type") + " " + l.getValue("old") + " " + l.getValue("new") + " " + l.getString("text"))
+    return hunk.getJsonArray("lines").stream()
+        .map(JsonObject.class::cast)
+        .map(
+            l ->
+                l.getString("type")
+                    + " "
+                    + l.getValue("old")
+                    + " "
+                    + l.getValue("new")
+                    + " "
+                    + l.getString("text"))
         .toList();
   }
 }

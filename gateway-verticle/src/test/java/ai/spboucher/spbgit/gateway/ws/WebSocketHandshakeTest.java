@@ -63,7 +63,8 @@ class WebSocketHandshakeTest {
 
   @Test
   void answersAnotherVersionWithUpgradeRequired() {
-    for (List<String> version : List.of(List.<String>of(), List.of("8"), List.of("99"), List.of("13", "8"))) {
+    for (List<String> version :
+        List.of(List.<String>of(), List.of("8"), List.of("99"), List.of("13", "8"))) {
       Map<String, List<String>> headers = handshake();
       headers.put("Sec-WebSocket-Version", version);
       assertEquals(426, refusalOf(headers).orElseThrow().status(), version.toString());

@@ -8,14 +8,15 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A job's {@code /work}: a size-capped tmpfs mounted on the runner host and bind-mounted into the container,
- * so the runner can read how full it got after the container is gone (how a disk breach is told apart from an
- * ordinary failure). Needs root; without it, {@link #mount} reports false and the container gets Docker's own
- * tmpfs instead. Every method blocks.
+ * A job's {@code /work}: a size-capped tmpfs mounted on the runner host and bind-mounted into the
+ * container, so the runner can read how full it got after the container is gone (how a disk breach
+ * is told apart from an ordinary failure). Needs root; without it, {@link #mount} reports false and
+ * the container gets Docker's own tmpfs instead. Every method blocks.
  */
 public final class WorkVolume {
 
   private static final System.Logger LOG = System.getLogger(WorkVolume.class.getName());
+
   /** Below this much free space the volume counts as full. */
   private static final long FULL_MARGIN_BYTES = 1 << 20;
 
@@ -38,11 +39,20 @@ public final class WorkVolume {
   /** Mounts the tmpfs; false if this host cannot (not root, no mount). */
   public boolean mount() throws IOException {
     Files.createDirectories(dir);
-    mounted = run("mount", "-t", "tmpfs", "-o",
-        "size=" + sizeBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700,nosuid,nodev", "tmpfs", dir.toString());
+    mounted =
+        run(
+            "mount",
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=" + sizeBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700,nosuid,nodev",
+            "tmpfs",
+            dir.toString());
     if (!mounted) {
-      LOG.log(System.Logger.Level.WARNING, "cannot mount a tmpfs for /work (is the runner root?); "
-          + "falling back to a Docker tmpfs, so disk_limit is reported as an exit code");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot mount a tmpfs for /work (is the runner root?); "
+              + "falling back to a Docker tmpfs, so disk_limit is reported as an exit code");
     }
     return mounted;
   }

@@ -10,18 +10,19 @@ import java.util.Set;
 /**
  * The network destinations one job may reach: an allow-list of {@code host:port} entries.
  *
- * <p>Entries are parsed strictly: {@code name:port}, {@code a.b.c.d:port}, {@code [v6]:port}, or the suffix
- * wildcard {@code *.name:port}. The port is always required and exact (1 to 65535). Anything else,
- * including a bare host, port 0, spaces, schemes, paths or zone ids, is rejected with an
- * {@link IllegalArgumentException} naming the entry.
+ * <p>Entries are parsed strictly: {@code name:port}, {@code a.b.c.d:port}, {@code [v6]:port}, or
+ * the suffix wildcard {@code *.name:port}. The port is always required and exact (1 to 65535).
+ * Anything else, including a bare host, port 0, spaces, schemes, paths or zone ids, is rejected
+ * with an {@link IllegalArgumentException} naming the entry.
  *
- * <p>Matching is on the text the job asked for, never on DNS: host names compare case-insensitively, IPv6
- * literals compare by address ({@code [::1]} and {@code [0:0:0:0:0:0:0:1]} are the same entry), and a name is
- * never equal to an address. So listing {@code 127.0.0.1:8080} does not admit {@code localhost:8080}, and
- * listing {@code localhost:8080} does not admit {@code 127.0.0.1:8080}: an agent cannot reach a port by
- * finding another spelling that happens to resolve there. {@code *.example.org:443} admits any name with at
- * least one more label in front ({@code a.example.org}, {@code a.b.example.org}) but not {@code example.org}
- * itself; a wildcard needs at least two labels after it and never matches an IP literal.
+ * <p>Matching is on the text the job asked for, never on DNS: host names compare
+ * case-insensitively, IPv6 literals compare by address ({@code [::1]} and {@code [0:0:0:0:0:0:0:1]}
+ * are the same entry), and a name is never equal to an address. So listing {@code 127.0.0.1:8080}
+ * does not admit {@code localhost:8080}, and listing {@code localhost:8080} does not admit {@code
+ * 127.0.0.1:8080}: an agent cannot reach a port by finding another spelling that happens to resolve
+ * there. {@code *.example.org:443} admits any name with at least one more label in front ({@code
+ * a.example.org}, {@code a.b.example.org}) but not {@code example.org} itself; a wildcard needs at
+ * least two labels after it and never matches an IP literal.
  *
  * <p>Instances are immutable and safe to share between threads.
  */
@@ -66,15 +67,16 @@ public final class EgressPolicy {
           canonical.add(target.authority());
         }
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("invalid egress entry '" + entry + "': " + e.getMessage(), e);
+        throw new IllegalArgumentException(
+            "invalid egress entry '" + entry + "': " + e.getMessage(), e);
       }
     }
     return new EgressPolicy(List.copyOf(canonical), Set.copyOf(exact), Set.copyOf(suffixes));
   }
 
   /**
-   * Parses a list written in one string, entries separated by commas and/or white space (for example an
-   * environment variable); a blank string gives {@link #denyAll()}.
+   * Parses a list written in one string, entries separated by commas and/or white space (for
+   * example an environment variable); a blank string gives {@link #denyAll()}.
    */
   public static EgressPolicy parse(String list) {
     List<String> entries = new ArrayList<>();
@@ -87,8 +89,8 @@ public final class EgressPolicy {
   }
 
   /**
-   * Whether a job may reach {@code host:port}. {@code host} is written as in a URL authority (IPv6 with or
-   * without brackets); a host that is not a valid name or literal is simply not admitted.
+   * Whether a job may reach {@code host:port}. {@code host} is written as in a URL authority (IPv6
+   * with or without brackets); a host that is not a valid name or literal is simply not admitted.
    */
   public boolean admits(String host, int port) {
     if (host == null || port < 1 || port > 65535) {

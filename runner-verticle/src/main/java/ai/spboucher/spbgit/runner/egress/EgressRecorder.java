@@ -6,15 +6,16 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * Keeps every {@link EgressRecord} of one proxy (allowed and refused) for the job's report, and optionally
- * passes each one to a listener as it is made.
+ * Keeps every {@link EgressRecord} of one proxy (allowed and refused) for the job's report, and
+ * optionally passes each one to a listener as it is made.
  *
- * <p>Threading: all methods are safe to call from any thread. A record is made when its attempt ends (a
- * refusal at once, a tunnel when both sides have closed), so records appear in order of completion. The
- * listener is called once per record, after it is stored, on the proxy thread that ended the attempt, with
- * no lock held; several proxy threads may call it concurrently. It must therefore be thread-safe and must not
- * block: a verticle should hop back with {@code context.runOnContext(...)} before touching its state or
- * publishing an event. An exception thrown by the listener is logged and otherwise ignored.
+ * <p>Threading: all methods are safe to call from any thread. A record is made when its attempt
+ * ends (a refusal at once, a tunnel when both sides have closed), so records appear in order of
+ * completion. The listener is called once per record, after it is stored, on the proxy thread that
+ * ended the attempt, with no lock held; several proxy threads may call it concurrently. It must
+ * therefore be thread-safe and must not block: a verticle should hop back with {@code
+ * context.runOnContext(...)} before touching its state or publishing an event. An exception thrown
+ * by the listener is logged and otherwise ignored.
  *
  * <p>Memory is bounded: beyond {@code capacity} records the oldest are dropped and counted in
  * {@link #dropped()} (the listener still sees every record).
@@ -32,10 +33,13 @@ public final class EgressRecorder {
 
   /** A recorder with no listener. */
   public EgressRecorder() {
-    this(DEFAULT_CAPACITY, record -> { });
+    this(DEFAULT_CAPACITY, record -> {});
   }
 
-  /** A recorder that also hands every record to {@code listener} (see the class comment for threading). */
+  /**
+   * A recorder that also hands every record to {@code listener} (see the class comment for
+   * threading).
+   */
   public EgressRecorder(Consumer<? super EgressRecord> listener) {
     this(DEFAULT_CAPACITY, listener);
   }

@@ -6,9 +6,9 @@ import java.net.UnknownHostException;
 import java.util.Locale;
 
 /**
- * A strictly validated {@code host:port}. The host is canonical: a lower-case DNS name, a dotted-quad IPv4
- * literal, or an IPv6 literal in the JDK's full textual form (kept without brackets). Parsing never
- * touches DNS.
+ * A strictly validated {@code host:port}. The host is canonical: a lower-case DNS name, a
+ * dotted-quad IPv4 literal, or an IPv6 literal in the JDK's full textual form (kept without
+ * brackets). Parsing never touches DNS.
  */
 record HostPort(String host, int port) {
 
@@ -66,7 +66,8 @@ record HostPort(String host, int port) {
       throw new IllegalArgumentException("port must be a number from 1 to 65535");
     }
     if (text.charAt(0) == '0') {
-      throw new IllegalArgumentException("port must be a number from 1 to 65535 without leading zeros");
+      throw new IllegalArgumentException(
+          "port must be a number from 1 to 65535 without leading zeros");
     }
     int port = Integer.parseInt(text);
     if (port > 65535) {
@@ -89,7 +90,8 @@ record HostPort(String host, int port) {
     if (!isIpLiteral()) {
       throw new IllegalStateException(host + " is a name, not an address");
     }
-    // Brackets make the JDK insist on an IPv6 literal; dotted quads are parsed numerically: no lookup either way.
+    // Brackets make the JDK insist on an IPv6 literal; dotted quads are parsed numerically: no
+    // lookup either way.
     return InetAddress.getByName(isIpv6() ? "[" + host + "]" : host);
   }
 
@@ -104,7 +106,9 @@ record HostPort(String host, int port) {
   }
 
   private static String canonicalIpv6(String inner) {
-    if (inner.isEmpty() || inner.length() > 45 || inner.indexOf(':') < 0
+    if (inner.isEmpty()
+        || inner.length() > 45
+        || inner.indexOf(':') < 0
         || !inner.chars().allMatch(c -> Character.digit(c, 16) >= 0 || c == ':' || c == '.')) {
       throw new IllegalArgumentException("not an IPv6 literal (zone ids are not accepted)");
     }
@@ -115,15 +119,18 @@ record HostPort(String host, int port) {
       throw new IllegalArgumentException("not an IPv6 literal");
     }
     if (!(address instanceof Inet6Address)) {
-      throw new IllegalArgumentException("IPv4-mapped IPv6 literal: write the IPv4 address instead");
+      throw new IllegalArgumentException(
+          "IPv4-mapped IPv6 literal: write the IPv4 address instead");
     }
     return address.getHostAddress();
   }
 
   private static String canonicalName(String text) {
-    // ASCII only before lower-casing: some non-ASCII letters lower-case to ASCII ones (KELVIN SIGN -> k).
+    // ASCII only before lower-casing: some non-ASCII letters lower-case to ASCII ones (KELVIN SIGN
+    // -> k).
     if (text.length() > 253 || !text.chars().allMatch(HostPort::isNameChar)) {
-      throw new IllegalArgumentException("host must be a DNS name (letters, digits, '-', '.') or an IP literal");
+      throw new IllegalArgumentException(
+          "host must be a DNS name (letters, digits, '-', '.') or an IP literal");
     }
     String name = text.toLowerCase(Locale.ROOT);
     String[] labels = name.split("\\.", -1);
@@ -142,8 +149,11 @@ record HostPort(String host, int port) {
     boolean valid = labels.length == 4;
     for (int i = 0; valid && i < 4; i++) {
       String octet = labels[i];
-      valid = octet.length() <= 3 && octet.chars().allMatch(Character::isDigit)
-          && (octet.length() == 1 || octet.charAt(0) != '0') && Integer.parseInt(octet) <= 255;
+      valid =
+          octet.length() <= 3
+              && octet.chars().allMatch(Character::isDigit)
+              && (octet.length() == 1 || octet.charAt(0) != '0')
+              && Integer.parseInt(octet) <= 255;
     }
     if (!valid) {
       throw new IllegalArgumentException("numeric host must be a dotted-quad IPv4 address");
@@ -151,6 +161,10 @@ record HostPort(String host, int port) {
   }
 
   private static boolean isNameChar(int c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z')
+        || (c >= '0' && c <= '9')
+        || c == '-'
+        || c == '.';
   }
 }

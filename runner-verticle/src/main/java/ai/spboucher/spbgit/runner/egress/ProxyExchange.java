@@ -7,6 +7,7 @@ import ai.spboucher.spbgit.runner.sockets.StrictRequestDecoder;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.socket.DuplexChannelConfig;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
@@ -20,24 +21,39 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
 /**
- * One request to the {@link EgressProxy}: its target checked against the policy, resolved by the runner (the
- * sandbox has no DNS) and connected to, then a tunnel ({@code CONNECT}) or the one plain-HTTP request relayed,
- * then recorded. The request target is checked strictly: {@code CONNECT host:port}, or an {@code http://}
- * absolute URI without user info or fragment; origin form and other schemes are refused.
+ * One request to the {@link EgressProxy}: its target checked against the policy, resolved by the
+ * runner (the sandbox has no DNS) and connected to, then a tunnel ({@code CONNECT}) or the one
+ * plain-HTTP request relayed, then recorded. The request target is checked strictly: {@code CONNECT
+ * host:port}, or an {@code http://} absolute URI without user info or fragment; origin form and
+ * other schemes are refused.
  *
- * <p>Threading: every method runs on the event loop of the job's connection, except the name resolution, which
- * runs on a worker and comes back to it.
+ * <p>Threading: every method runs on the event loop of the job's connection, except the name
+ * resolution, which runs on a worker and comes back to it.
  */
 final class ProxyExchange {
 
-  /** Request headers about the job's connection to the proxy, or replaced: never sent to the target. */
-  private static final Set<String> NOT_FORWARDED = Set.of("host", "proxy-connection", "proxy-authorization",
-      "connection", "keep-alive", "transfer-encoding", "expect", "te", "trailer", "upgrade");
+  /**
+   * Request headers about the job's connection to the proxy, or replaced: never sent to the target.
+   */
+  private static final Set<String> NOT_FORWARDED =
+      Set.of(
+          "host",
+          "proxy-connection",
+          "proxy-authorization",
+          "connection",
+          "keep-alive",
+          "transfer-encoding",
+          "expect",
+          "te",
+          "trailer",
+          "upgrade");
 
   private final EgressProxy proxy;
   private final HttpServerRequest request;
@@ -54,6 +70,7 @@ final class ProxyExchange {
   private boolean recorded;
   private NetSocket jobSocket;
   private NetSocket targetSocket;
+
   /** The relay of a plain-HTTP request; null for a tunnel. */
   private HttpRelay plain;
 
@@ -82,10 +99,17 @@ final class ProxyExchange {
       return;
     }
     JobSocket.whenClosed(request.connection(), this::closeAll);
-    resolve().onSuccess(addresses -> {
-      allowed = true;
-      connect(addresses, 0, System.nanoTime() + proxy.settings().connectTimeout().toNanos(), null);
-    }).onFailure(this::unresolved);
+    resolve()
+        .onSuccess(
+            addresses -> {
+              allowed = true;
+              connect(
+                  addresses,
+                  0,
+                  System.nanoTime() + proxy.settings().connectTimeout().toNanos(),
+                  null);
+            })
+        .onFailure(this::unresolved);
   }
 
   private void readTarget() throws Refusal {
@@ -95,10 +119,12 @@ final class ProxyExchange {
       return;
     }
     if (uri.startsWith("/") || uri.equals("*")) {
-      throw new Refusal(400, "bad_request", "this is a proxy: send the absolute URI (http://host:port/path)");
+      throw new Refusal(
+          400, "bad_request", "this is a proxy: send the absolute URI (http://host:port/path)");
     }
     if (!uri.regionMatches(true, 0, "http://", 0, 7)) {
-      throw new Refusal(400, "bad_request", "only http:// URIs are proxied; use CONNECT for anything else");
+      throw new Refusal(
+          400, "bad_request", "only http:// URIs are proxied; use CONNECT for anything else");
     }
     if (uri.indexOf('#') >= 0) {
       throw new Refusal(400, "bad_request", "a request target has no fragment");
@@ -131,27 +157,37 @@ final class ProxyExchange {
       try {
         return Future.succeededFuture(List.of(target.literalAddress()));
       } catch (UnknownHostException e) {
-        return Future.failedFuture(new IllegalStateException("validated literal did not parse: " + target, e));
+        return Future.failedFuture(
+            new IllegalStateException("validated literal did not parse: " + target, e));
       }
     }
     boolean refuseLocal = proxy.settings().refuseLocalResolutions();
-    return proxy.vertx().executeBlocking(() -> {
-      List<InetAddress> usable = new ArrayList<>();
-      try {
-        for (InetAddress address : InetAddress.getAllByName(target.host())) {
-          if (!refuseLocal || !isLocal(address)) {
-            usable.add(address);
-          }
-        }
-      } catch (UnknownHostException e) {
-        throw new Refusal(502, "unknown_host", "cannot resolve " + target.host());
-      }
-      if (usable.isEmpty()) {
-        throw new Refusal(403, "local_only", "egress to " + target + " is not allowed for this job (resolves only"
-            + " to local addresses)");
-      }
-      return usable;
-    }, false);
+    return proxy
+        .vertx()
+        .executeBlocking(
+            () -> {
+              List<InetAddress> usable = new ArrayList<>();
+              try {
+                for (InetAddress address : InetAddress.getAllByName(target.host())) {
+                  if (!refuseLocal || !isLocal(address)) {
+                    usable.add(address);
+                  }
+                }
+              } catch (UnknownHostException e) {
+                throw new Refusal(502, "unknown_host", "cannot resolve " + target.host());
+              }
+              if (usable.isEmpty()) {
+                throw new Refusal(
+                    403,
+                    "local_only",
+                    "egress to "
+                        + target
+                        + " is not allowed for this job (resolves only"
+                        + " to local addresses)");
+              }
+              return usable;
+            },
+            false);
   }
 
   private void unresolved(Throwable e) {
@@ -174,13 +210,20 @@ final class ProxyExchange {
     if (next == addresses.size() || System.nanoTime() >= deadline) {
       boolean timedOut = last == null || last instanceof ConnectTimeoutException;
       failure = timedOut ? "connect timed out" : "cannot connect: " + last.getMessage();
-      refuse(new Refusal(timedOut ? 504 : 502, "upstream", "egress to " + target + " failed: " + failure));
+      refuse(
+          new Refusal(
+              timedOut ? 504 : 502, "upstream", "egress to " + target + " failed: " + failure));
       return;
     }
-    SocketAddress address = SocketAddress.inetSocketAddress(target.port(), addresses.get(next).getHostAddress());
-    Future<?> connected = request.method().name().equals("CONNECT")
-        ? proxy.tcp().connect(address).onSuccess(this::tunnel)
-        : proxy.http(request.version()).request(upstreamRequest(address)).onSuccess(up -> plain.relay(up));
+    SocketAddress address =
+        SocketAddress.inetSocketAddress(target.port(), addresses.get(next).getHostAddress());
+    Future<?> connected =
+        request.method().name().equals("CONNECT")
+            ? proxy.tcp().connect(address).onSuccess(this::tunnel)
+            : proxy
+                .http(request.version())
+                .request(upstreamRequest(address))
+                .onSuccess(up -> plain.relay(up));
     connected.onFailure(e -> connect(addresses, next + 1, deadline, e));
   }
 
@@ -189,65 +232,93 @@ final class ProxyExchange {
     proxy.track(upstream);
     allowHalfClosure(upstream);
     StrictRequestDecoder decoder = JobSocket.decoderOf(request.connection());
-    request.toNetSocket().onSuccess(job -> {
-      jobSocket = job;
-      proxy.track(job);
-      Buffer early = JobSocket.tunnelData(decoder);
-      count(early, true);
-      upstream.write(early);
-      relay(job, upstream, true);
-      relay(upstream, job, false);
-      request.resume();
-    }).onFailure(e -> {
-      failure = "proxy error: " + e.getMessage();
-      closeAll();
-    });
+    request
+        .toNetSocket()
+        .onSuccess(
+            job -> {
+              jobSocket = job;
+              proxy.track(job);
+              Buffer early = JobSocket.tunnelData(decoder);
+              count(early, true);
+              upstream.write(early);
+              relay(job, upstream, true);
+              relay(upstream, job, false);
+              request.resume();
+            })
+        .onFailure(
+            e -> {
+              failure = "proxy error: " + e.getMessage();
+              closeAll();
+            });
   }
 
   /**
-   * Copies {@code from} to {@code to} with back-pressure. End of stream on one side is passed on as a half-close
-   * of the other, so a request/response exchange completes; once both directions ended, or on an error, both
-   * sides are closed.
+   * Copies {@code from} to {@code to} with back-pressure. End of stream on one side is passed on as
+   * a half-close of the other, so a request/response exchange completes; once both directions
+   * ended, or on an error, both sides are closed.
    */
   private void relay(NetSocket from, NetSocket to, boolean up) {
-    from.handler(chunk -> {
-      count(chunk, up);
-      to.write(chunk);
-      if (to.writeQueueFull()) {
-        from.pause();
-        to.drainHandler(v -> from.resume());
-      }
-    });
-    // Internal API: Vert.x hands on the half-close as a Netty event only.
-    ((NetSocketInternal) from).eventHandler(event -> {
-      if (event instanceof ChannelInputShutdownEvent) {
-        to.write(Buffer.buffer()).onComplete(flushed -> {
-          channelOf(to).shutdownOutput();
-          if (++directionsEnded == 2) {
-            closeAll();
+    from.handler(
+        chunk -> {
+          count(chunk, up);
+          to.write(chunk);
+          if (to.writeQueueFull()) {
+            from.pause();
+            to.drainHandler(v -> from.resume());
           }
         });
-      }
-    });
+    // Internal API: Vert.x hands on the half-close as a Netty event only.
+    ((NetSocketInternal) from)
+        .eventHandler(
+            event -> {
+              if (event instanceof ChannelInputShutdownEvent) {
+                to.write(Buffer.buffer())
+                    .onComplete(
+                        flushed -> {
+                          channelOf(to).shutdownOutput();
+                          if (++directionsEnded == 2) {
+                            closeAll();
+                          }
+                        });
+              }
+            });
     from.exceptionHandler(e -> closeAll());
     from.closeHandler(v -> closeAll());
   }
 
-  /** The plain-HTTP request as the target gets it: origin form, its Host, without the proxy's headers. */
+  /**
+   * The plain-HTTP request as the target gets it: origin form, its Host, without the proxy's
+   * headers.
+   */
   private RequestOptions upstreamRequest(SocketAddress address) {
-    RequestOptions options = new RequestOptions().setMethod(request.method()).setServer(address)
-        .setHost(target.host()).setPort(target.port()).setURI(path)
-        .putHeader("Host", authority);
-    // Headers the job's Connection header names are about its hop to the proxy too (RFC 9110, 7.6.1).
-    Set<String> nominated = new java.util.HashSet<>();
-    request.headers().getAll("Connection").forEach(value -> java.util.Arrays.stream(value.split(","))
-        .map(token -> token.strip().toLowerCase(Locale.ROOT)).forEach(nominated::add));
-    request.headers().forEach((name, value) -> {
-      String lower = name.toLowerCase(Locale.ROOT);
-      if (!NOT_FORWARDED.contains(lower) && !nominated.contains(lower)) {
-        options.addHeader(name, value);
-      }
-    });
+    RequestOptions options =
+        new RequestOptions()
+            .setMethod(request.method())
+            .setServer(address)
+            .setHost(target.host())
+            .setPort(target.port())
+            .setURI(path)
+            .putHeader("Host", authority);
+    // Headers the job's Connection header names are about its hop to the proxy too (RFC 9110,
+    // 7.6.1).
+    Set<String> nominated = new HashSet<>();
+    request
+        .headers()
+        .getAll("Connection")
+        .forEach(
+            value ->
+                Arrays.stream(value.split(","))
+                    .map(token -> token.strip().toLowerCase(Locale.ROOT))
+                    .forEach(nominated::add));
+    request
+        .headers()
+        .forEach(
+            (name, value) -> {
+              String lower = name.toLowerCase(Locale.ROOT);
+              if (!NOT_FORWARDED.contains(lower) && !nominated.contains(lower)) {
+                options.addHeader(name, value);
+              }
+            });
     String version = request.version() == HttpVersion.HTTP_1_0 ? "HTTP/1.0" : "HTTP/1.1";
     plain = new HttpRelay(request, this::finish);
     plain.countHead(request.method().name() + " " + path + " " + version, options.getHeaders());
@@ -291,8 +362,19 @@ final class ProxyExchange {
     recorded = true;
     long up = plain == null ? bytesUp : plain.bytesUp();
     long down = plain == null ? bytesDown : plain.bytesDown();
-    proxy.recorder().record(new EgressRecord(startedAt, request.method().name(), target.host(), target.port(),
-        allowed, up, down, Duration.ofNanos(System.nanoTime() - startNanos), failure));
+    proxy
+        .recorder()
+        .record(
+            new EgressRecord(
+                startedAt,
+                request.method().name(),
+                target.host(),
+                target.port(),
+                allowed,
+                up,
+                down,
+                Duration.ofNanos(System.nanoTime() - startNanos),
+                failure));
   }
 
   /** Internal API: the half-close that Vert.x's {@link NetSocket} does not offer. */
@@ -301,11 +383,13 @@ final class ProxyExchange {
   }
 
   private static void allowHalfClosure(NetSocket socket) {
-    ((io.netty.channel.socket.DuplexChannelConfig) channelOf(socket).config()).setAllowHalfClosure(true);
+    ((DuplexChannelConfig) channelOf(socket).config()).setAllowHalfClosure(true);
   }
 
   private static boolean isLocal(InetAddress address) {
-    return address.isLoopbackAddress() || address.isLinkLocalAddress() || address.isAnyLocalAddress()
+    return address.isLoopbackAddress()
+        || address.isLinkLocalAddress()
+        || address.isAnyLocalAddress()
         || address.isMulticastAddress();
   }
 }

@@ -11,11 +11,12 @@ import java.time.Instant;
 import java.util.Locale;
 
 /**
- * One request to a {@link GitRelay}: checked against its {@link GitRoute}, then sent to the gateway with the job
- * token, its body and the gateway's answer streamed through ({@link HttpRelay}), then recorded.
+ * One request to a {@link GitRelay}: checked against its {@link GitRoute}, then sent to the gateway
+ * with the job token, its body and the gateway's answer streamed through ({@link HttpRelay}), then
+ * recorded.
  *
- * <p>Threading: every method runs on the event loop of the job's connection; the gateway request is made from
- * it, so its callbacks run there too.
+ * <p>Threading: every method runs on the event loop of the job's connection; the gateway request is
+ * made from it, so its callbacks run there too.
  */
 final class GitExchange {
 
@@ -46,12 +47,22 @@ final class GitExchange {
     // Origin form only: an absolute-form target names a host of its own choosing.
     if (!target.startsWith("/") || !relay.route().admits(method, request.path(), request.query())) {
       failure = "not a git request for this job's repository: " + method + " " + target;
-      refuse(new Refusal(403, "forbidden", "the git relay serves only smart HTTP of " + relay.route().repoPath()
-          + ", not " + method + " " + target));
+      refuse(
+          new Refusal(
+              403,
+              "forbidden",
+              "the git relay serves only smart HTTP of "
+                  + relay.route().repoPath()
+                  + ", not "
+                  + method
+                  + " "
+                  + target));
       return;
     }
     allowed = true;
-    relay.gateway().request(upstreamRequest(target))
+    relay
+        .gateway()
+        .request(upstreamRequest(target))
         .onSuccess(stream::relay)
         .onFailure(this::unreachable);
   }
@@ -59,15 +70,22 @@ final class GitExchange {
   /** The request as the gateway gets it: its host, the token, and only the headers git needs. */
   private RequestOptions upstreamRequest(String target) {
     GitRelay.Origin origin = relay.origin();
-    RequestOptions options = new RequestOptions().setMethod(request.method()).setHost(origin.host())
-        .setPort(origin.port()).setURI(target)
-        .putHeader("Host", origin.authority())
-        .putHeader("Authorization", relay.authorization());
-    request.headers().forEach((name, value) -> {
-      if (GitRelay.FORWARDED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
-        options.addHeader(name, value);
-      }
-    });
+    RequestOptions options =
+        new RequestOptions()
+            .setMethod(request.method())
+            .setHost(origin.host())
+            .setPort(origin.port())
+            .setURI(target)
+            .putHeader("Host", origin.authority())
+            .putHeader("Authorization", relay.authorization());
+    request
+        .headers()
+        .forEach(
+            (name, value) -> {
+              if (GitRelay.FORWARDED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+                options.addHeader(name, value);
+              }
+            });
     String length = request.getHeader("content-length");
     if (length != null) {
       options.putHeader("Content-Length", length);
@@ -79,8 +97,11 @@ final class GitExchange {
   private void unreachable(Throwable e) {
     boolean timedOut = e instanceof ConnectTimeoutException;
     failure = timedOut ? "connect timed out" : "cannot reach the gateway: " + e;
-    refuse(new Refusal(timedOut ? 504 : 502, "upstream", "the git relay cannot reach the gateway at "
-        + relay.origin().authority()));
+    refuse(
+        new Refusal(
+            timedOut ? 504 : 502,
+            "upstream",
+            "the git relay cannot reach the gateway at " + relay.origin().authority()));
   }
 
   private void refuse(Refusal refusal) {
@@ -93,7 +114,16 @@ final class GitExchange {
     }
     recorded = true;
     GitRelay.Origin origin = relay.origin();
-    relay.record(new EgressRecord(startedAt, request.method().name(), origin.host(), origin.port(), allowed,
-        stream.bytesUp(), stream.bytesDown(), Duration.ofNanos(System.nanoTime() - startNanos), failure));
+    relay.record(
+        new EgressRecord(
+            startedAt,
+            request.method().name(),
+            origin.host(),
+            origin.port(),
+            allowed,
+            stream.bytesUp(),
+            stream.bytesDown(),
+            Duration.ofNanos(System.nanoTime() - startNanos),
+            failure));
   }
 }

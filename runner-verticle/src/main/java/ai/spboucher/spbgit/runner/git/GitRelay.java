@@ -20,54 +20,72 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * A job's only way to its repository, and the holder of its job token: an HTTP endpoint on a unix domain socket
- * in the job's egress directory (mounted into the container at {@code /run/spb/git.sock}) that forwards the
- * smart-HTTP requests of the job's one repository to the gateway, adding the job token as Basic credentials.
- * The token never enters the container, so nothing the job runs can read it: not from its environment, not
- * from {@code /proc/1/environ}, not from a file.
+ * A job's only way to its repository, and the holder of its job token: an HTTP endpoint on a unix
+ * domain socket in the job's egress directory (mounted into the container at {@code
+ * /run/spb/git.sock}) that forwards the smart-HTTP requests of the job's one repository to the
+ * gateway, adding the job token as Basic credentials. The token never enters the container, so
+ * nothing the job runs can read it: not from its environment, not from {@code /proc/1/environ}, not
+ * from a file.
  *
- * <p>One request per connection. Only what {@link GitRoute} admits is forwarded (info/refs, upload-pack and
- * receive-pack of the clone URL's path, in origin form); everything else is answered {@code 403} in plain text,
- * which git prints. The request sent upstream is rebuilt: the origin's {@code Host}, {@code Authorization: Basic}
- * with the token (any credentials the job sent are dropped), {@code Connection: close}, and only the request
- * headers git needs; the body is streamed as sent, and so is the gateway's answer. Anything the job pipelines
- * after the first request is never read: the connection closes after the answer. What the token may do is still
- * decided by the gateway's pre-receive gate: this relay narrows the path, it does not widen the scope.
+ * <p>One request per connection. Only what {@link GitRoute} admits is forwarded (info/refs,
+ * upload-pack and receive-pack of the clone URL's path, in origin form); everything else is
+ * answered {@code 403} in plain text, which git prints. The request sent upstream is rebuilt: the
+ * origin's {@code Host}, {@code Authorization: Basic} with the token (any credentials the job sent
+ * are dropped), {@code Connection: close}, and only the request headers git needs; the body is
+ * streamed as sent, and so is the gateway's answer. Anything the job pipelines after the first
+ * request is never read: the connection closes after the answer. What the token may do is still
+ * decided by the gateway's pre-receive gate: this relay narrows the path, it does not widen the
+ * scope.
  *
- * <p>Every request that got as far as a parsed head is passed to the listener as an {@link EgressRecord} of the
- * gateway's {@code host:port}, allowed or refused.
+ * <p>Every request that got as far as a parsed head is passed to the listener as an {@link
+ * EgressRecord} of the gateway's {@code host:port}, allowed or refused.
  *
- * <p>Threading: {@link #start} binds the socket (Vert.x's HTTP server, see {@link JobSocket}) and returns;
- * requests are relayed on the server's event loop with Vert.x's HTTP client, nothing blocks. The listener is
- * called on the event loop, possibly from several at once: it must be thread-safe and must not block.
- * {@link #close()} blocks briefly and is idempotent: it stops accepting, cuts open connections and deletes the
- * socket file.
+ * <p>Threading: {@link #start} binds the socket (Vert.x's HTTP server, see {@link JobSocket}) and
+ * returns; requests are relayed on the server's event loop with Vert.x's HTTP client, nothing
+ * blocks. The listener is called on the event loop, possibly from several at once: it must be
+ * thread-safe and must not block. {@link #close()} blocks briefly and is idempotent: it stops
+ * accepting, cuts open connections and deletes the socket file.
  */
 public final class GitRelay implements AutoCloseable {
 
   /** The socket's file name in the job's egress directory. */
   public static final String SOCKET_NAME = "git.sock";
+
   static final int MAX_CONNECTIONS = 8;
   static final int MAX_HEAD_BYTES = 64 << 10;
   static final Duration HEAD_TIMEOUT = Duration.ofSeconds(30);
   static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
-  /** The request headers a git client needs; anything else (cookies, credentials, hop-by-hop) stays behind. */
-  static final Set<String> FORWARDED_HEADERS = Set.of("accept", "accept-encoding", "accept-language",
-      "content-type", "content-encoding", "user-agent", "git-protocol", "pragma");
+
+  /**
+   * The request headers a git client needs; anything else (cookies, credentials, hop-by-hop) stays
+   * behind.
+   */
+  static final Set<String> FORWARDED_HEADERS =
+      Set.of(
+          "accept",
+          "accept-encoding",
+          "accept-language",
+          "content-type",
+          "content-encoding",
+          "user-agent",
+          "git-protocol",
+          "pragma");
 
   private static final System.Logger LOG = System.getLogger(GitRelay.class.getName());
-  /** What git shows the job of a refusal: the message, one line. */
-  static final JobSocket.Answers ANSWERS = new JobSocket.Answers() {
-    @Override
-    public String contentType() {
-      return "text/plain; charset=utf-8";
-    }
 
-    @Override
-    public byte[] body(Refusal refusal) {
-      return (refusal.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
-    }
-  };
+  /** What git shows the job of a refusal: the message, one line. */
+  static final JobSocket.Answers ANSWERS =
+      new JobSocket.Answers() {
+        @Override
+        public String contentType() {
+          return "text/plain; charset=utf-8";
+        }
+
+        @Override
+        public byte[] body(Refusal refusal) {
+          return (refusal.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
+        }
+      };
 
   private final Origin origin;
   private final GitRoute route;
@@ -79,15 +97,22 @@ public final class GitRelay implements AutoCloseable {
   /** Where the relay sends what it admits: the scheme, host and port of the clone URL. */
   record Origin(boolean tls, String host, int port) {
 
-    /** {@code host} or {@code host:port} when the port is not the scheme's default, as the Host header wants. */
+    /**
+     * {@code host} or {@code host:port} when the port is not the scheme's default, as the Host
+     * header wants.
+     */
     String authority() {
       String name = host.contains(":") ? "[" + host + "]" : host;
       return port == (tls ? 443 : 80) ? name : name + ":" + port;
     }
   }
 
-  private GitRelay(Origin origin, GitRoute route, String authorization, Consumer<? super EgressRecord> listener,
-                   HttpClient gateway) {
+  private GitRelay(
+      Origin origin,
+      GitRoute route,
+      String authorization,
+      Consumer<? super EgressRecord> listener,
+      HttpClient gateway) {
     this.origin = origin;
     this.route = route;
     this.authorization = authorization;
@@ -96,36 +121,52 @@ public final class GitRelay implements AutoCloseable {
   }
 
   /**
-   * Binds {@code socketPath} (which must not exist) with mode 0666, so the container's unprivileged user can
-   * connect, and starts serving.
+   * Binds {@code socketPath} (which must not exist) with mode 0666, so the container's unprivileged
+   * user can connect, and starts serving.
    *
-   * @param cloneUrl the repository's clone URL at the gateway ({@code http} or {@code https}, no credentials)
+   * @param cloneUrl the repository's clone URL at the gateway ({@code http} or {@code https}, no
+   *     credentials)
    * @param jobToken the job's token, sent to the gateway only
-   * @param gatewayTrust the CAs an {@code https} gateway's certificate is checked against (with its host name);
-   *     null for the JDK's default trust store
+   * @param gatewayTrust the CAs an {@code https} gateway's certificate is checked against (with its
+   *     host name); null for the JDK's default trust store
    */
-  public static GitRelay start(Vertx vertx, Path socketPath, URI cloneUrl, String jobToken,
-                               TrustOptions gatewayTrust, Consumer<? super EgressRecord> listener)
+  public static GitRelay start(
+      Vertx vertx,
+      Path socketPath,
+      URI cloneUrl,
+      String jobToken,
+      TrustOptions gatewayTrust,
+      Consumer<? super EgressRecord> listener)
       throws IOException {
     Objects.requireNonNull(listener, "listener");
     Origin origin = originOf(cloneUrl);
     GitRoute route = new GitRoute(cloneUrl.getRawPath());
-    String authorization = "Basic " + Base64.getEncoder()
-        .encodeToString(("agent:" + jobToken).getBytes(StandardCharsets.UTF_8));
-    HttpClientOptions options = new HttpClientOptions()
-        .setKeepAlive(false)
-        .setConnectTimeout((int) CONNECT_TIMEOUT.toMillis())
-        .setDecompressionSupported(false)
-        .setSsl(origin.tls());
+    String authorization =
+        "Basic "
+            + Base64.getEncoder()
+                .encodeToString(("agent:" + jobToken).getBytes(StandardCharsets.UTF_8));
+    HttpClientOptions options =
+        new HttpClientOptions()
+            .setKeepAlive(false)
+            .setConnectTimeout((int) CONNECT_TIMEOUT.toMillis())
+            .setDecompressionSupported(false)
+            .setSsl(origin.tls());
     if (origin.tls()) {
       options.setVerifyHost(true).setTrustOptions(gatewayTrust);
     }
-    HttpClient gateway = vertx.createHttpClient(options, new PoolOptions().setHttp1MaxSize(MAX_CONNECTIONS));
+    HttpClient gateway =
+        vertx.createHttpClient(options, new PoolOptions().setHttp1MaxSize(MAX_CONNECTIONS));
     GitRelay relay = new GitRelay(origin, route, authorization, listener, gateway);
     try {
-      relay.server = JobSocket.bind(vertx, socketPath, new JobSocket.Limits(MAX_CONNECTIONS, MAX_HEAD_BYTES,
-              HEAD_TIMEOUT), ANSWERS, new Refusal(503, "busy", "too many connections to the git relay"),
-          request -> GitExchange.serve(relay, request), refusal -> { });
+      relay.server =
+          JobSocket.bind(
+              vertx,
+              socketPath,
+              new JobSocket.Limits(MAX_CONNECTIONS, MAX_HEAD_BYTES, HEAD_TIMEOUT),
+              ANSWERS,
+              new Refusal(503, "busy", "too many connections to the git relay"),
+              request -> GitExchange.serve(relay, request),
+              refusal -> {});
     } catch (IOException | RuntimeException e) {
       gateway.close();
       throw e;
@@ -134,18 +175,24 @@ public final class GitRelay implements AutoCloseable {
   }
 
   static Origin originOf(URI cloneUrl) {
-    String scheme = cloneUrl.getScheme() == null ? "" : cloneUrl.getScheme().toLowerCase(Locale.ROOT);
+    String scheme =
+        cloneUrl.getScheme() == null ? "" : cloneUrl.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("https")) {
       throw new IllegalArgumentException("clone URL must be http or https: " + cloneUrl);
     }
-    if (cloneUrl.getRawUserInfo() != null || cloneUrl.getRawQuery() != null || cloneUrl.getHost() == null) {
-      throw new IllegalArgumentException("clone URL must name a host and carry no credentials or query: "
-          + cloneUrl);
+    if (cloneUrl.getRawUserInfo() != null
+        || cloneUrl.getRawQuery() != null
+        || cloneUrl.getHost() == null) {
+      throw new IllegalArgumentException(
+          "clone URL must name a host and carry no credentials or query: " + cloneUrl);
     }
     boolean secure = scheme.equals("https");
-    String host = cloneUrl.getHost().startsWith("[")
-        ? cloneUrl.getHost().substring(1, cloneUrl.getHost().length() - 1) : cloneUrl.getHost();
-    return new Origin(secure, host, cloneUrl.getPort() > 0 ? cloneUrl.getPort() : secure ? 443 : 80);
+    String host =
+        cloneUrl.getHost().startsWith("[")
+            ? cloneUrl.getHost().substring(1, cloneUrl.getHost().length() - 1)
+            : cloneUrl.getHost();
+    return new Origin(
+        secure, host, cloneUrl.getPort() > 0 ? cloneUrl.getPort() : secure ? 443 : 80);
   }
 
   public Path socketPath() {

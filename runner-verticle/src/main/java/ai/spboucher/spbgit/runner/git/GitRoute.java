@@ -3,8 +3,8 @@ package ai.spboucher.spbgit.runner.git;
 import java.util.Set;
 
 /**
- * Which requests the {@link GitRelay} forwards: the smart-HTTP requests of the job's one repository, matched
- * exactly (no decoding, no normalising), and nothing else. Plain Java, no I/O.
+ * Which requests the {@link GitRelay} forwards: the smart-HTTP requests of the job's one
+ * repository, matched exactly (no decoding, no normalising), and nothing else. Plain Java, no I/O.
  */
 final class GitRoute {
 
@@ -12,10 +12,13 @@ final class GitRoute {
 
   private final String repoPath;
 
-  /** @param repoPath the path of the repository's clone URL, such as {@code /owner/name.git} */
+  /**
+   * @param repoPath the path of the repository's clone URL, such as {@code /owner/name.git}
+   */
   GitRoute(String repoPath) {
     if (repoPath == null || !repoPath.startsWith("/") || repoPath.endsWith("/")) {
-      throw new IllegalArgumentException("repository path must start and must not end with /: " + repoPath);
+      throw new IllegalArgumentException(
+          "repository path must start and must not end with /: " + repoPath);
     }
     this.repoPath = repoPath;
   }
@@ -25,8 +28,9 @@ final class GitRoute {
   }
 
   /**
-   * Whether the request is one of: {@code GET <repo>/info/refs?service=git-upload-pack|git-receive-pack},
-   * {@code POST <repo>/git-upload-pack}, {@code POST <repo>/git-receive-pack}.
+   * Whether the request is one of: {@code GET
+   * <repo>/info/refs?service=git-upload-pack|git-receive-pack}, {@code POST
+   * <repo>/git-upload-pack}, {@code POST <repo>/git-receive-pack}.
    *
    * @param query the request target's query, or null when it has none
    */
@@ -36,7 +40,9 @@ final class GitRoute {
     }
     String rest = path.substring(repoPath.length() + 1);
     if (method.equals("GET")) {
-      return rest.equals("info/refs") && query != null && query.startsWith("service=")
+      return rest.equals("info/refs")
+          && query != null
+          && query.startsWith("service=")
           && SERVICES.contains(query.substring("service=".length()));
     }
     return method.equals("POST") && query == null && SERVICES.contains(rest);

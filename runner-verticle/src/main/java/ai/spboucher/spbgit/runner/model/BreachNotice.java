@@ -10,13 +10,15 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Optional;
 
 /**
- * The runner's warning to an llm job's agent that the job is ending: the file {@code /work/.spb/breach}, holding
- * {@code timeout} or {@code budget_exceeded}, after which the agent has a grace period to push its partial work.
+ * The runner's warning to an llm job's agent that the job is ending: the file {@code
+ * /work/.spb/breach}, holding {@code timeout} or {@code budget_exceeded}, after which the agent has
+ * a grace period to push its partial work.
  *
- * <p>The directory lives on the runner host outside the job's work volume and is bind-mounted read-only at
- * {@code /work/.spb}: the runner, as root, never writes anywhere the container can change, so the agent cannot
- * redirect the write with a symbolic link or stall it with a FIFO. The file is written once (the first breach
- * wins), atomically, owned by the sandbox uid when the runner is root, mode 0644.
+ * <p>The directory lives on the runner host outside the job's work volume and is bind-mounted
+ * read-only at {@code /work/.spb}: the runner, as root, never writes anywhere the container can
+ * change, so the agent cannot redirect the write with a symbolic link or stall it with a FIFO. The
+ * file is written once (the first breach wins), atomically, owned by the sandbox uid when the
+ * runner is root, mode 0644.
  *
  * <p>Threading: thread-safe.
  */
@@ -34,7 +36,10 @@ public final class BreachNotice {
     this.agentUid = agentUid;
   }
 
-  /** Creates the (empty) host directory, mode 0755; the notice will belong to {@code agentUid} (uid and gid). */
+  /**
+   * Creates the (empty) host directory, mode 0755; the notice will belong to {@code agentUid} (uid
+   * and gid).
+   */
   public static BreachNotice create(Path dir, int agentUid) throws IOException {
     Files.createDirectories(dir);
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -55,7 +60,11 @@ public final class BreachNotice {
     Files.writeString(tmp, reason + "\n", StandardCharsets.UTF_8);
     Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
     giveToAgent(tmp);
-    Files.move(tmp, dir.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    Files.move(
+        tmp,
+        dir.resolve(FILE),
+        StandardCopyOption.ATOMIC_MOVE,
+        StandardCopyOption.REPLACE_EXISTING);
     this.reason = reason;
     return true;
   }

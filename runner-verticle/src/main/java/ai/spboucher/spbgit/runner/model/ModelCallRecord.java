@@ -14,7 +14,8 @@ import java.time.Instant;
  * @param status the status the agent got: the provider's, or the endpoint's own
  * @param usage what the provider reported for this call (zero when nothing was forwarded)
  * @param duration from accepting the connection to the end of the answer
- * @param request the body the agent sent, exactly, up to {@link ModelEndpoint#RECORDED_REQUEST_BYTES}
+ * @param request the body the agent sent, exactly, up to {@link
+ *     ModelEndpoint#RECORDED_REQUEST_BYTES}
  * @param truncated whether {@code request} holds only the beginning of the body
  * @param error null for a 2xx answer of the provider; otherwise why the call failed
  * @param forwarded whether the request was sent to the provider
@@ -22,9 +23,22 @@ import java.time.Instant;
  * @param bytesUp body bytes sent to the provider
  * @param bytesDown body bytes the provider answered
  */
-public record ModelCallRecord(Instant startedAt, String provider, String model, String method, String path,
-                              int status, Usage usage, Duration duration, byte[] request, boolean truncated,
-                              String error, boolean forwarded, boolean answered, long bytesUp, long bytesDown) {
+public record ModelCallRecord(
+    Instant startedAt,
+    String provider,
+    String model,
+    String method,
+    String path,
+    int status,
+    Usage usage,
+    Duration duration,
+    byte[] request,
+    boolean truncated,
+    String error,
+    boolean forwarded,
+    boolean answered,
+    long bytesUp,
+    long bytesDown) {
 
   /** Why the call did not reach the provider, for the egress record; null when it did. */
   public String egressFailure() {

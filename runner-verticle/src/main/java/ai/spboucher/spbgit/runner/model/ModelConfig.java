@@ -15,38 +15,53 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * The runner's model provider, for llm jobs: which API, where, with which key, which models a job may use, and
- * each job's token budget. The key is held here and in the upstream requests only: {@link #toString()} leaves
- * it out, and nothing puts it in a log, an event or a container.
+ * The runner's model provider, for llm jobs: which API, where, with which key, which models a job
+ * may use, and each job's token budget. The key is held here and in the upstream requests only:
+ * {@link #toString()} leaves it out, and nothing puts it in a log, an event or a container.
  *
  * @param provider the provider's API
- * @param baseUrl the provider's base URL (https, or http for local servers), without a trailing slash
+ * @param baseUrl the provider's base URL (https, or http for local servers), without a trailing
+ *     slash
  * @param apiKey the runner's key for the provider
  * @param defaultModel the model of jobs that name none
  * @param allowedModels the models a job may name (the default model among them)
  * @param tokenBudget input plus output tokens one job may spend
- * @param timeout how long one upstream call may take, from sending it to the last byte of the answer
+ * @param timeout how long one upstream call may take, from sending it to the last byte of the
+ *     answer
  */
-public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, String defaultModel,
-                          List<String> allowedModels, long tokenBudget, Duration timeout) {
+public record ModelConfig(
+    ModelProvider provider,
+    URI baseUrl,
+    String apiKey,
+    String defaultModel,
+    List<String> allowedModels,
+    long tokenBudget,
+    Duration timeout) {
 
   /** Default {@code SPB_MODEL_TOKEN_BUDGET}. */
   public static final long DEFAULT_TOKEN_BUDGET = 200_000;
+
   /** Default {@code SPB_MODEL_TIMEOUT}. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(120);
+
   private static final Pattern MODEL = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}");
   private static final Pattern KEY = Pattern.compile("[\\x21-\\x7e]+");
 
   public ModelConfig {
     String scheme = baseUrl.getScheme();
-    if (!("https".equals(scheme) || "http".equals(scheme)) || baseUrl.getHost() == null
-        || baseUrl.getRawUserInfo() != null || baseUrl.getRawQuery() != null || baseUrl.getRawFragment() != null) {
-      throw new IllegalArgumentException("SPB_MODEL_URL must be an https:// (or http://) URL with a host and no "
-          + "user info, query or fragment");
+    if (!("https".equals(scheme) || "http".equals(scheme))
+        || baseUrl.getHost() == null
+        || baseUrl.getRawUserInfo() != null
+        || baseUrl.getRawQuery() != null
+        || baseUrl.getRawFragment() != null) {
+      throw new IllegalArgumentException(
+          "SPB_MODEL_URL must be an https:// (or http://) URL with a host and no "
+              + "user info, query or fragment");
     }
     if (apiKey == null || !KEY.matcher(apiKey).matches()) {
-      throw new IllegalArgumentException("the model API key (SPB_MODEL_API_KEY or SPB_MODEL_API_KEY_FILE) must be "
-          + "non-empty printable ASCII without spaces (for a local server that needs no key, any placeholder)");
+      throw new IllegalArgumentException(
+          "the model API key (SPB_MODEL_API_KEY or SPB_MODEL_API_KEY_FILE) must be "
+              + "non-empty printable ASCII without spaces (for a local server that needs no key, any placeholder)");
     }
     allowedModels = List.copyOf(allowedModels);
     for (String model : allowedModels) {
@@ -55,7 +70,8 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
       }
     }
     if (!allowedModels.contains(defaultModel)) {
-      throw new IllegalArgumentException("SPB_MODELS must include SPB_MODEL (" + defaultModel + ")");
+      throw new IllegalArgumentException(
+          "SPB_MODELS must include SPB_MODEL (" + defaultModel + ")");
     }
     if (tokenBudget < 1) {
       throw new IllegalArgumentException("SPB_MODEL_TOKEN_BUDGET must be at least 1");
@@ -66,15 +82,21 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
   }
 
   /**
-   * Reads {@code SPB_MODEL_*}; null when {@code SPB_MODEL_PROVIDER} is not set (the runner then refuses llm
-   * jobs). The key comes from {@code SPB_MODEL_API_KEY_FILE} (trailing newline stripped) when set, else from
-   * {@code SPB_MODEL_API_KEY}. Fails fast on anything incomplete or malformed.
+   * Reads {@code SPB_MODEL_*}; null when {@code SPB_MODEL_PROVIDER} is not set (the runner then
+   * refuses llm jobs). The key comes from {@code SPB_MODEL_API_KEY_FILE} (trailing newline
+   * stripped) when set, else from {@code SPB_MODEL_API_KEY}. Fails fast on anything incomplete or
+   * malformed.
    */
   public static ModelConfig fromEnvironment(Map<String, String> env) {
     String providerName = blankToNull(env.get("SPB_MODEL_PROVIDER"));
     if (providerName == null) {
-      for (String name : List.of("SPB_MODEL_URL", "SPB_MODEL_API_KEY", "SPB_MODEL_API_KEY_FILE", "SPB_MODEL",
-          "SPB_MODELS")) {
+      for (String name :
+          List.of(
+              "SPB_MODEL_URL",
+              "SPB_MODEL_API_KEY",
+              "SPB_MODEL_API_KEY_FILE",
+              "SPB_MODEL",
+              "SPB_MODELS")) {
         if (blankToNull(env.get(name)) != null) {
           throw new IllegalArgumentException(name + " is set but SPB_MODEL_PROVIDER is not");
         }
@@ -86,18 +108,29 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
     if (model == null) {
       throw new IllegalArgumentException("SPB_MODEL is required with SPB_MODEL_PROVIDER");
     }
-    List<String> models = new ArrayList<>(Arrays.stream(env.getOrDefault("SPB_MODELS", "").split("[,\\s]+"))
-        .filter(s -> !s.isBlank()).toList());
+    List<String> models =
+        new ArrayList<>(
+            Arrays.stream(env.getOrDefault("SPB_MODELS", "").split("[,\\s]+"))
+                .filter(s -> !s.isBlank())
+                .toList());
     if (models.isEmpty()) {
       models.add(model);
     }
     try {
-      return new ModelConfig(provider, baseUrl(env.getOrDefault("SPB_MODEL_URL", provider.defaultBaseUrl())),
-          apiKey(env), model, models,
-          Long.parseLong(env.getOrDefault("SPB_MODEL_TOKEN_BUDGET", String.valueOf(DEFAULT_TOKEN_BUDGET)).trim()),
-          ConfigUnits.parseDuration(env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")));
+      return new ModelConfig(
+          provider,
+          baseUrl(env.getOrDefault("SPB_MODEL_URL", provider.defaultBaseUrl())),
+          apiKey(env),
+          model,
+          models,
+          Long.parseLong(
+              env.getOrDefault("SPB_MODEL_TOKEN_BUDGET", String.valueOf(DEFAULT_TOKEN_BUDGET))
+                  .trim()),
+          ConfigUnits.parseDuration(
+              env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")));
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("invalid number in model configuration: " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "invalid number in model configuration: " + e.getMessage(), e);
     }
   }
 
@@ -107,13 +140,20 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
       return defaultModel;
     }
     if (!allowedModels.contains(asked)) {
-      throw new IllegalArgumentException("model " + asked + " is not offered by this runner (allowed: "
-          + String.join(", ", allowedModels) + ")");
+      throw new IllegalArgumentException(
+          "model "
+              + asked
+              + " is not offered by this runner (allowed: "
+              + String.join(", ", allowedModels)
+              + ")");
     }
     return asked;
   }
 
-  /** Where calls are forwarded: the base URL plus the provider's path (a base already ending in /v1 is fine). */
+  /**
+   * Where calls are forwarded: the base URL plus the provider's path (a base already ending in /v1
+   * is fine).
+   */
   public URI upstream() {
     String base = baseUrl.toString();
     String path = provider.path();
@@ -122,14 +162,26 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
 
   /** The provider's port, as the egress events report it. */
   public int upstreamPort() {
-    return baseUrl.getPort() > 0 ? baseUrl.getPort() : ("https".equals(baseUrl.getScheme()) ? 443 : 80);
+    return baseUrl.getPort() > 0
+        ? baseUrl.getPort()
+        : ("https".equals(baseUrl.getScheme()) ? 443 : 80);
   }
 
   @Override
   public String toString() {
-    return "ModelConfig[provider=" + provider.id() + ", baseUrl=" + baseUrl + ", apiKey=(hidden), defaultModel="
-        + defaultModel + ", allowedModels=" + allowedModels + ", tokenBudget=" + tokenBudget + ", timeout="
-        + timeout + "]";
+    return "ModelConfig[provider="
+        + provider.id()
+        + ", baseUrl="
+        + baseUrl
+        + ", apiKey=(hidden), defaultModel="
+        + defaultModel
+        + ", allowedModels="
+        + allowedModels
+        + ", tokenBudget="
+        + tokenBudget
+        + ", timeout="
+        + timeout
+        + "]";
   }
 
   private static URI baseUrl(String value) {
@@ -157,8 +209,8 @@ public record ModelConfig(ModelProvider provider, URI baseUrl, String apiKey, St
       return key;
     } catch (IOException e) {
       // The path only, never the content.
-      throw new IllegalArgumentException("cannot read SPB_MODEL_API_KEY_FILE " + file + ": " + e.getClass()
-          .getSimpleName(), e);
+      throw new IllegalArgumentException(
+          "cannot read SPB_MODEL_API_KEY_FILE " + file + ": " + e.getClass().getSimpleName(), e);
     }
   }
 

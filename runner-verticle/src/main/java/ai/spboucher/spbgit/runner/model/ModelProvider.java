@@ -7,9 +7,9 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
- * What differs between the two provider APIs the model endpoint speaks: the one path the agent may call, how
- * the runner's key is added upstream, and where the response reports its usage. Both are answered without
- * streaming.
+ * What differs between the two provider APIs the model endpoint speaks: the one path the agent may
+ * call, how the runner's key is added upstream, and where the response reports its usage. Both are
+ * answered without streaming.
  */
 public enum ModelProvider {
 
@@ -39,23 +39,33 @@ public enum ModelProvider {
     @Override
     void authorize(HttpRequest.Builder upstream, String apiKey, String agentVersionHeader) {
       upstream.header("x-api-key", apiKey);
-      upstream.header(VERSION_HEADER, agentVersionHeader != null && VERSION.matcher(agentVersionHeader).matches()
-          ? agentVersionHeader : DEFAULT_VERSION);
+      upstream.header(
+          VERSION_HEADER,
+          agentVersionHeader != null && VERSION.matcher(agentVersionHeader).matches()
+              ? agentVersionHeader
+              : DEFAULT_VERSION);
     }
 
     @Override
     Usage usage(JsonNode response) {
       JsonNode usage = response.path("usage");
       // Prompt-cache reads and writes are input the provider bills too.
-      return new Usage(count(usage, "input_tokens") + count(usage, "cache_creation_input_tokens")
-          + count(usage, "cache_read_input_tokens"), count(usage, "output_tokens"));
+      return new Usage(
+          count(usage, "input_tokens")
+              + count(usage, "cache_creation_input_tokens")
+              + count(usage, "cache_read_input_tokens"),
+          count(usage, "output_tokens"));
     }
   };
 
-  /** The header the agent may set on an Anthropic call; the only agent header forwarded upstream. */
+  /**
+   * The header the agent may set on an Anthropic call; the only agent header forwarded upstream.
+   */
   public static final String VERSION_HEADER = "anthropic-version";
+
   /** Sent when the agent names no (valid) {@code anthropic-version}. */
   public static final String DEFAULT_VERSION = "2023-06-01";
+
   private static final Pattern VERSION = Pattern.compile("\\d{4}-\\d{2}-\\d{2}");
 
   private final String id;
@@ -68,7 +78,9 @@ public enum ModelProvider {
     this.defaultBaseUrl = defaultBaseUrl;
   }
 
-  /** {@code openai} or {@code anthropic}: the value of {@code SPB_MODEL_PROVIDER} and of the events. */
+  /**
+   * {@code openai} or {@code anthropic}: the value of {@code SPB_MODEL_PROVIDER} and of the events.
+   */
   public String id() {
     return id;
   }
@@ -93,7 +105,10 @@ public enum ModelProvider {
     throw new IllegalArgumentException("SPB_MODEL_PROVIDER must be openai or anthropic, got " + id);
   }
 
-  /** Makes the agent's request body one the runner is willing to send: the job's model, no streaming. */
+  /**
+   * Makes the agent's request body one the runner is willing to send: the job's model, no
+   * streaming.
+   */
   void prepare(ObjectNode body, String model) {
     body.put("model", model);
     body.put("stream", false);

@@ -3,11 +3,11 @@ package ai.spboucher.spbgit.runner.model;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One job's model spend against its token budget (input plus output tokens). The budget is exhausted once the
- * spend reaches it; {@link #exhaustion()} completes at that moment, once.
+ * One job's model spend against its token budget (input plus output tokens). The budget is
+ * exhausted once the spend reaches it; {@link #exhaustion()} completes at that moment, once.
  *
- * <p>Threading: every method is thread-safe. {@link #exhaustion()}'s dependants run on the thread whose
- * {@link #add} exhausted the budget (a model endpoint worker): they must not block.
+ * <p>Threading: every method is thread-safe. {@link #exhaustion()}'s dependants run on the thread
+ * whose {@link #add} exhausted the budget (a model endpoint worker): they must not block.
  */
 public final class TokenMeter {
 

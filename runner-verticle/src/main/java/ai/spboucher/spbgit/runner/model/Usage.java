@@ -16,6 +16,8 @@ public record Usage(long inputTokens, long outputTokens) {
   }
 
   public Usage plus(Usage other) {
-    return new Usage(Math.addExact(inputTokens, other.inputTokens), Math.addExact(outputTokens, other.outputTokens));
+    return new Usage(
+        Math.addExact(inputTokens, other.inputTokens),
+        Math.addExact(outputTokens, other.outputTokens));
   }
 }

@@ -7,20 +7,20 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Publishes a job's egress attempts and model calls for the threads that observe them (egress proxy and model
- * endpoint workers), which must not wait for JetStream: events are queued and one thread of its own publishes
- * them through the job's {@link EventPublisher}, in the order they were offered. The queue is bounded, by count
- * and by bytes: beyond that an event is dropped (before it gets a sequence number, so the subject stays
- * gap-free) and counted in {@link #dropped()}.
+ * Publishes a job's egress attempts and model calls for the threads that observe them (egress proxy
+ * and model endpoint workers), which must not wait for JetStream: events are queued and one thread
+ * of its own publishes them through the job's {@link EventPublisher}, in the order they were
+ * offered. The queue is bounded, by count and by bytes: beyond that an event is dropped (before it
+ * gets a sequence number, so the subject stays gap-free) and counted in {@link #dropped()}.
  *
- * <p>Threading: {@link #egress} and {@link #modelCall} are thread-safe and never block; {@link #close} is called
- * once, by the job's thread.
+ * <p>Threading: {@link #egress} and {@link #modelCall} are thread-safe and never block; {@link
+ * #close} is called once, by the job's thread.
  */
 public final class BackgroundEvents {
 
   public static final int MAX_PENDING = 10_000;
   public static final long MAX_PENDING_BYTES = 32L << 20;
-  private static final Runnable END = () -> { };
+  private static final Runnable END = () -> {};
 
   private final EventPublisher publisher;
   private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>(MAX_PENDING);
@@ -29,8 +29,7 @@ public final class BackgroundEvents {
   private final Thread thread;
   private volatile boolean closing;
 
-  private record Pending(Runnable publish, long bytes) {
-  }
+  private record Pending(Runnable publish, long bytes) {}
 
   public BackgroundEvents(EventPublisher publisher, String jobId) {
     this.publisher = publisher;
@@ -52,7 +51,10 @@ public final class BackgroundEvents {
     return dropped.get();
   }
 
-  /** Publishes what was offered before, for up to {@code timeout}, then stops; true if everything went out. */
+  /**
+   * Publishes what was offered before, for up to {@code timeout}, then stops; true if everything
+   * went out.
+   */
   public boolean close(Duration timeout) throws InterruptedException {
     closing = true;
     queue.put(new Pending(END, 0));
@@ -69,7 +71,8 @@ public final class BackgroundEvents {
       dropped.incrementAndGet();
       return;
     }
-    if (pendingBytes.addAndGet(bytes) > MAX_PENDING_BYTES || !queue.offer(new Pending(publish, bytes))) {
+    if (pendingBytes.addAndGet(bytes) > MAX_PENDING_BYTES
+        || !queue.offer(new Pending(publish, bytes))) {
       pendingBytes.addAndGet(-bytes);
       dropped.incrementAndGet();
     }

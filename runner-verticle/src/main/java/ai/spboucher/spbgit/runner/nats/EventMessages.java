@@ -11,17 +11,27 @@ public final class EventMessages {
 
   /** {@link EgressAttempt#getVia()} of an attempt through the egress proxy. */
   public static final String VIA_PROXY = "proxy";
-  /** {@link EgressAttempt#getVia()} of a model call the runner forwarded (or refused) to the provider. */
+
+  /**
+   * {@link EgressAttempt#getVia()} of a model call the runner forwarded (or refused) to the
+   * provider.
+   */
   public static final String VIA_MODEL_ENDPOINT = "model_endpoint";
-  /** {@link EgressAttempt#getVia()} of a request of the job's git to its repository, through the git relay. */
+
+  /**
+   * {@link EgressAttempt#getVia()} of a request of the job's git to its repository, through the git
+   * relay.
+   */
   public static final String VIA_GIT_RELAY = "git_relay";
 
-  private EventMessages() {
-  }
+  private EventMessages() {}
 
-  /** @param via {@link #VIA_PROXY} or {@link #VIA_GIT_RELAY} */
+  /**
+   * @param via {@link #VIA_PROXY} or {@link #VIA_GIT_RELAY}
+   */
   /** The job's phases, as {@code EgressAttempt.phase} names them. */
   public static final String PHASE_CLONE = "clone";
+
   public static final String PHASE_SETUP = "setup";
   public static final String PHASE_AGENT = "agent";
 
@@ -32,31 +42,53 @@ public final class EventMessages {
 
   public static EgressAttempt egress(EgressRecord record, String via, String phase) {
     return EgressAttempt.newBuilder()
-        .setMethod(record.method()).setHost(record.host()).setPort(record.port()).setAllowed(record.allowed())
-        .setBytesUp(record.bytesUp()).setBytesDown(record.bytesDown()).setDurationMs(record.duration().toMillis())
+        .setMethod(record.method())
+        .setHost(record.host())
+        .setPort(record.port())
+        .setAllowed(record.allowed())
+        .setBytesUp(record.bytesUp())
+        .setBytesDown(record.bytesDown())
+        .setDurationMs(record.duration().toMillis())
         .setFailure(record.failure() == null ? "" : record.failure())
-        .setStartedEpochMs(record.startedAt().toEpochMilli()).setVia(via).setPhase(phase)
+        .setStartedEpochMs(record.startedAt().toEpochMilli())
+        .setVia(via)
+        .setPhase(phase)
         .build();
   }
 
   public static ModelCall modelCall(ModelCallRecord record) {
     return ModelCall.newBuilder()
-        .setProvider(record.provider()).setModel(record.model()).setStatus(record.status())
-        .setInputTokens(record.usage().inputTokens()).setOutputTokens(record.usage().outputTokens())
-        .setDurationMs(record.duration().toMillis()).setRequest(ByteString.copyFrom(record.request()))
-        .setTruncated(record.truncated()).setError(record.error() == null ? "" : record.error())
+        .setProvider(record.provider())
+        .setModel(record.model())
+        .setStatus(record.status())
+        .setInputTokens(record.usage().inputTokens())
+        .setOutputTokens(record.usage().outputTokens())
+        .setDurationMs(record.duration().toMillis())
+        .setRequest(ByteString.copyFrom(record.request()))
+        .setTruncated(record.truncated())
+        .setError(record.error() == null ? "" : record.error())
         .build();
   }
 
-  /** A model call as an egress attempt to the provider's {@code host:port}: allowed when it was forwarded. */
-  public static EgressAttempt egress(ModelCallRecord record, String providerHost, int providerPort) {
+  /**
+   * A model call as an egress attempt to the provider's {@code host:port}: allowed when it was
+   * forwarded.
+   */
+  public static EgressAttempt egress(
+      ModelCallRecord record, String providerHost, int providerPort) {
     String failure = record.egressFailure();
     return EgressAttempt.newBuilder()
-        .setMethod(record.method().isEmpty() ? "POST" : record.method()).setHost(providerHost)
-        .setPort(providerPort).setAllowed(record.forwarded()).setBytesUp(record.bytesUp())
-        .setBytesDown(record.bytesDown()).setDurationMs(record.duration().toMillis())
-        .setFailure(failure == null ? "" : failure).setStartedEpochMs(record.startedAt().toEpochMilli())
-        .setVia(VIA_MODEL_ENDPOINT).setPhase(PHASE_AGENT)
+        .setMethod(record.method().isEmpty() ? "POST" : record.method())
+        .setHost(providerHost)
+        .setPort(providerPort)
+        .setAllowed(record.forwarded())
+        .setBytesUp(record.bytesUp())
+        .setBytesDown(record.bytesDown())
+        .setDurationMs(record.duration().toMillis())
+        .setFailure(failure == null ? "" : failure)
+        .setStartedEpochMs(record.startedAt().toEpochMilli())
+        .setVia(VIA_MODEL_ENDPOINT)
+        .setPhase(PHASE_AGENT)
         .build();
   }
 }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.nats;
 
+import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.EgressAttempt;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -15,20 +16,21 @@ import io.nats.client.JetStreamManagement;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 
 /**
- * Publishes one job's events to JetStream in order: status changes on {@code spb.events.<job>.status}, log
- * chunks on {@code spb.events.<job>.log}, model calls on {@code spb.events.<job>.model} and egress attempts on
- * {@code spb.events.<job>.egress}, each with its own gap-free sequence. Publishing is synchronous and retried
- * through NATS outages (each message carries a {@code Nats-Msg-Id}, so a retry that did land is not stored
- * twice).
+ * Publishes one job's events to JetStream in order: status changes on {@code
+ * spb.events.<job>.status}, log chunks on {@code spb.events.<job>.log}, model calls on {@code
+ * spb.events.<job>.model} and egress attempts on {@code spb.events.<job>.egress}, each with its own
+ * gap-free sequence. Publishing is synchronous and retried through NATS outages (each message
+ * carries a {@code Nats-Msg-Id}, so a retry that did land is not stored twice).
  *
- * <p>Threading: the kinds may be published on different threads; each kind is synchronised on itself so its
- * sequence stays ordered. Every method blocks until JetStream acknowledged (or the retries gave up): callers that
- * must not block use {@link BackgroundEvents}.
+ * <p>Threading: the kinds may be published on different threads; each kind is synchronised on
+ * itself so its sequence stays ordered. Every method blocks until JetStream acknowledged (or the
+ * retries gave up): callers that must not block use {@link BackgroundEvents}.
  */
 public final class EventPublisher {
 
@@ -36,8 +38,10 @@ public final class EventPublisher {
   private static final Duration RETRY_FOR = Duration.ofMinutes(10);
 
   private final JetStream jetStream;
+
   /** Reads stored events back; null when this publisher was not given one. */
   private final JetStreamManagement management;
+
   private final String jobId;
   private final Clock clock;
   private final Object statusLock = new Object();
@@ -53,22 +57,29 @@ public final class EventPublisher {
     this(jetStream, null, jobId, clock, 0);
   }
 
-  /** A publisher that can also tell when the stream stored an event ({@link #runnerLineStoredAt}). */
-  public EventPublisher(JetStream jetStream, JetStreamManagement management, String jobId, Clock clock) {
+  /**
+   * A publisher that can also tell when the stream stored an event ({@link #runnerLineStoredAt}).
+   */
+  public EventPublisher(
+      JetStream jetStream, JetStreamManagement management, String jobId, Clock clock) {
     this(jetStream, management, jobId, clock, 0);
   }
 
   /**
-   * For a job another publisher already reported on (a runner reclaiming its leftovers after a restart): status
-   * numbering continues after {@code lastStatusSequence}, so the new event is neither a gap nor, by its message
-   * id, a duplicate the stream would drop.
+   * For a job another publisher already reported on (a runner reclaiming its leftovers after a
+   * restart): status numbering continues after {@code lastStatusSequence}, so the new event is
+   * neither a gap nor, by its message id, a duplicate the stream would drop.
    */
   public EventPublisher(JetStream jetStream, String jobId, Clock clock, long lastStatusSequence) {
     this(jetStream, null, jobId, clock, lastStatusSequence);
   }
 
-  private EventPublisher(JetStream jetStream, JetStreamManagement management, String jobId, Clock clock,
-                         long lastStatusSequence) {
+  private EventPublisher(
+      JetStream jetStream,
+      JetStreamManagement management,
+      String jobId,
+      Clock clock,
+      long lastStatusSequence) {
     this.jetStream = jetStream;
     this.management = management;
     this.jobId = jobId;
@@ -77,31 +88,50 @@ public final class EventPublisher {
   }
 
   /** An llm job's model spend, as the runner metered it. */
-  public record Spend(String provider, String model, long inputTokens, long outputTokens) {
-  }
+  public record Spend(String provider, String model, long inputTokens, long outputTokens) {}
 
-  public void status(JobStatus status, String exitReason, String runnerId, String containerId, String detail) {
+  public void status(
+      JobStatus status, String exitReason, String runnerId, String containerId, String detail) {
     status(status, exitReason, runnerId, containerId, detail, null);
   }
 
   /**
-   * STARTED, with the image the job runs in by digest (its id on this runner's engine) and whether its setup ran
-   * or its cache was restored.
+   * STARTED, with the image the job runs in by digest (its id on this runner's engine) and whether
+   * its setup ran or its cache was restored.
    */
-  public void started(String runnerId, String containerId, String imageDigest,
-                      ai.spboucher.spbgit.proto.CacheOutcome cache) {
-    publishStatus(StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId(nullToEmpty(runnerId))
-        .setContainerId(nullToEmpty(containerId)).setImageDigest(nullToEmpty(imageDigest)).setCache(cache).build());
+  public void started(String runnerId, String containerId, String imageDigest, CacheOutcome cache) {
+    publishStatus(
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId(nullToEmpty(runnerId))
+            .setContainerId(nullToEmpty(containerId))
+            .setImageDigest(nullToEmpty(imageDigest))
+            .setCache(cache)
+            .build());
   }
 
-  /** A status change; {@code spend} (null for exec jobs) goes into the FINISHED event of an llm job. */
-  public void status(JobStatus status, String exitReason, String runnerId, String containerId, String detail,
-                     Spend spend) {
-    StatusChange.Builder builder = StatusChange.newBuilder().setStatus(status)
-        .setExitReason(nullToEmpty(exitReason)).setRunnerId(nullToEmpty(runnerId))
-        .setContainerId(nullToEmpty(containerId)).setDetail(nullToEmpty(detail));
+  /**
+   * A status change; {@code spend} (null for exec jobs) goes into the FINISHED event of an llm job.
+   */
+  public void status(
+      JobStatus status,
+      String exitReason,
+      String runnerId,
+      String containerId,
+      String detail,
+      Spend spend) {
+    StatusChange.Builder builder =
+        StatusChange.newBuilder()
+            .setStatus(status)
+            .setExitReason(nullToEmpty(exitReason))
+            .setRunnerId(nullToEmpty(runnerId))
+            .setContainerId(nullToEmpty(containerId))
+            .setDetail(nullToEmpty(detail));
     if (spend != null) {
-      builder.setProvider(spend.provider()).setModel(spend.model()).setInputTokens(spend.inputTokens())
+      builder
+          .setProvider(spend.provider())
+          .setModel(spend.model())
+          .setInputTokens(spend.inputTokens())
           .setOutputTokens(spend.outputTokens());
     }
     publishStatus(builder.build());
@@ -116,23 +146,31 @@ public final class EventPublisher {
 
   public void log(LogStream stream, byte[] data) {
     synchronized (logLock) {
-      JobEvent event = base(++logSequence)
-          .setLog(LogChunk.newBuilder().setStream(stream).setData(ByteString.copyFrom(data))).build();
+      JobEvent event =
+          base(++logSequence)
+              .setLog(LogChunk.newBuilder().setStream(stream).setData(ByteString.copyFrom(data)))
+              .build();
       publish(Subjects.logEvents(jobId), "log", event);
     }
   }
 
   /**
-   * Publishes one line of the runner's own ({@code RUNNER}, {@code [spb-runner] } prefixed) and returns when the
-   * events stream stored it, by the NATS server's clock, read back from the stream. Null when the publish gave up,
-   * the stored message cannot be read, or this publisher has no {@link JetStreamManagement}.
+   * Publishes one line of the runner's own ({@code RUNNER}, {@code [spb-runner] } prefixed) and
+   * returns when the events stream stored it, by the NATS server's clock, read back from the
+   * stream. Null when the publish gave up, the stored message cannot be read, or this publisher has
+   * no {@link JetStreamManagement}.
    */
   public Instant runnerLineStoredAt(String line) {
-    byte[] data = ("[spb-runner] " + line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] data = ("[spb-runner] " + line + "\n").getBytes(StandardCharsets.UTF_8);
     PublishAck ack;
     synchronized (logLock) {
-      JobEvent event = base(++logSequence)
-          .setLog(LogChunk.newBuilder().setStream(LogStream.RUNNER).setData(ByteString.copyFrom(data))).build();
+      JobEvent event =
+          base(++logSequence)
+              .setLog(
+                  LogChunk.newBuilder()
+                      .setStream(LogStream.RUNNER)
+                      .setData(ByteString.copyFrom(data)))
+              .build();
       ack = publish(Subjects.logEvents(jobId), "log", event);
     }
     if (ack == null || management == null) {
@@ -141,21 +179,29 @@ public final class EventPublisher {
     try {
       return management.getMessage(ack.getStream(), ack.getSeqno()).getTime().toInstant();
     } catch (IOException | JetStreamApiException | RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "cannot read back when the stream stored a log line of job " + jobId
-          + ": " + e.getMessage());
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot read back when the stream stored a log line of job "
+              + jobId
+              + ": "
+              + e.getMessage());
       return null;
     }
   }
 
   public void modelCall(ModelCall call) {
     synchronized (modelLock) {
-      publish(Subjects.modelEvents(jobId), "model", base(++modelSequence).setModelCall(call).build());
+      publish(
+          Subjects.modelEvents(jobId), "model", base(++modelSequence).setModelCall(call).build());
     }
   }
 
   public void egress(EgressAttempt attempt) {
     synchronized (egressLock) {
-      publish(Subjects.egressEvents(jobId), "egress", base(++egressSequence).setEgress(attempt).build());
+      publish(
+          Subjects.egressEvents(jobId),
+          "egress",
+          base(++egressSequence).setEgress(attempt).build());
     }
   }
 
@@ -167,14 +213,18 @@ public final class EventPublisher {
   }
 
   private JobEvent.Builder base(long sequence) {
-    return JobEvent.newBuilder().setJobId(jobId).setSequence(sequence)
+    return JobEvent.newBuilder()
+        .setJobId(jobId)
+        .setSequence(sequence)
         .setTimestampEpochMs(clock.millis());
   }
 
-  /** Publishes with retries; returns the stream's acknowledgement, or null if the retries gave up. */
+  /**
+   * Publishes with retries; returns the stream's acknowledgement, or null if the retries gave up.
+   */
   private PublishAck publish(String subject, String kind, JobEvent event) {
-    PublishOptions options = PublishOptions.builder().messageId(jobId + "." + kind + "." + event.getSequence())
-        .build();
+    PublishOptions options =
+        PublishOptions.builder().messageId(jobId + "." + kind + "." + event.getSequence()).build();
     Instant giveUp = clock.instant().plus(RETRY_FOR);
     long backoff = 100;
     while (true) {
@@ -182,8 +232,16 @@ public final class EventPublisher {
         return jetStream.publish(subject, event.toByteArray(), options);
       } catch (IOException | JetStreamApiException e) {
         if (clock.instant().isAfter(giveUp)) {
-          LOG.log(System.Logger.Level.ERROR, "giving up publishing " + kind + " event " + event.getSequence()
-              + " of job " + jobId + ": " + e.getMessage());
+          LOG.log(
+              System.Logger.Level.ERROR,
+              "giving up publishing "
+                  + kind
+                  + " event "
+                  + event.getSequence()
+                  + " of job "
+                  + jobId
+                  + ": "
+                  + e.getMessage());
           return null;
         }
         try {

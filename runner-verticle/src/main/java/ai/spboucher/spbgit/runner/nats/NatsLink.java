@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.nats;
 
+import ai.spboucher.spbgit.common.NatsSettings;
 import ai.spboucher.spbgit.proto.Streams;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
@@ -7,19 +8,15 @@ import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import ai.spboucher.spbgit.common.NatsClientOptions;
-import java.security.GeneralSecurityException;
-import java.util.HashMap;
-import java.util.Map;
 import java.io.IOException;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 
 /**
- * The runner's NATS connection. It reconnects forever (a runner outlives NATS restarts) and makes sure the
- * protocol's streams exist. Connecting blocks: call {@link #connect} from a worker thread.
+ * The runner's NATS connection. It reconnects forever (a runner outlives NATS restarts) and makes
+ * sure the protocol's streams exist. Connecting blocks: call {@link #connect} from a worker thread.
  */
 public final class NatsLink implements AutoCloseable {
-
 
   private final Connection connection;
   private final JetStream jetStream;
@@ -32,17 +29,21 @@ public final class NatsLink implements AutoCloseable {
   }
 
   /**
-   * Connects with the {@code SPB_NATS_*} credentials and TLS settings of the environment (see
-   * {@link NatsClientOptions}). Refused credentials fail at once; an unreachable server is retried for a
-   * minute, after which the runner gives up rather than pretend to be ready.
+   * Connects with the settings read at start-up ({@link NatsSettings}). Refused credentials fail at
+   * once; an unreachable server is retried for a minute, after which the runner gives up rather
+   * than pretend to be ready.
    */
-  public static NatsLink connect(String url, String name) throws IOException, InterruptedException {
-    Map<String, String> env = new HashMap<>(System.getenv());
-    env.put("SPB_NATS_URL", url);
+  public static NatsLink connect(NatsSettings nats, String name)
+      throws IOException, InterruptedException {
+    String url = nats.url();
     Options options;
     try {
-      options = NatsClientOptions.from(env, url).connectionName(name).maxReconnects(-1)
-          .reconnectWait(Duration.ofMillis(500)).build();
+      options =
+          nats.options()
+              .connectionName(name)
+              .maxReconnects(-1)
+              .reconnectWait(Duration.ofMillis(500))
+              .build();
     } catch (GeneralSecurityException e) {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
     }
@@ -51,7 +52,7 @@ public final class NatsLink implements AutoCloseable {
       try {
         return new NatsLink(Nats.connect(options));
       } catch (IOException e) {
-        if (NatsClientOptions.isAuthorizationFailure(e)) {
+        if (NatsSettings.isAuthorizationFailure(e)) {
           throw new IOException("NATS at " + url + " refused this runner's credentials", e);
         }
         last = e;
@@ -61,7 +62,9 @@ public final class NatsLink implements AutoCloseable {
     throw new IOException("NATS at " + url + " is unreachable: " + last.getMessage(), last);
   }
 
-  /** Creates or updates the streams; call after connecting and again after a failed fetch. Blocking. */
+  /**
+   * Creates or updates the streams; call after connecting and again after a failed fetch. Blocking.
+   */
   public void ensureStreams() throws IOException, JetStreamApiException {
     Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1, false);
   }

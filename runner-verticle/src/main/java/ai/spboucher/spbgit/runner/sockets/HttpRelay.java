@@ -7,24 +7,33 @@ import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.streams.ReadStream;
 import io.vertx.core.streams.WriteStream;
 import java.util.Locale;
 import java.util.Set;
 
 /**
- * One job request relayed to an upstream server (the git relay's gateway, the egress proxy's plain-HTTP target):
- * the job's body streamed up, the answer's status, headers and body streamed back, both with back-pressure and
- * counted, then the job's connection closed. {@code Expect: 100-continue} is answered to the job here and not
- * passed on. Hop-by-hop headers of the answer are replaced by the job socket's own framing.
+ * One job request relayed to an upstream server (the git relay's gateway, the egress proxy's
+ * plain-HTTP target): the job's body streamed up, the answer's status, headers and body streamed
+ * back, both with back-pressure and counted, then the job's connection closed. {@code Expect:
+ * 100-continue} is answered to the job here and not passed on. Hop-by-hop headers of the answer are
+ * replaced by the job socket's own framing.
  *
- * <p>Threading: created and used on the event loop of the job's connection; the upstream request must be made
- * from it, so that its callbacks run there too.
+ * <p>Threading: created and used on the event loop of the job's connection; the upstream request
+ * must be made from it, so that its callbacks run there too.
  */
 public final class HttpRelay {
 
-  private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "transfer-encoding",
-      "proxy-connection", "upgrade", "te", "trailer");
+  private static final Set<String> HOP_BY_HOP =
+      Set.of(
+          "connection",
+          "keep-alive",
+          "transfer-encoding",
+          "proxy-connection",
+          "upgrade",
+          "te",
+          "trailer");
 
   private final HttpServerRequest request;
   private final Runnable ended;
@@ -33,8 +42,8 @@ public final class HttpRelay {
   private boolean done;
 
   /**
-   * @param ended called once when the exchange is over, relayed completely or cut (by either side); once the
-   *     upstream was reached, either counts as reaching it, as for a tunnel
+   * @param ended called once when the exchange is over, relayed completely or cut (by either side);
+   *     once the upstream was reached, either counts as reaching it, as for a tunnel
    */
   public HttpRelay(HttpServerRequest request, Runnable ended) {
     this.request = request;
@@ -59,19 +68,24 @@ public final class HttpRelay {
     bytesUp += headBytes(requestLine, headers) + "Connection: close\r\n".length();
   }
 
-  /** Streams the job's body to {@code upstream}, then its answer back; the request must be paused. */
+  /**
+   * Streams the job's body to {@code upstream}, then its answer back; the request must be paused.
+   */
   public void relay(HttpClientRequest upstream) {
-    if (request.getHeader("content-length") == null && request.getHeader("transfer-encoding") != null) {
+    if (request.getHeader("content-length") == null
+        && request.getHeader("transfer-encoding") != null) {
       upstream.setChunked(true);
     }
     upstream.exceptionHandler(e -> cut());
     upstream.response().onSuccess(this::answer).onFailure(e -> cut());
-    JobSocket.whenClosed(request.connection(), () -> {
-      if (!done) {
-        upstream.reset();
-        end();
-      }
-    });
+    JobSocket.whenClosed(
+        request.connection(),
+        () -> {
+          if (!done) {
+            upstream.reset();
+            end();
+          }
+        });
     if ("100-continue".equalsIgnoreCase(request.getHeader("expect"))) {
       request.response().writeContinue();
     }
@@ -79,9 +93,15 @@ public final class HttpRelay {
     request.resume();
   }
 
-  /** Answers {@code refusal} itself and closes the connection; the future completes once it is closed. */
-  public static Future<Void> refuse(HttpServerRequest request, JobSocket.Answers answers, Refusal refusal) {
-    return request.response().setStatusCode(refusal.status())
+  /**
+   * Answers {@code refusal} itself and closes the connection; the future completes once it is
+   * closed.
+   */
+  public static Future<Void> refuse(
+      HttpServerRequest request, JobSocket.Answers answers, Refusal refusal) {
+    return request
+        .response()
+        .setStatusCode(refusal.status())
         .putHeader("Content-Type", answers.contentType())
         .putHeader("Connection", "close")
         .end(Buffer.buffer(answers.body(refusal)))
@@ -91,41 +111,51 @@ public final class HttpRelay {
   private void answer(HttpClientResponse upstream) {
     HttpServerResponse response = request.response();
     response.setStatusCode(upstream.statusCode()).setStatusMessage(upstream.statusMessage());
-    upstream.headers().forEach((name, value) -> {
-      if (!HOP_BY_HOP.contains(name.toLowerCase(Locale.ROOT))) {
-        response.headers().add(name, value);
-      }
-    });
+    upstream
+        .headers()
+        .forEach(
+            (name, value) -> {
+              if (!HOP_BY_HOP.contains(name.toLowerCase(Locale.ROOT))) {
+                response.headers().add(name, value);
+              }
+            });
     if (upstream.getHeader("content-length") == null) {
       response.setChunked(true);
     }
     response.putHeader("Connection", "close");
-    String version = request.version() == io.vertx.core.http.HttpVersion.HTTP_1_0 ? "HTTP/1.0" : "HTTP/1.1";
-    bytesDown += headBytes(version + " " + upstream.statusCode() + " " + upstream.statusMessage(),
-        upstream.headers());
+    String version = request.version() == HttpVersion.HTTP_1_0 ? "HTTP/1.0" : "HTTP/1.1";
+    bytesDown +=
+        headBytes(
+            version + " " + upstream.statusCode() + " " + upstream.statusMessage(),
+            upstream.headers());
     upstream.exceptionHandler(e -> cut());
     stream(upstream, response, false);
   }
 
   private void stream(ReadStream<Buffer> from, WriteStream<Buffer> to, boolean up) {
-    from.handler(chunk -> {
-      if (up) {
-        bytesUp += chunk.length();
-      } else {
-        bytesDown += chunk.length();
-      }
-      to.write(chunk);
-      if (to.writeQueueFull()) {
-        from.pause();
-        to.drainHandler(v -> from.resume());
-      }
-    });
-    from.endHandler(v -> to.end().onComplete(written -> {
-      if (!up) {
-        request.connection().close();
-        end();
-      }
-    }));
+    from.handler(
+        chunk -> {
+          if (up) {
+            bytesUp += chunk.length();
+          } else {
+            bytesDown += chunk.length();
+          }
+          to.write(chunk);
+          if (to.writeQueueFull()) {
+            from.pause();
+            to.drainHandler(v -> from.resume());
+          }
+        });
+    from.endHandler(
+        v ->
+            to.end()
+                .onComplete(
+                    written -> {
+                      if (!up) {
+                        request.connection().close();
+                        end();
+                      }
+                    }));
   }
 
   private void cut() {

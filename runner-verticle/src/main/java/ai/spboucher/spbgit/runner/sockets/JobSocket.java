@@ -7,6 +7,8 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.socket.DuplexChannelConfig;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -19,9 +21,11 @@ import io.vertx.core.net.impl.ConnectionBase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,20 +34,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The server side of one of a job's sockets (the egress proxy, the model endpoint, the git relay): Vert.x's
- * HTTP/1.1 server on a unix domain socket in the job's egress directory, mode 0666 so the container's
- * unprivileged user can connect. Vert.x serves unix sockets on NIO (JDK 16+) and on epoll; the runner prefers
- * epoll, because Netty's NIO unix sockets cannot half-close, so a job that shuts its output after a request
- * would lose the answer there. Vert.x (Netty's codec) parses every request head; this class adds what the
- * sockets share: at most {@code maxConnections} open connections (the next one is answered the busy refusal at
- * once, without waiting for a request, and closed), a head larger than {@code maxHeadBytes} (431) or one that
- * does not parse strictly ({@link StrictRequestDecoder}, 400) refused, a request head not complete within
- * {@code headTimeout} answered 408 and closed, and one request per connection (a pipelined one is never
+ * The server side of one of a job's sockets (the egress proxy, the model endpoint, the git relay):
+ * Vert.x's HTTP/1.1 server on a unix domain socket in the job's egress directory, mode 0666 so the
+ * container's unprivileged user can connect. Vert.x serves unix sockets on NIO (JDK 16+) and on
+ * epoll; the runner prefers epoll, because Netty's NIO unix sockets cannot half-close, so a job
+ * that shuts its output after a request would lose the answer there. Vert.x (Netty's codec) parses
+ * every request head; this class adds what the sockets share: at most {@code maxConnections} open
+ * connections (the next one is answered the busy refusal at once, without waiting for a request,
+ * and closed), a head larger than {@code maxHeadBytes} (431) or one that does not parse strictly
+ * ({@link StrictRequestDecoder}, 400) refused, a request head not complete within {@code
+ * headTimeout} answered 408 and closed, and one request per connection (a pipelined one is never
  * served).
  *
- * <p>Threading: {@link #bind} and {@link #close()} block the calling thread (never call them on an event loop);
- * the request handler runs on the server's event loop and must not block. {@link #close()} is idempotent: it
- * stops accepting, closes every open connection and deletes the socket file.
+ * <p>Threading: {@link #bind} and {@link #close()} block the calling thread (never call them on an
+ * event loop); the request handler runs on the server's event loop and must not block. {@link
+ * #close()} is idempotent: it stops accepting, closes every open connection and deletes the socket
+ * file.
  */
 public final class JobSocket implements AutoCloseable {
 
@@ -59,9 +65,17 @@ public final class JobSocket implements AutoCloseable {
   public record Limits(int maxConnections, int maxHeadBytes, Duration headTimeout) {
 
     public Limits {
-      if (maxConnections < 1 || maxHeadBytes < 1 || headTimeout.isNegative() || headTimeout.isZero()) {
-        throw new IllegalArgumentException("socket limits must be positive: " + maxConnections + ", "
-            + maxHeadBytes + ", " + headTimeout);
+      if (maxConnections < 1
+          || maxHeadBytes < 1
+          || headTimeout.isNegative()
+          || headTimeout.isZero()) {
+        throw new IllegalArgumentException(
+            "socket limits must be positive: "
+                + maxConnections
+                + ", "
+                + maxHeadBytes
+                + ", "
+                + headTimeout);
       }
     }
   }
@@ -72,8 +86,10 @@ public final class JobSocket implements AutoCloseable {
   private final Vertx vertx;
   private final Path socketPath;
   private final HttpServer server;
+
   /** Open connections, each with the timer of its request head (-1 once the head came). */
   private final Map<HttpConnection, Long> open = new ConcurrentHashMap<>();
+
   private volatile boolean closed;
 
   private JobSocket(Vertx vertx, Path socketPath, HttpServer server) {
@@ -87,42 +103,56 @@ public final class JobSocket implements AutoCloseable {
    *
    * @param busy the refusal for a connection beyond {@link Limits#maxConnections}
    * @param requests called on the event loop with each request whose head parsed
-   * @param invalid called on the event loop with the refusal given to a request whose head did not parse or was
-   *     too large (already answered), for the socket's records
+   * @param invalid called on the event loop with the refusal given to a request whose head did not
+   *     parse or was too large (already answered), for the socket's records
    */
-  public static JobSocket bind(Vertx vertx, Path socketPath, Limits limits, Answers answers, Refusal busy,
-                               Handler<HttpServerRequest> requests, Handler<Refusal> invalid) throws IOException {
+  public static JobSocket bind(
+      Vertx vertx,
+      Path socketPath,
+      Limits limits,
+      Answers answers,
+      Refusal busy,
+      Handler<HttpServerRequest> requests,
+      Handler<Refusal> invalid)
+      throws IOException {
     Objects.requireNonNull(requests, "requests");
-    if (Files.exists(socketPath, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+    if (Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
       throw new IOException("socket path exists already: " + socketPath);
     }
-    HttpServerOptions options = new HttpServerOptions()
-        .setMaxInitialLineLength(limits.maxHeadBytes())
-        .setMaxHeaderSize(limits.maxHeadBytes())
-        // HTTP/1.1 only: with h2c on, Vert.x reads the first bytes before it makes the connection, so a silent
-        // connection would escape the limits.
-        .setHttp2ClearTextEnabled(false)
-        .setHandle100ContinueAutomatically(false)
-        .setCompressionSupported(false)
-        .setDecompressionSupported(false);
+    HttpServerOptions options =
+        new HttpServerOptions()
+            .setMaxInitialLineLength(limits.maxHeadBytes())
+            .setMaxHeaderSize(limits.maxHeadBytes())
+            // HTTP/1.1 only: with h2c on, Vert.x reads the first bytes before it makes the
+            // connection, so a silent
+            // connection would escape the limits.
+            .setHttp2ClearTextEnabled(false)
+            .setHandle100ContinueAutomatically(false)
+            .setCompressionSupported(false)
+            .setDecompressionSupported(false);
     HttpServer server = vertx.createHttpServer(options);
     JobSocket socket = new JobSocket(vertx, socketPath, server);
-    server.connectionHandler(connection -> socket.admit(connection, options, limits, answers, busy))
-        .requestHandler(request -> {
-          if (socket.headArrived(request.connection())) {
-            requests.handle(request);
-          } else {
-            // One request per connection: a pipelined one is never served.
-            request.connection().close();
-          }
-        })
-        .invalidRequestHandler(request -> {
-          socket.headArrived(request.connection());
-          Refusal refusal = invalidHead(request, limits);
-          answerRaw(request.connection(), answer(answers, refusal));
-          invalid.handle(refusal);
-        });
-    await(server.listen(SocketAddress.domainSocketAddress(socketPath.toString())), "bind " + socketPath);
+    server
+        .connectionHandler(connection -> socket.admit(connection, options, limits, answers, busy))
+        .requestHandler(
+            request -> {
+              if (socket.headArrived(request.connection())) {
+                requests.handle(request);
+              } else {
+                // One request per connection: a pipelined one is never served.
+                request.connection().close();
+              }
+            })
+        .invalidRequestHandler(
+            request -> {
+              socket.headArrived(request.connection());
+              Refusal refusal = invalidHead(request, limits);
+              answerRaw(request.connection(), answer(answers, refusal));
+              invalid.handle(refusal);
+            });
+    await(
+        server.listen(SocketAddress.domainSocketAddress(socketPath.toString())),
+        "bind " + socketPath);
     try {
       Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
     } catch (IOException | RuntimeException e) {
@@ -166,19 +196,26 @@ public final class JobSocket implements AutoCloseable {
   }
 
   /**
-   * Writes a complete answer straight to the connection's socket and closes it. For the answers the socket gives
-   * before or instead of a request Vert.x could answer: Vert.x has no response object then.
+   * Writes a complete answer straight to the connection's socket and closes it. For the answers the
+   * socket gives before or instead of a request Vert.x could answer: Vert.x has no response object
+   * then.
    */
   public static void answerRaw(HttpConnection connection, byte[] answer) {
-    // Internal API: written at the head of the pipeline, past Vert.x's HTTP encoder, which only takes
+    // Internal API: written at the head of the pipeline, past Vert.x's HTTP encoder, which only
+    // takes
     // responses to requests it has decoded.
-    ((ConnectionBase) connection).channel().pipeline().firstContext()
-        .writeAndFlush(Unpooled.wrappedBuffer(answer)).addListener(ChannelFutureListener.CLOSE);
+    ((ConnectionBase) connection)
+        .channel()
+        .pipeline()
+        .firstContext()
+        .writeAndFlush(Unpooled.wrappedBuffer(answer))
+        .addListener(ChannelFutureListener.CLOSE);
   }
 
   /**
-   * Runs {@code action} on the connection's event loop once its channel is closed. Unlike Vert.x's close handlers
-   * this neither fires when the job only half-closes nor goes quiet once the connection became a tunnel.
+   * Runs {@code action} on the connection's event loop once its channel is closed. Unlike Vert.x's
+   * close handlers this neither fires when the job only half-closes nor goes quiet once the
+   * connection became a tunnel.
    */
   public static void whenClosed(HttpConnection connection, Runnable action) {
     // Internal API: the Netty channel under the connection.
@@ -186,8 +223,8 @@ public final class JobSocket implements AutoCloseable {
   }
 
   /**
-   * The bytes the job sent right behind its {@code CONNECT} head, to be sent through the tunnel first; call it once
-   * the request became a tunnel ({@code toNetSocket}).
+   * The bytes the job sent right behind its {@code CONNECT} head, to be sent through the tunnel
+   * first; call it once the request became a tunnel ({@code toNetSocket}).
    */
   public static Buffer tunnelData(StrictRequestDecoder decoder) {
     ByteBuf data = decoder.takeTunnelData();
@@ -207,17 +244,28 @@ public final class JobSocket implements AutoCloseable {
   /** The complete bytes of a refusal, with {@code Connection: close}. */
   public static byte[] answer(Answers answers, Refusal refusal) {
     byte[] body = answers.body(refusal);
-    byte[] head = ("HTTP/1.1 " + refusal.status() + " " + io.netty.handler.codec.http.HttpResponseStatus
-        .valueOf(refusal.status()).reasonPhrase() + "\r\nContent-Type: " + answers.contentType()
-        + "\r\nContent-Length: " + body.length + "\r\nConnection: close\r\n\r\n")
-        .getBytes(StandardCharsets.US_ASCII);
-    byte[] all = java.util.Arrays.copyOf(head, head.length + body.length);
+    byte[] head =
+        ("HTTP/1.1 "
+                + refusal.status()
+                + " "
+                + HttpResponseStatus.valueOf(refusal.status()).reasonPhrase()
+                + "\r\nContent-Type: "
+                + answers.contentType()
+                + "\r\nContent-Length: "
+                + body.length
+                + "\r\nConnection: close\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII);
+    byte[] all = Arrays.copyOf(head, head.length + body.length);
     System.arraycopy(body, 0, all, head.length, body.length);
     return all;
   }
 
-  private void admit(HttpConnection connection, HttpServerOptions options, Limits limits, Answers answers,
-                     Refusal busy) {
+  private void admit(
+      HttpConnection connection,
+      HttpServerOptions options,
+      Limits limits,
+      Answers answers,
+      Refusal busy) {
     if (closed || open.size() >= limits.maxConnections()) {
       answerRaw(connection, answer(answers, busy));
       return;
@@ -227,20 +275,35 @@ public final class JobSocket implements AutoCloseable {
     channel.pipeline().replace("httpDecoder", "httpDecoder", new StrictRequestDecoder(options));
     // A job that half-closes after its request still gets the answer (see StrictRequestDecoder).
     ((DuplexChannelConfig) channel.config()).setAllowHalfClosure(true);
-    long timer = vertx.setTimer(limits.headTimeout().toMillis(), id -> {
-      if (open.replace(connection, id, -1L)) {
-        answerRaw(connection, answer(answers, new Refusal(408, "request_timeout",
-            "request head not received within " + limits.headTimeout().toMillis() / 1000.0 + " s")));
-      }
-    });
+    long timer =
+        vertx.setTimer(
+            limits.headTimeout().toMillis(),
+            id -> {
+              if (open.replace(connection, id, -1L)) {
+                answerRaw(
+                    connection,
+                    answer(
+                        answers,
+                        new Refusal(
+                            408,
+                            "request_timeout",
+                            "request head not received within "
+                                + limits.headTimeout().toMillis() / 1000.0
+                                + " s")));
+              }
+            });
     open.put(connection, timer);
-    // The channel's, not the connection's: a connection turned into a tunnel no longer reports its close.
-    channel.closeFuture().addListener(closedChannel -> {
-      Long pending = open.remove(connection);
-      if (pending != null && pending >= 0) {
-        vertx.cancelTimer(pending);
-      }
-    });
+    // The channel's, not the connection's: a connection turned into a tunnel no longer reports its
+    // close.
+    channel
+        .closeFuture()
+        .addListener(
+            closedChannel -> {
+              Long pending = open.remove(connection);
+              if (pending != null && pending >= 0) {
+                vertx.cancelTimer(pending);
+              }
+            });
   }
 
   /** Stops the connection's head timer; false when a request had come on it already. */
@@ -256,15 +319,21 @@ public final class JobSocket implements AutoCloseable {
   private static Refusal invalidHead(HttpServerRequest request, Limits limits) {
     Throwable cause = request.decoderResult().cause();
     if (cause instanceof TooLongFrameException) {
-      return new Refusal(431, "request_header_too_large", "request head larger than " + limits.maxHeadBytes()
-          + " bytes");
+      return new Refusal(
+          431,
+          "request_header_too_large",
+          "request head larger than " + limits.maxHeadBytes() + " bytes");
     }
-    return Refusal.badRequest("malformed request head" + (cause == null ? "" : ": " + cause.getMessage()));
+    return Refusal.badRequest(
+        "malformed request head" + (cause == null ? "" : ": " + cause.getMessage()));
   }
 
-  private static <T> T await(io.vertx.core.Future<T> future, String what) throws IOException {
+  private static <T> T await(Future<T> future, String what) throws IOException {
     try {
-      return future.toCompletionStage().toCompletableFuture().get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      return future
+          .toCompletionStage()
+          .toCompletableFuture()
+          .get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted: " + what, e);

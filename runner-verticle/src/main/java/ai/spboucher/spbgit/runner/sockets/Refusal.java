@@ -1,10 +1,10 @@
 package ai.spboucher.spbgit.runner.sockets;
 
 /**
- * An answer one of a job's sockets (the egress proxy, the model endpoint, the git relay) gives itself instead of
- * forwarding the request: a status, a machine-readable type and a one-line message. The egress proxy and the git
- * relay answer it as plain text (what curl and git show the job), the model endpoint as
- * {@code {"error":{"type","message"}}}.
+ * An answer one of a job's sockets (the egress proxy, the model endpoint, the git relay) gives
+ * itself instead of forwarding the request: a status, a machine-readable type and a one-line
+ * message. The egress proxy and the git relay answer it as plain text (what curl and git show the
+ * job), the model endpoint as {@code {"error":{"type","message"}}}.
  */
 public final class Refusal extends Exception {
 

@@ -1,27 +1,32 @@
 package ai.spboucher.spbgit.runner.sockets;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.impl.VertxHttpRequestDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Vert.x's request decoder, held to the strict grammar of RFC 9112 where Netty is lenient, because two parties
- * reading one request differently is how a request is smuggled past a check. Before Netty parses the first request
- * head of the connection it must be: {@code method SP target SP HTTP/1.x CRLF} (one space each, a token method,
- * a visible-ASCII target), then {@code name ":" value CRLF} lines (a token name, no control character but HTAB
- * in the value, no folded continuation line), then CRLF; no bare CR or LF, no empty lines before it. A request
- * declaring both {@code Transfer-Encoding} and {@code Content-Length} is refused too, where Netty would drop the
- * length. A refused head reaches the server's invalid-request handler, which answers 400. Only the first head is
- * checked: every job socket closes the connection after its first answer.
+ * Vert.x's request decoder, held to the strict grammar of RFC 9112 where Netty is lenient, because
+ * two parties reading one request differently is how a request is smuggled past a check. Before
+ * Netty parses the first request head of the connection it must be: {@code method SP target SP
+ * HTTP/1.x CRLF} (one space each, a token method, a visible-ASCII target), then {@code name ":"
+ * value CRLF} lines (a token name, no control character but HTAB in the value, no folded
+ * continuation line), then CRLF; no bare CR or LF, no empty lines before it. A request declaring
+ * both {@code Transfer-Encoding} and {@code Content-Length} is refused too, where Netty would drop
+ * the length. A refused head reaches the server's invalid-request handler, which answers 400. Only
+ * the first head is checked: every job socket closes the connection after its first answer.
  *
- * <p>What follows a {@code CONNECT} head (a TLS ClientHello sent right behind it, say) is tunnel data, not HTTP:
- * it is kept back for {@link #takeTunnelData()} instead of being decoded, because Vert.x drops what its decoder
- * still holds when it turns the connection into a tunnel.
+ * <p>What follows a {@code CONNECT} head (a TLS ClientHello sent right behind it, say) is tunnel
+ * data, not HTTP: it is kept back for {@link #takeTunnelData()} instead of being decoded, because
+ * Vert.x drops what its decoder still holds when it turns the connection into a tunnel.
  *
  * <p>Threading: a Netty handler, used by one connection's event loop only.
  */
@@ -59,8 +64,12 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
         return;
       }
       headChecked = true;
-      String problem = end < 0 ? null : problem(in.toString(in.readerIndex(), end - in.readerIndex() - 4,
-          java.nio.charset.StandardCharsets.ISO_8859_1));
+      String problem =
+          end < 0
+              ? null
+              : problem(
+                  in.toString(
+                      in.readerIndex(), end - in.readerIndex() - 4, StandardCharsets.ISO_8859_1));
       if (problem != null) {
         refused = true;
         in.skipBytes(in.readableBytes());
@@ -76,21 +85,27 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
     super.decode(ctx, in, out);
   }
 
-  /** The bytes that came behind a {@code CONNECT} head, now the tunnel's; the caller releases them. */
+  /**
+   * The bytes that came behind a {@code CONNECT} head, now the tunnel's; the caller releases them.
+   */
   public ByteBuf takeTunnelData() {
-    ByteBuf data = tunnelData == null ? io.netty.buffer.Unpooled.EMPTY_BUFFER : tunnelData;
+    ByteBuf data = tunnelData == null ? Unpooled.EMPTY_BUFFER : tunnelData;
     tunnelData = null;
     return data;
   }
 
   private static boolean isConnect(List<Object> decoded) {
-    return decoded.stream().anyMatch(message -> message instanceof io.netty.handler.codec.http.HttpRequest request
-        && request.method().equals(io.netty.handler.codec.http.HttpMethod.CONNECT));
+    return decoded.stream()
+        .anyMatch(
+            message ->
+                message instanceof HttpRequest request
+                    && request.method().equals(HttpMethod.CONNECT));
   }
 
   /**
-   * A job that half-closes its connection after a complete request head still gets its answer; one that leaves
-   * before the head is complete is let go at once instead of holding its connection until the head timeout.
+   * A job that half-closes its connection after a complete request head still gets its answer; one
+   * that leaves before the head is complete is let go at once instead of holding its connection
+   * until the head timeout.
    */
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
@@ -109,7 +124,9 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
   /** The index just after the CRLF CRLF ending the head, or -1 while it has not all arrived. */
   private static int endOfHead(ByteBuf in) {
     for (int i = in.readerIndex(); i + 3 < in.writerIndex(); i++) {
-      if (in.getByte(i) == '\r' && in.getByte(i + 1) == '\n' && in.getByte(i + 2) == '\r'
+      if (in.getByte(i) == '\r'
+          && in.getByte(i + 1) == '\n'
+          && in.getByte(i + 2) == '\r'
           && in.getByte(i + 3) == '\n') {
         return i + 4;
       }
@@ -121,7 +138,9 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
   static String problem(String head) {
     String[] lines = head.split("\r\n", -1);
     String[] requestLine = lines[0].split(" ", -1);
-    if (requestLine.length != 3 || !isToken(requestLine[0]) || requestLine[1].isEmpty()
+    if (requestLine.length != 3
+        || !isToken(requestLine[0])
+        || requestLine[1].isEmpty()
         || !requestLine[1].chars().allMatch(c -> c > 0x20 && c < 0x7f)
         || !(requestLine[2].equals("HTTP/1.1") || requestLine[2].equals("HTTP/1.0"))) {
       return "malformed request line";
@@ -143,7 +162,8 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
   }
 
   private static boolean isToken(String s) {
-    return !s.isEmpty() && s.chars().allMatch(c -> c < 0x7f
-        && (Character.isLetterOrDigit(c) || TCHAR.indexOf(c) >= 0));
+    return !s.isEmpty()
+        && s.chars()
+            .allMatch(c -> c < 0x7f && (Character.isLetterOrDigit(c) || TCHAR.indexOf(c) >= 0));
   }
 }

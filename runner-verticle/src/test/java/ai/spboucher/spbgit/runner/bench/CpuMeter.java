@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.StringJoiner;
 
 /**
- * CPU time (user + system) of the processes taking part in a benchmark, read from {@code /proc/<pid>/stat}, so
- * a report can say where the machine's two cores went: this client, the gateway, the runner, nats-server, the
- * Docker daemon and containerd.
+ * CPU time (user + system) of the processes taking part in a benchmark, read from {@code
+ * /proc/<pid>/stat}, so a report can say where the machine's two cores went: this client, the
+ * gateway, the runner, nats-server, the Docker daemon and containerd.
  */
 final class CpuMeter {
 
@@ -24,7 +24,8 @@ final class CpuMeter {
     bed.runnerPids().forEach((id, pid) -> pids.put("runner " + id, pid));
     findPid("nats-server", bed.dir.toString()).ifPresent(pid -> pids.put("nats-server", pid));
     pidFile("/var/run/docker.pid").ifPresent(pid -> pids.put("dockerd", pid));
-    pidFile("/var/run/docker/containerd/containerd.pid").ifPresent(pid -> pids.put("containerd", pid));
+    pidFile("/var/run/docker/containerd/containerd.pid")
+        .ifPresent(pid -> pids.put("containerd", pid));
   }
 
   /** CPU seconds so far, by process. */
@@ -67,7 +68,14 @@ final class CpuMeter {
 
   /** The process whose command line starts with {@code command} and mentions {@code marker}. */
   private static java.util.Optional<Long> findPid(String command, String marker) {
-    return ProcessHandle.allProcesses().filter(p -> p.info().commandLine().map(c -> c.contains(command)
-        && c.contains(marker)).orElse(false)).map(ProcessHandle::pid).findFirst();
+    return ProcessHandle.allProcesses()
+        .filter(
+            p ->
+                p.info()
+                    .commandLine()
+                    .map(c -> c.contains(command) && c.contains(marker))
+                    .orElse(false))
+        .map(ProcessHandle::pid)
+        .findFirst();
   }
 }

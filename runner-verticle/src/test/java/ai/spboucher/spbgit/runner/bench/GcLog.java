@@ -9,9 +9,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The pauses of a HotSpot GC log written with {@code -Xlog:gc:file=<path>}: how full the heap was before and after
- * each collection. The heap after a full collection is what the process really holds on to; young collections
- * leave garbage in the old generation, so only their peak tells something.
+ * The pauses of a HotSpot GC log written with {@code -Xlog:gc:file=<path>}: how full the heap was
+ * before and after each collection. The heap after a full collection is what the process really
+ * holds on to; young collections leave garbage in the old generation, so only their peak tells
+ * something.
  */
 public final class GcLog {
 
@@ -21,7 +22,8 @@ public final class GcLog {
   /**
    * One collection, in bytes.
    *
-   * @param kind what the log calls it, e.g. {@code Young (Allocation Failure)} or {@code Full (System.gc())}
+   * @param kind what the log calls it, e.g. {@code Young (Allocation Failure)} or {@code Full
+   *     (System.gc())}
    */
   public record Pause(String kind, long before, long after, long committed) {
 
@@ -30,8 +32,7 @@ public final class GcLog {
     }
   }
 
-  private GcLog() {
-  }
+  private GcLog() {}
 
   /** Every pause logged so far, oldest first; none when the file does not exist yet. */
   public static List<Pause> pauses(Path file) throws IOException {
@@ -42,8 +43,12 @@ public final class GcLog {
     for (String line : Files.readAllLines(file)) {
       Matcher m = PAUSE.matcher(line);
       if (m.find()) {
-        pauses.add(new Pause(m.group(1), bytes(m.group(2), m.group(3)), bytes(m.group(4), m.group(5)),
-            bytes(m.group(6), m.group(7))));
+        pauses.add(
+            new Pause(
+                m.group(1),
+                bytes(m.group(2), m.group(3)),
+                bytes(m.group(4), m.group(5)),
+                bytes(m.group(6), m.group(7))));
       }
     }
     return pauses;

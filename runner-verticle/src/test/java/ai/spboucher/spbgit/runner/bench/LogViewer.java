@@ -14,30 +14,34 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A viewer of one job's live log over the gateway's websocket, following the same contract as the proposal
- * page's follower ({@code js/log-follow.js}): it remembers the last sequence it took, drops anything at or below
- * it, and when the socket closes without an {@code end} frame (for example after a {@code resume} frame because
- * it fell behind) it connects again with {@code after=<last>}: at once if it made progress, otherwise backing off
- * from 0.5 s to 5 s. Each complete line is handed over with the wall-clock time its frame arrived.
+ * A viewer of one job's live log over the gateway's websocket, following the same contract as the
+ * proposal page's follower ({@code js/log-follow.js}): it remembers the last sequence it took,
+ * drops anything at or below it, and when the socket closes without an {@code end} frame (for
+ * example after a {@code resume} frame because it fell behind) it connects again with {@code
+ * after=<last>}: at once if it made progress, otherwise backing off from 0.5 s to 5 s. Each
+ * complete line is handed over with the wall-clock time its frame arrived.
  *
- * <p>Threading: the listener is called on the HTTP client's threads, one message at a time per viewer.
+ * <p>Threading: the listener is called on the HTTP client's threads, one message at a time per
+ * viewer.
  */
 public final class LogViewer {
 
   /**
-   * Receives each complete line of the job's output, with the time its (last) frame arrived and the time the
-   * runner published that frame's chunk ({@code ts}, milliseconds).
+   * Receives each complete line of the job's output, with the time its (last) frame arrived and the
+   * time the runner published that frame's chunk ({@code ts}, milliseconds).
    */
   @FunctionalInterface
   public interface LineSink {
     void line(String stream, String line, long arrivalMicros, long publishedMillis);
   }
 
-  private static final ScheduledExecutorService RECONNECTS = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "viewer-reconnect");
-    t.setDaemon(true);
-    return t;
-  });
+  private static final ScheduledExecutorService RECONNECTS =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "viewer-reconnect");
+            t.setDaemon(true);
+            return t;
+          });
 
   private final HttpClient http;
   private final URI uri;
@@ -56,15 +60,31 @@ public final class LogViewer {
   private volatile long bytes;
   private volatile long firstFrameMicros;
   private volatile long lastFrameMicros;
-  /** Per log frame taken: {seq, runner's ts in ms, arrival in µs, data length}; for finding where time goes. */
-  private final java.util.List<long[]> trace = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
-  private enum Stream { STDOUT, STDERR, RUNNER }
+  /**
+   * Per log frame taken: {seq, runner's ts in ms, arrival in µs, data length}; for finding where
+   * time goes.
+   */
+  private final java.util.List<long[]> trace =
+      java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
-  public LogViewer(HttpClient http, String baseUrl, String repo, String jobId, String token, LineSink sink) {
+  private enum Stream {
+    STDOUT,
+    STDERR,
+    RUNNER
+  }
+
+  public LogViewer(
+      HttpClient http, String baseUrl, String repo, String jobId, String token, LineSink sink) {
     this.http = http;
-    this.uri = URI.create(baseUrl.replaceFirst("^http", "ws") + "/api/v1/repos/" + repo + "/agent-jobs/" + jobId
-        + "/logs");
+    this.uri =
+        URI.create(
+            baseUrl.replaceFirst("^http", "ws")
+                + "/api/v1/repos/"
+                + repo
+                + "/agent-jobs/"
+                + jobId
+                + "/logs");
     this.token = token;
     this.sink = sink;
   }
@@ -78,14 +98,16 @@ public final class LogViewer {
     connects++;
     resumeRequested = false;
     framesOnSocket = 0;
-    return http.newWebSocketBuilder().header("Authorization", "Bearer " + token)
+    return http.newWebSocketBuilder()
+        .header("Authorization", "Bearer " + token)
         .connectTimeout(Duration.ofSeconds(30))
         .buildAsync(URI.create(uri + "?after=" + lastSeq), new Listener())
-        .whenComplete((socket, error) -> {
-          if (error != null) {
-            scheduleReconnect();
-          }
-        });
+        .whenComplete(
+            (socket, error) -> {
+              if (error != null) {
+                scheduleReconnect();
+              }
+            });
   }
 
   /** Completes with the {@code end} frame. */
@@ -105,7 +127,9 @@ public final class LogViewer {
     return gaps;
   }
 
-  /** Log frames the gateway sent at or below a sequence this viewer already had, which it dropped. */
+  /**
+   * Log frames the gateway sent at or below a sequence this viewer already had, which it dropped.
+   */
   public long duplicates() {
     return duplicates;
   }
@@ -164,11 +188,12 @@ public final class LogViewer {
     String data = frame.getString("data");
     bytes += data.length();
     trace.add(new long[] {seq, frame.getLong("ts", 0L), arrival, data.length()});
-    Stream stream = switch (frame.getString("stream", "stdout")) {
-      case "stderr" -> Stream.STDERR;
-      case "runner" -> Stream.RUNNER;
-      default -> Stream.STDOUT;
-    };
+    Stream stream =
+        switch (frame.getString("stream", "stdout")) {
+          case "stderr" -> Stream.STDERR;
+          case "runner" -> Stream.RUNNER;
+          default -> Stream.STDOUT;
+        };
     long published = frame.getLong("ts", 0L);
     StringBuilder buffer = partial.computeIfAbsent(stream, s -> new StringBuilder());
     int from = 0;
@@ -186,12 +211,13 @@ public final class LogViewer {
   }
 
   private void flushPartials(long arrival, long published) {
-    partial.forEach((stream, buffer) -> {
-      if (buffer.length() > 0) {
-        sink.line(stream.name().toLowerCase(), buffer.toString(), arrival, published);
-        buffer.setLength(0);
-      }
-    });
+    partial.forEach(
+        (stream, buffer) -> {
+          if (buffer.length() > 0) {
+            sink.line(stream.name().toLowerCase(), buffer.toString(), arrival, published);
+            buffer.setLength(0);
+          }
+        });
   }
 
   private void onClosed() {

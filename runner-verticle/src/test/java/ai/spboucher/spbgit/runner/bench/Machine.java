@@ -8,13 +8,12 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The machine a benchmark runs on: what it is, and how busy it is. The benchmarks share their cores with other
- * work, so every result carries the load average seen while it was measured.
+ * The machine a benchmark runs on: what it is, and how busy it is. The benchmarks share their cores
+ * with other work, so every result carries the load average seen while it was measured.
  */
 final class Machine {
 
-  private Machine() {
-  }
+  private Machine() {}
 
   /** The 1-minute load average. */
   static double load() {
@@ -26,14 +25,16 @@ final class Machine {
   }
 
   /**
-   * Waits until the 1-minute load average is below {@code max}, for at most {@code maxWaitSeconds}; returns the
-   * load it started with. A busy machine stretches every figure, so measuring starts in a quiet moment if one comes.
+   * Waits until the 1-minute load average is below {@code max}, for at most {@code maxWaitSeconds};
+   * returns the load it started with. A busy machine stretches every figure, so measuring starts in
+   * a quiet moment if one comes.
    */
   static double awaitQuiet(double max, long maxWaitSeconds) throws InterruptedException {
     long deadline = System.nanoTime() + maxWaitSeconds * 1_000_000_000L;
     double load = load();
     while (load >= max && System.nanoTime() < deadline) {
-      System.out.printf(Locale.ROOT, "load %.2f >= %.2f: waiting for a quieter moment%n", load, max);
+      System.out.printf(
+          Locale.ROOT, "load %.2f >= %.2f: waiting for a quieter moment%n", load, max);
       Thread.sleep(15_000);
       load = load();
     }
@@ -44,21 +45,35 @@ final class Machine {
   static String describe() {
     String cpu = "?";
     try {
-      cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
-          .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("?");
+      cpu =
+          Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
+              .filter(l -> l.startsWith("model name"))
+              .findFirst()
+              .map(l -> l.substring(l.indexOf(':') + 1).trim())
+              .orElse("?");
     } catch (IOException e) {
       // Not Linux: the model stays unknown.
     }
-    return String.format(Locale.ROOT, "%d cores (%s), %d MiB RAM, Linux %s, Java %s, Docker %s, %s, at %s",
-        Runtime.getRuntime().availableProcessors(), cpu, totalMemoryMiB(), System.getProperty("os.version"),
-        System.getProperty("java.version"), command("docker", "version", "--format", "{{.Server.Version}}"),
-        command("nats-server", "--version"), Instant.now());
+    return String.format(
+        Locale.ROOT,
+        "%d cores (%s), %d MiB RAM, Linux %s, Java %s, Docker %s, %s, at %s",
+        Runtime.getRuntime().availableProcessors(),
+        cpu,
+        totalMemoryMiB(),
+        System.getProperty("os.version"),
+        System.getProperty("java.version"),
+        command("docker", "version", "--format", "{{.Server.Version}}"),
+        command("nats-server", "--version"),
+        Instant.now());
   }
 
   private static long totalMemoryMiB() {
     try {
-      return Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal:"))
-          .findFirst().map(l -> Long.parseLong(l.replaceAll("\\D", "")) / 1024).orElse(0L);
+      return Files.readAllLines(Path.of("/proc/meminfo")).stream()
+          .filter(l -> l.startsWith("MemTotal:"))
+          .findFirst()
+          .map(l -> Long.parseLong(l.replaceAll("\\D", "")) / 1024)
+          .orElse(0L);
     } catch (IOException e) {
       return 0;
     }

@@ -11,9 +11,10 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * What a benchmark prints and keeps: its lines go to standard output and to
- * {@code <spb.bench.out>/<name>.txt} (default {@code target/sysbench}), with the machine and the load average
- * sampled every 5 s while it ran, so a figure is never reported without the conditions it was measured in.
+ * What a benchmark prints and keeps: its lines go to standard output and to {@code
+ * <spb.bench.out>/<name>.txt} (default {@code target/sysbench}), with the machine and the load
+ * average sampled every 5 s while it ran, so a figure is never reported without the conditions it
+ * was measured in.
  */
 final class Report implements AutoCloseable {
 
@@ -31,18 +32,21 @@ final class Report implements AutoCloseable {
     Files.writeString(file, "");
     line("# " + name + " " + String.join(" ", args));
     line("machine: " + Machine.describe());
-    sampler = new Thread(() -> {
-      while (!done) {
-        synchronized (loads) {
-          loads.add(Machine.load());
-        }
-        try {
-          Thread.sleep(5000);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "load-sampler");
+    sampler =
+        new Thread(
+            () -> {
+              while (!done) {
+                synchronized (loads) {
+                  loads.add(Machine.load());
+                }
+                try {
+                  Thread.sleep(5000);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "load-sampler");
     sampler.setDaemon(true);
     sampler.start();
   }
@@ -65,7 +69,11 @@ final class Report implements AutoCloseable {
     synchronized (loads) {
       double max = loads.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
       double mean = loads.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
-      return String.format(Locale.ROOT, "load average during the run: mean %.2f, max %.2f (%d samples)", mean, max,
+      return String.format(
+          Locale.ROOT,
+          "load average during the run: mean %.2f, max %.2f (%d samples)",
+          mean,
+          max,
           loads.size());
     }
   }

@@ -11,9 +11,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A gateway or runner as its own JVM, started from this benchmark's class path, as it runs in production: its
- * own heap, threads and garbage collector, so its heap can be read from its GC log and its CPU does not mix with
- * the measuring client's.
+ * A gateway or runner as its own JVM, started from this benchmark's class path, as it runs in
+ * production: its own heap, threads and garbage collector, so its heap can be read from its GC log
+ * and its CPU does not mix with the measuring client's.
  */
 final class ServiceProcess implements AutoCloseable {
 
@@ -28,26 +28,36 @@ final class ServiceProcess implements AutoCloseable {
   }
 
   /**
-   * Starts {@code mainClass} with {@code env} added to this process's environment, and waits until its log
-   * matches {@code ready}; returns once it does (the match is then in {@link #readyMatch}).
+   * Starts {@code mainClass} with {@code env} added to this process's environment, and waits until
+   * its log matches {@code ready}; returns once it does (the match is then in {@link #readyMatch}).
    */
-  static ServiceProcess start(String name, String mainClass, List<String> jvmArgs, Map<String, String> env,
-                              Path log, Pattern ready) throws Exception {
+  static ServiceProcess start(
+      String name,
+      String mainClass,
+      List<String> jvmArgs,
+      Map<String, String> env,
+      Path log,
+      Pattern ready)
+      throws Exception {
     List<String> command = new ArrayList<>();
     // spb.bench.<name>Java picks another JDK for one process (e.g. the gateway on a newer release).
     String javaHome = System.getProperty("spb.bench." + name + "Java", "");
-    command.add(Path.of(javaHome.isBlank() ? System.getProperty("java.home") : javaHome, "bin", "java").toString());
+    command.add(
+        Path.of(javaHome.isBlank() ? System.getProperty("java.home") : javaHome, "bin", "java")
+            .toString());
     command.addAll(jvmArgs);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(mainClass);
-    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().putAll(env);
     ServiceProcess service = new ServiceProcess(name, builder.start(), log);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
     while (!ready.matcher(service.log()).find()) {
       if (!service.process.isAlive()) {
-        throw new IOException(name + " exited with " + service.process.exitValue() + ":\n" + service.log());
+        throw new IOException(
+            name + " exited with " + service.process.exitValue() + ":\n" + service.log());
       }
       if (System.nanoTime() > deadline) {
         service.close();

@@ -5,7 +5,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 
-/** Order statistics of a sample (nearest-rank percentiles, so every figure is a value that was measured). */
+/**
+ * Order statistics of a sample (nearest-rank percentiles, so every figure is a value that was
+ * measured).
+ */
 record Stats(int count, double min, double p50, double p95, double p99, double max, double mean) {
 
   static Stats of(Collection<? extends Number> values) {
@@ -19,8 +22,14 @@ record Stats(int count, double min, double p50, double p95, double p99, double m
     for (double v : sorted) {
       sum += v;
     }
-    return new Stats(sorted.size(), sorted.get(0), rank(sorted, 50), rank(sorted, 95), rank(sorted, 99),
-        sorted.get(sorted.size() - 1), sum / sorted.size());
+    return new Stats(
+        sorted.size(),
+        sorted.get(0),
+        rank(sorted, 50),
+        rank(sorted, 95),
+        rank(sorted, 99),
+        sorted.get(sorted.size() - 1),
+        sum / sorted.size());
   }
 
   /** The median of a few per-run figures (the middle one, or the mean of the two middle ones). */
@@ -38,7 +47,15 @@ record Stats(int count, double min, double p50, double p95, double p99, double m
   }
 
   String describe(String unit) {
-    return String.format(Locale.ROOT, "n=%d p50=%.1f p95=%.1f p99=%.1f max=%.1f min=%.1f %s", count, p50, p95, p99,
-        max, min, unit);
+    return String.format(
+        Locale.ROOT,
+        "n=%d p50=%.1f p95=%.1f p99=%.1f max=%.1f min=%.1f %s",
+        count,
+        p50,
+        p95,
+        p99,
+        max,
+        min,
+        unit);
   }
 }

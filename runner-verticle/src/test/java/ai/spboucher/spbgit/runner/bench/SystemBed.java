@@ -1,10 +1,10 @@
 package ai.spboucher.spbgit.runner.bench;
 
 import ai.spboucher.spbgit.gateway.GitCli;
+import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.runner.JobTestBed;
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Nats;
@@ -29,10 +29,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
- * The whole system as it runs in production, each part its own process: nats-server with JetStream, the gateway
- * JVM (with a GC log, for its heap), runner JVMs driving the Docker engine, and the real agent image. The
- * benchmark process is only a client: REST calls, websocket viewers, and a core-NATS observer that timestamps
- * status events as they are published.
+ * The whole system as it runs in production, each part its own process: nats-server with JetStream,
+ * the gateway JVM (with a GC log, for its heap), runner JVMs driving the Docker engine, and the
+ * real agent image. The benchmark process is only a client: REST calls, websocket viewers, and a
+ * core-NATS observer that timestamps status events as they are published.
  */
 final class SystemBed implements AutoCloseable {
 
@@ -47,7 +47,8 @@ final class SystemBed implements AutoCloseable {
   final Path gatewayGcLog;
   private final List<ServiceProcess> runners = new ArrayList<>();
   private final Map<String, ServiceProcess> runnerIds = new java.util.LinkedHashMap<>();
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   private final Connection observer;
   private final Map<String, JobTimes> times = new ConcurrentHashMap<>();
   private boolean closed;
@@ -56,8 +57,13 @@ final class SystemBed implements AutoCloseable {
   static final class JobTimes {
     volatile long started;
     volatile long finished;
-    /** When the first chunk of the container's own output (not the runner's lines) passed; 0 if not observed. */
+
+    /**
+     * When the first chunk of the container's own output (not the runner's lines) passed; 0 if not
+     * observed.
+     */
     volatile long firstOutput;
+
     volatile String exitReason;
     volatile String runner;
     volatile String containerId;
@@ -65,14 +71,16 @@ final class SystemBed implements AutoCloseable {
     final CompletableFuture<Void> finishedSeen = new CompletableFuture<>();
   }
 
-  private SystemBed(Path dir, NatsServerProcess nats, ServiceProcess gateway, String baseUrl, Path gcLog)
+  private SystemBed(
+      Path dir, NatsServerProcess nats, ServiceProcess gateway, String baseUrl, Path gcLog)
       throws Exception {
     this.dir = dir;
     this.nats = nats;
     this.gateway = gateway;
     this.baseUrl = baseUrl;
     this.gatewayGcLog = gcLog;
-    this.ownerToken = Files.readString(dir.resolve("gateway").resolve("initial-owner-token")).strip();
+    this.ownerToken =
+        Files.readString(dir.resolve("gateway").resolve("initial-owner-token")).strip();
     this.observer = Nats.connect(nats.url());
     Dispatcher dispatcher = observer.createDispatcher(m -> onStatus(m.getData()));
     dispatcher.subscribe("spb.events.*.status");
@@ -80,8 +88,9 @@ final class SystemBed implements AutoCloseable {
   }
 
   /**
-   * Starts nats-server and the gateway ({@code SPB_JOB_WALL_LIMIT} = {@code wallLimit}); extra JVM options for
-   * the gateway come from the {@code spb.bench.gatewayJvm} property (for example a flight recording).
+   * Starts nats-server and the gateway ({@code SPB_JOB_WALL_LIMIT} = {@code wallLimit}); extra JVM
+   * options for the gateway come from the {@code spb.bench.gatewayJvm} property (for example a
+   * flight recording).
    */
   static SystemBed start(String wallLimit) throws Exception {
     Path dir = Files.createTempDirectory("spb-sysbench-");
@@ -94,18 +103,29 @@ final class SystemBed implements AutoCloseable {
     env.put("SPB_HTTP_PORT", "0");
     env.put("SPB_NATS_URL", nats.url());
     env.put("SPB_JOB_WALL_LIMIT", wallLimit);
-    ServiceProcess gateway = ServiceProcess.start("gateway", "ai.spboucher.spbgit.gateway.Main", jvm, env,
-        dir.resolve("gateway.log"), LISTENING);
+    ServiceProcess gateway =
+        ServiceProcess.start(
+            "gateway",
+            "ai.spboucher.spbgit.gateway.Main",
+            jvm,
+            env,
+            dir.resolve("gateway.log"),
+            LISTENING);
     String url = gateway.find(LISTENING).group(1);
     SystemBed bed = new SystemBed(dir, nats, gateway, url, gcLog);
-    // A benchmark stopped with Ctrl-C still stops its runners (and their containers), gateway and nats-server.
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        bed.close();
-      } catch (Exception e) {
-        System.err.println("cleaning up the benchmark's processes: " + e);
-      }
-    }, "sysbench-cleanup"));
+    // A benchmark stopped with Ctrl-C still stops its runners (and their containers), gateway and
+    // nats-server.
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    bed.close();
+                  } catch (Exception e) {
+                    System.err.println("cleaning up the benchmark's processes: " + e);
+                  }
+                },
+                "sysbench-cleanup"));
     return bed;
   }
 
@@ -122,9 +142,14 @@ final class SystemBed implements AutoCloseable {
     all.put("SPB_AGENT_IMAGE", IMAGE);
     all.put("SPB_RUNNER_WORK_DIR", dir.resolve("runner-" + id).toString());
     all.putAll(env);
-    ServiceProcess runner = ServiceProcess.start("runner " + id, "ai.spboucher.spbgit.runner.Main",
-        extraJvm("spb.bench.runnerJvm"), all, dir.resolve("runner-" + id + ".log"),
-        Pattern.compile("runner " + Pattern.quote(id) + " ready"));
+    ServiceProcess runner =
+        ServiceProcess.start(
+            "runner " + id,
+            "ai.spboucher.spbgit.runner.Main",
+            extraJvm("spb.bench.runnerJvm"),
+            all,
+            dir.resolve("runner-" + id + ".log"),
+            Pattern.compile("runner " + Pattern.quote(id) + " ready"));
     runners.add(runner);
     runnerIds.put(id, runner);
     return runner;
@@ -132,7 +157,8 @@ final class SystemBed implements AutoCloseable {
 
   /** Creates {@code repo} with one commit on main. */
   void createRepo(String repo) throws Exception {
-    HttpResponse<String> r = api("POST", "/api/v1/repos", new JsonObject().put("name", repo).encode());
+    HttpResponse<String> r =
+        api("POST", "/api/v1/repos", new JsonObject().put("name", repo).encode());
     if (r.statusCode() != 201) {
       throw new IOException("cannot create " + repo + ": " + r.statusCode() + " " + r.body());
     }
@@ -142,13 +168,15 @@ final class SystemBed implements AutoCloseable {
     Files.writeString(work.resolve("README.md"), "benchmark repository\n");
     git.ok(work, "add", ".");
     git.ok(work, "commit", "-q", "-m", "seed");
-    String push = baseUrl.replace("http://", "http://owner:" + ownerToken + "@") + "/" + repo + ".git";
+    String push =
+        baseUrl.replace("http://", "http://owner:" + ownerToken + "@") + "/" + repo + ".git";
     git.ok(work, "push", "-q", push, "main");
   }
 
-  /** A job the gateway accepted: its id and when the request was sent and answered (wall-clock µs). */
-  record Submitted(String id, long sentMicros, long answeredMicros) {
-  }
+  /**
+   * A job the gateway accepted: its id and when the request was sent and answered (wall-clock µs).
+   */
+  record Submitted(String id, long sentMicros, long answeredMicros) {}
 
   /** {@code POST /api/v1/repos/:repo/agent-jobs} with an exec command; fails unless 201. */
   Submitted submit(String repo, String exec) throws Exception {
@@ -167,10 +195,15 @@ final class SystemBed implements AutoCloseable {
   }
 
   HttpRequest request(String method, String path, String body) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(60))
-        .header("Authorization", "Bearer " + ownerToken)
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-            : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(baseUrl + path))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + ownerToken)
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
     if (body != null) {
       b.header("Content-Type", "application/json");
     }
@@ -187,8 +220,8 @@ final class SystemBed implements AutoCloseable {
 
   /** The audit log entries of every job, oldest first, as the API serves them. */
   List<JsonObject> auditEntries() throws Exception {
-    return new JsonArray(api("GET", "/api/v1/agent-jobs", null).body()).stream()
-        .map(JsonObject.class::cast).toList();
+    return new JsonArray(api("GET", "/api/v1/agent-jobs", null).body())
+        .stream().map(JsonObject.class::cast).toList();
   }
 
   JobTimes times(String jobId) {
@@ -196,22 +229,26 @@ final class SystemBed implements AutoCloseable {
   }
 
   /**
-   * Also stamps the first chunk of each job's container output as it is published. Only for benchmarks whose
-   * jobs print little: every log chunk of every job then passes through this process too.
+   * Also stamps the first chunk of each job's container output as it is published. Only for
+   * benchmarks whose jobs print little: every log chunk of every job then passes through this
+   * process too.
    */
   void observeFirstOutput() throws Exception {
-    Dispatcher dispatcher = observer.createDispatcher(m -> {
-      long now = WallClock.micros();
-      try {
-        JobEvent event = JobEvent.parseFrom(m.getData());
-        JobTimes t = times(event.getJobId());
-        if (t.firstOutput == 0 && event.getLog().getStream() != ai.spboucher.spbgit.proto.LogStream.RUNNER) {
-          t.firstOutput = now;
-        }
-      } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-        System.err.println("unreadable log event: " + e.getMessage());
-      }
-    });
+    Dispatcher dispatcher =
+        observer.createDispatcher(
+            m -> {
+              long now = WallClock.micros();
+              try {
+                JobEvent event = JobEvent.parseFrom(m.getData());
+                JobTimes t = times(event.getJobId());
+                if (t.firstOutput == 0
+                    && event.getLog().getStream() != ai.spboucher.spbgit.proto.LogStream.RUNNER) {
+                  t.firstOutput = now;
+                }
+              } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                System.err.println("unreadable log event: " + e.getMessage());
+              }
+            });
     dispatcher.subscribe("spb.events.*.log");
     observer.flush(Duration.ofSeconds(5));
   }
@@ -244,12 +281,17 @@ final class SystemBed implements AutoCloseable {
     }
   }
 
-  /** The number of GC events in the gateway's GC log so far: marks the start of a measuring window. */
+  /**
+   * The number of GC events in the gateway's GC log so far: marks the start of a measuring window.
+   */
   int gcMark() throws IOException {
     return gcPauses().size();
   }
 
-  /** The largest heap occupancy after a collection since {@code mark}, in bytes (0 if none happened). */
+  /**
+   * The largest heap occupancy after a collection since {@code mark}, in bytes (0 if none
+   * happened).
+   */
   long maxHeapAfterGcSince(int mark) throws IOException {
     List<GcLog.Pause> pauses = gcPauses();
     long max = 0;
@@ -259,7 +301,10 @@ final class SystemBed implements AutoCloseable {
     return max;
   }
 
-  /** The largest heap occupancy before a collection since {@code mark}, in bytes: the peak the heap reached. */
+  /**
+   * The largest heap occupancy before a collection since {@code mark}, in bytes: the peak the heap
+   * reached.
+   */
   long maxHeapBeforeGcSince(int mark) throws IOException {
     List<GcLog.Pause> pauses = gcPauses();
     long max = 0;
@@ -294,10 +339,10 @@ final class SystemBed implements AutoCloseable {
   }
 
   /**
-   * Stops the runners first (they remove their containers, which needs NATS and the gateway still up), then the
-   * gateway and nats-server, then deletes the scratch directory unless a job's tmpfs is still mounted in it (or
-   * {@code -Dspb.bench.keep=true} asks to keep it, logs and all).
-   * Runs once, whether called or from the shutdown hook.
+   * Stops the runners first (they remove their containers, which needs NATS and the gateway still
+   * up), then the gateway and nats-server, then deletes the scratch directory unless a job's tmpfs
+   * is still mounted in it (or {@code -Dspb.bench.keep=true} asks to keep it, logs and all). Runs
+   * once, whether called or from the shutdown hook.
    */
   @Override
   public synchronized void close() throws Exception {

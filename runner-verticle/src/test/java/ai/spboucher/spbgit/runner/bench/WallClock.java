@@ -4,15 +4,15 @@ import java.time.Clock;
 import java.time.Instant;
 
 /**
- * Microseconds since the epoch from the system's real-time clock: the clock a container's {@code date} and
- * {@code gettimeofday} read on the same machine, so a time printed in a container and a time taken here compare.
+ * Microseconds since the epoch from the system's real-time clock: the clock a container's {@code
+ * date} and {@code gettimeofday} read on the same machine, so a time printed in a container and a
+ * time taken here compare.
  */
 final class WallClock {
 
   private static final Clock CLOCK = Clock.systemUTC();
 
-  private WallClock() {
-  }
+  private WallClock() {}
 
   static long micros() {
     Instant now = CLOCK.instant();

@@ -13,9 +13,21 @@ import org.junit.jupiter.api.Test;
 
 class SandboxSpecTest {
 
-  private final SandboxSpec spec = new SandboxSpec("spbgit/agent:latest", "j1", "r1", 2_000_000_000,
-      Map.of("SPB_JOB_TOKEN", "t", "NO_PROXY", "override-attempt"), 1.5, 512L << 20, 256, Path.of("/w/j1/work"),
-      Path.of("/w/j1/egress"), true, 64L << 20);
+  private final SandboxSpec spec =
+      SandboxSpec.builder()
+          .image("spbgit/agent:latest")
+          .jobId("j1")
+          .runnerId("r1")
+          .uid(2_000_000_000)
+          .env(Map.of("SPB_JOB_TOKEN", "t", "NO_PROXY", "override-attempt"))
+          .cpus(1.5)
+          .memoryBytes(512L << 20)
+          .pidsLimit(256)
+          .workDir(Path.of("/w/j1/work"))
+          .egressDir(Path.of("/w/j1/egress"))
+          .workIsMounted(true)
+          .diskBytes(64L << 20)
+          .build();
 
   @Test
   void hostConfigIsLockedDown() {
@@ -35,14 +47,30 @@ class SandboxSpecTest {
   void mountsOnlyWorkAndTheEgressSocketReadOnly() {
     var binds = spec.hostConfig().getBinds();
     assertEquals(2, binds.length);
-    var egress = Arrays.stream(binds).filter(b -> b.getVolume().getPath().equals("/run/spb")).findFirst().get();
+    var egress =
+        Arrays.stream(binds)
+            .filter(b -> b.getVolume().getPath().equals("/run/spb"))
+            .findFirst()
+            .get();
     assertEquals("ro", egress.getAccessMode().toString());
   }
 
   @Test
   void withoutAHostVolumeWorkIsADockerTmpfsOfTheDiskSize() {
-    SandboxSpec unmounted = new SandboxSpec("i", "j1", "r1", 70_000, Map.of(), 1, 64L << 20, 64, Path.of("/w"),
-        Path.of("/e"), false, 32L << 20);
+    SandboxSpec unmounted =
+        SandboxSpec.builder()
+            .image("i")
+            .jobId("j1")
+            .runnerId("r1")
+            .uid(70_000)
+            .cpus(1)
+            .memoryBytes(64L << 20)
+            .pidsLimit(64)
+            .workDir(Path.of("/w"))
+            .egressDir(Path.of("/e"))
+            .workIsMounted(false)
+            .diskBytes(32L << 20)
+            .build();
     String work = unmounted.hostConfig().getTmpFs().get("/work");
     assertTrue(work.contains("size=" + (32L << 20)), work);
     assertTrue(work.contains(",uid=70000,gid=70000,"), "owned by the sandbox uid: " + work);
@@ -54,7 +82,8 @@ class SandboxSpecTest {
     var env = spec.environment();
     assertTrue(env.contains("HTTP_PROXY=http://127.0.0.1:3128"));
     assertTrue(env.contains("https_proxy=http://127.0.0.1:3128"));
-    assertTrue(env.contains("npm_config_proxy=http://127.0.0.1:3128"), "npm reads its own setting first");
+    assertTrue(
+        env.contains("npm_config_proxy=http://127.0.0.1:3128"), "npm reads its own setting first");
     assertTrue(env.contains("SPB_JOB_TOKEN=t"));
     assertEquals(Map.of("spb.job", "j1", "spb.runner", "r1"), spec.labels());
   }

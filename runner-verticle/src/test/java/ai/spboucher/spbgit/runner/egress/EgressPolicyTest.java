@@ -67,14 +67,52 @@ class EgressPolicyTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"host", "host:0", "host:99999", ":80", "a b:80", "host:", "host:80:90",
-      "host:+80", "host:080", "host:8o", "-a.org:80", "a-.org:80", "a..b:80", ".a.org:80", "a.org.:80",
-      "1.2.3:80", "256.1.1.1:80", "01.2.3.4:80", "1.2.3.4.5:80", "[::1]", "[::1:80", "::1:80",
-      "[fe80::1%eth0]:80", "[::ffff:127.0.0.1]:80", "[1.2.3.4]:80", "[::g]:80", "*:80", "*.com:443",
-      "*.1.2.3.4:80", "a.*.org:80", "**.a.org:80", "exa_mple.org:80", "http://x.org:80", "x.org:80/",
-      "user@x.org:80", "x.org :80", " x.org:80", "\u212Aa.org:80", "", "[]:80"})
+  @ValueSource(
+      strings = {
+        "host",
+        "host:0",
+        "host:99999",
+        ":80",
+        "a b:80",
+        "host:",
+        "host:80:90",
+        "host:+80",
+        "host:080",
+        "host:8o",
+        "-a.org:80",
+        "a-.org:80",
+        "a..b:80",
+        ".a.org:80",
+        "a.org.:80",
+        "1.2.3:80",
+        "256.1.1.1:80",
+        "01.2.3.4:80",
+        "1.2.3.4.5:80",
+        "[::1]",
+        "[::1:80",
+        "::1:80",
+        "[fe80::1%eth0]:80",
+        "[::ffff:127.0.0.1]:80",
+        "[1.2.3.4]:80",
+        "[::g]:80",
+        "*:80",
+        "*.com:443",
+        "*.1.2.3.4:80",
+        "a.*.org:80",
+        "**.a.org:80",
+        "exa_mple.org:80",
+        "http://x.org:80",
+        "x.org:80/",
+        "user@x.org:80",
+        "x.org :80",
+        " x.org:80",
+        "\u212Aa.org:80",
+        "",
+        "[]:80"
+      })
   void rejectsJunkNamingTheEntry(String entry) {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EgressPolicy.of(entry));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> EgressPolicy.of(entry));
     assertTrue(e.getMessage().contains("'" + entry + "'"), e.getMessage());
   }
 

@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.runner.Prerequisites;
 import ai.spboucher.spbgit.runner.egress.TargetServers.Http;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -15,25 +18,21 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Real clients through the proxy, as inside the sandbox: {@code curl} and {@code git} talk to a TCP port
- * bridged to the unix socket, the way socat bridges {@code 127.0.0.1:3128} in the container.
+ * Real clients through the proxy, as inside the sandbox: {@code curl} and {@code git} talk to a TCP
+ * port bridged to the unix socket, the way socat bridges {@code 127.0.0.1:3128} in the container.
  */
 @Timeout(60)
 class EgressProxyCurlIT {
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private Http allowed;
   private Http other;
@@ -49,12 +48,17 @@ class EgressProxyCurlIT {
 
   @BeforeEach
   void startProxyAndBridge() throws IOException {
-    Assumptions.assumeTrue(onPath("curl"), "curl is not installed");
+    Prerequisites.require(onPath("curl"), "curl (apt-get install curl)");
     allowed = new Http();
     other = new Http();
-    proxy = EgressProxy.start(VERTX, dir.resolve("egress.sock"), EgressPolicy.of("127.0.0.1:" + allowed.port()),
-        new EgressRecorder());
-    bridge = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    proxy =
+        EgressProxy.start(
+            VERTX,
+            dir.resolve("egress.sock"),
+            EgressPolicy.of("127.0.0.1:" + allowed.port()),
+            new EgressRecorder());
+    bridge =
+        ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
     daemon(this::bridgeLoop);
   }
 
@@ -76,16 +80,30 @@ class EgressProxyCurlIT {
 
   @Test
   void curlGetsAnAllowedUrlThroughAConnectTunnel() throws Exception {
-    assertEquals("hello", run("curl", "-sS", "--proxytunnel", "--proxy", proxyUrl(), url(allowed, "/tunnel")));
+    assertEquals(
+        "hello",
+        run("curl", "-sS", "--proxytunnel", "--proxy", proxyUrl(), url(allowed, "/tunnel")));
     assertEquals("GET /tunnel HTTP/1.1", allowed.received.poll(5, TimeUnit.SECONDS).requestLine());
   }
 
   @Test
   void curlIsRefusedElsewhereEitherWay() throws Exception {
-    assertEquals("403", run("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", proxyUrl(),
-        url(other, "/")));
-    Process tunnel = new ProcessBuilder("curl", "-sS", "--proxytunnel", "--proxy", proxyUrl(), url(other, "/"))
-        .redirectErrorStream(true).start();
+    assertEquals(
+        "403",
+        run(
+            "curl",
+            "-sS",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--proxy",
+            proxyUrl(),
+            url(other, "/")));
+    Process tunnel =
+        new ProcessBuilder("curl", "-sS", "--proxytunnel", "--proxy", proxyUrl(), url(other, "/"))
+            .redirectErrorStream(true)
+            .start();
     String output = new String(tunnel.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(tunnel.waitFor(30, TimeUnit.SECONDS));
     assertNotEquals(0, tunnel.exitValue());
@@ -95,13 +113,18 @@ class EgressProxyCurlIT {
 
   @Test
   void gitSendsItsSmartHttpRequestsThroughTheProxy() throws Exception {
-    Assumptions.assumeTrue(onPath("git"), "git is not installed");
-    Process git = new ProcessBuilder("git", "-c", "http.proxy=" + proxyUrl(), "ls-remote", url(allowed, "/repo.git"))
-        .redirectErrorStream(true).start();
+    Prerequisites.require(onPath("git"), "git (apt-get install git)");
+    Process git =
+        new ProcessBuilder(
+                "git", "-c", "http.proxy=" + proxyUrl(), "ls-remote", url(allowed, "/repo.git"))
+            .redirectErrorStream(true)
+            .start();
     git.getInputStream().readAllBytes();
     assertTrue(git.waitFor(30, TimeUnit.SECONDS));
-    // The stand-in server is no git server, so git gives up after its first request; what matters is how it arrived.
-    assertEquals("GET /repo.git/info/refs?service=git-upload-pack HTTP/1.1",
+    // The stand-in server is no git server, so git gives up after its first request; what matters
+    // is how it arrived.
+    assertEquals(
+        "GET /repo.git/info/refs?service=git-upload-pack HTTP/1.1",
         allowed.received.poll(5, TimeUnit.SECONDS).requestLine());
   }
 
@@ -114,7 +137,8 @@ class EgressProxyCurlIT {
   }
 
   private static String run(String... command) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process process =
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(process.waitFor(30, TimeUnit.SECONDS));
     assertEquals(0, process.exitValue(), () -> String.join(" ", command) + " printed " + output);
@@ -137,7 +161,8 @@ class EgressProxyCurlIT {
   /** Copies until end of stream, then closes both: enough for clients that never half-close. */
   private static void copy(SocketChannel from, SocketChannel to) {
     ByteBuffer buf = ByteBuffer.allocate(16 * 1024);
-    try (from; to) {
+    try (from;
+        to) {
       while (from.read(buf) >= 0) {
         buf.flip();
         while (buf.hasRemaining()) {
@@ -158,7 +183,8 @@ class EgressProxyCurlIT {
 
   private static boolean onPath(String command) {
     try {
-      return new ProcessBuilder(command, "--version").redirectErrorStream(true).start().waitFor() == 0;
+      return new ProcessBuilder(command, "--version").redirectErrorStream(true).start().waitFor()
+          == 0;
     } catch (IOException | InterruptedException e) {
       return false;
     }

@@ -25,9 +25,11 @@ class EgressRecorderTest {
 
   @Test
   void aFailingListenerDoesNotLoseTheRecord() {
-    EgressRecorder recorder = new EgressRecorder(record -> {
-      throw new IllegalStateException("listener broke");
-    });
+    EgressRecorder recorder =
+        new EgressRecorder(
+            record -> {
+              throw new IllegalStateException("listener broke");
+            });
     recorder.record(record(1));
     assertEquals(List.of(record(1)), recorder.records());
   }
@@ -43,12 +45,22 @@ class EgressRecorderTest {
 
   @Test
   void targetBracketsIpv6() {
-    EgressRecord record = new EgressRecord(Instant.EPOCH, "CONNECT", "0:0:0:0:0:0:0:1", 443, false, 0, 0,
-        Duration.ZERO, "not on the allow-list");
+    EgressRecord record =
+        new EgressRecord(
+            Instant.EPOCH,
+            "CONNECT",
+            "0:0:0:0:0:0:0:1",
+            443,
+            false,
+            0,
+            0,
+            Duration.ZERO,
+            "not on the allow-list");
     assertEquals("[0:0:0:0:0:0:0:1]:443", record.target());
   }
 
   private static EgressRecord record(int port) {
-    return new EgressRecord(Instant.EPOCH, "CONNECT", "a.org", port, true, 1, 2, Duration.ofMillis(3), null);
+    return new EgressRecord(
+        Instant.EPOCH, "CONNECT", "a.org", port, true, 1, 2, Duration.ofMillis(3), null);
   }
 }

@@ -9,12 +9,14 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 
-/** A job's side of the proxy socket, as the container's socat would use it: raw bytes over the unix socket. */
+/**
+ * A job's side of the proxy socket, as the container's socat would use it: raw bytes over the unix
+ * socket.
+ */
 final class ProxyClient implements AutoCloseable {
 
   /** A response as the client saw it: status code, head text, body (by Content-Length). */
-  record Response(int status, String head, String body) {
-  }
+  record Response(int status, String head, String body) {}
 
   private final SocketChannel channel;
   private byte[] pending = new byte[0];
@@ -75,7 +77,9 @@ final class ProxyClient implements AutoCloseable {
     return out;
   }
 
-  /** True once the proxy has closed its side (end of stream or reset), after any data still pending. */
+  /**
+   * True once the proxy has closed its side (end of stream or reset), after any data still pending.
+   */
   boolean readsEndOfStream() {
     try {
       while (fill()) {

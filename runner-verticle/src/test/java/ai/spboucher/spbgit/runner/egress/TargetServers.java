@@ -15,13 +15,18 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Real TCP servers on ephemeral loopback ports, standing in for the hosts a job may or may not reach. */
+/**
+ * Real TCP servers on ephemeral loopback ports, standing in for the hosts a job may or may not
+ * reach.
+ */
 final class TargetServers {
 
-  private TargetServers() {
-  }
+  private TargetServers() {}
 
-  /** Accepts connections on a daemon thread and counts them; what it does with each is up to the subclass. */
+  /**
+   * Accepts connections on a daemon thread and counts them; what it does with each is up to the
+   * subclass.
+   */
   abstract static class Target implements AutoCloseable {
     final ServerSocket server;
     final AtomicInteger accepted = new AtomicInteger();
@@ -43,13 +48,15 @@ final class TargetServers {
         try {
           Socket socket = server.accept();
           accepted.incrementAndGet();
-          Thread thread = new Thread(() -> {
-            try (socket) {
-              serve(socket);
-            } catch (IOException e) {
-              // the peer went away: nothing to do in a test server
-            }
-          });
+          Thread thread =
+              new Thread(
+                  () -> {
+                    try (socket) {
+                      serve(socket);
+                    } catch (IOException e) {
+                      // the peer went away: nothing to do in a test server
+                    }
+                  });
           thread.setDaemon(true);
           thread.start();
         } catch (IOException e) {
@@ -100,9 +107,13 @@ final class TargetServers {
     }
   }
 
-  /** Answers one request per connection with {@code 200} and body {@code hello}, keeping what it received. */
+  /**
+   * Answers one request per connection with {@code 200} and body {@code hello}, keeping what it
+   * received.
+   */
   static final class Http extends Target {
-    static final String RESPONSE = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+    static final String RESPONSE =
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
     final BlockingQueue<Received> received = new LinkedBlockingQueue<>();
 
     Http() throws IOException {
@@ -127,7 +138,8 @@ final class TargetServers {
           length = Integer.parseInt(line.substring(15).trim());
         }
       }
-      received.add(new Received(headText, new String(in.readNBytes(length), StandardCharsets.ISO_8859_1)));
+      received.add(
+          new Received(headText, new String(in.readNBytes(length), StandardCharsets.ISO_8859_1)));
       socket.getOutputStream().write(RESPONSE.getBytes(StandardCharsets.ISO_8859_1));
       socket.shutdownOutput();
       // Read whatever else comes (a pipelined request) so that closing does not reset the response.

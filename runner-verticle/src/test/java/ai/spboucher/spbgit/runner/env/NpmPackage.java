@@ -15,8 +15,9 @@ import java.util.regex.Pattern;
 import java.util.zip.GZIPOutputStream;
 
 /**
- * One version of an npm package, with the tarball {@link NpmRegistry} serves for it: a gzipped ustar archive of
- * {@code package/package.json}, {@code package/index.js} and any other files, built in Java.
+ * One version of an npm package, with the tarball {@link NpmRegistry} serves for it: a gzipped
+ * ustar archive of {@code package/package.json}, {@code package/index.js} and any other files,
+ * built in Java.
  *
  * <pre>{@code
  * NpmPackage p = NpmPackage.named("spb-env-probe", "1.0.0").indexJs("module.exports = { answer: 42 };\n").build();
@@ -26,8 +27,10 @@ import java.util.zip.GZIPOutputStream;
  */
 public final class NpmPackage {
 
-  private static final Pattern NAME = Pattern.compile("(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*");
+  private static final Pattern NAME =
+      Pattern.compile("(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*");
   private static final Pattern VERSION = Pattern.compile("[0-9]+\\.[0-9]+\\.[0-9]+");
+
   /** npm's own fixed tarball time (1985-10-26T08:15:00Z): equal inputs give byte-equal tarballs. */
   private static final long MTIME_SECONDS = 499162500L;
 
@@ -122,26 +125,39 @@ public final class NpmPackage {
       return this;
     }
 
-    /** A dependency, written to package.json (a registry must serve it too for npm install to succeed). */
+    /**
+     * A dependency, written to package.json (a registry must serve it too for npm install to
+     * succeed).
+     */
     public Builder dependency(String name, String range) {
       dependencies.put(name, range);
       return this;
     }
 
     public NpmPackage build() {
-      JsonObject packageJson = new JsonObject().put("name", name).put("version", version).put("main", "index.js")
-          .put("license", "MIT");
+      JsonObject packageJson =
+          new JsonObject()
+              .put("name", name)
+              .put("version", version)
+              .put("main", "index.js")
+              .put("license", "MIT");
       if (!dependencies.isEmpty()) {
         packageJson.put("dependencies", dependencies.copy());
       }
       Map<String, byte[]> entries = new LinkedHashMap<>();
-      entries.put("package/package.json", packageJson.encodePrettily().getBytes(StandardCharsets.UTF_8));
-      files.forEach((path, content) -> entries.put("package/" + path, content.getBytes(StandardCharsets.UTF_8)));
+      entries.put(
+          "package/package.json", packageJson.encodePrettily().getBytes(StandardCharsets.UTF_8));
+      files.forEach(
+          (path, content) ->
+              entries.put("package/" + path, content.getBytes(StandardCharsets.UTF_8)));
       return new NpmPackage(name, version, packageJson, gzip(ustar(entries)));
     }
   }
 
-  /** A POSIX ustar archive of regular files: 512-byte headers, data padded to 512, two zero blocks at the end. */
+  /**
+   * A POSIX ustar archive of regular files: 512-byte headers, data padded to 512, two zero blocks
+   * at the end.
+   */
   static byte[] ustar(Map<String, byte[]> entries) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (Map.Entry<String, byte[]> e : entries.entrySet()) {

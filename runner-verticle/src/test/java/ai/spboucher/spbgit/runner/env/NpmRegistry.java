@@ -11,19 +11,20 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
- * A minimal npm registry serving {@link NpmPackage}s over plain HTTP on one address of this machine: what a job's
- * {@code setup} installs from with {@code npm install --registry <url()>}. Every request is recorded with its client
- * address.
+ * A minimal npm registry serving {@link NpmPackage}s over plain HTTP on one address of this
+ * machine: what a job's {@code setup} installs from with {@code npm install --registry <url()>}.
+ * Every request is recorded with its client address.
  *
  * <ul>
- *   <li>{@code GET /<name>} (scoped: {@code /@scope%2fname} or {@code /@scope/name}): the packument, whose
- *       {@code dist.tarball} points back at this registry under the Host the client used, so it also holds when
- *       the client reached it through a proxy or under another name;</li>
- *   <li>{@code GET /<name>/-/<unscoped-name>-<version>.tgz}: the tarball.</li>
+ *   <li>{@code GET /<name>} (scoped: {@code /@scope%2fname} or {@code /@scope/name}): the
+ *       packument, whose {@code dist.tarball} points back at this registry under the Host the
+ *       client used, so it also holds when the client reached it through a proxy or under another
+ *       name;
+ *   <li>{@code GET /<name>/-/<unscoped-name>-<version>.tgz}: the tarball.
  * </ul>
  *
- * <p>Threading: requests are served on the server's own daemon threads; {@link #publish} and {@link #requests} may
- * be called from any thread.
+ * <p>Threading: requests are served on the server's own daemon threads; {@link #publish} and {@link
+ * #requests} may be called from any thread.
  */
 public final class NpmRegistry implements AutoCloseable {
 
@@ -31,7 +32,9 @@ public final class NpmRegistry implements AutoCloseable {
   private final RecordingHttpServer server;
 
   private NpmRegistry(InetAddress address) throws IOException {
-    server = new RecordingHttpServer(address, "npm-registry", (method, path, host) -> answer(path, host));
+    server =
+        new RecordingHttpServer(
+            address, "npm-registry", (method, path, host) -> answer(path, host));
   }
 
   /** Serves the packages on {@code address} and an ephemeral port. */
@@ -82,23 +85,29 @@ public final class NpmRegistry implements AutoCloseable {
   }
 
   private RecordingHttpServer.Reply answer(String rawPath, String host) {
-    // npm escapes a scoped name's slash in packument requests (/@scope%2fname) but not in tarball URLs.
+    // npm escapes a scoped name's slash in packument requests (/@scope%2fname) but not in tarball
+    // URLs.
     String path = rawPath.replace("%2f", "/").replace("%2F", "/");
     int dash = path.indexOf("/-/");
     if (dash > 0) {
       Map<String, NpmPackage> versions = packages.get(path.substring(1, dash));
       String file = path.substring(dash + 3);
-      return versions == null ? RecordingHttpServer.Reply.notFound() : versions.values().stream()
-          .filter(p -> p.tarballFileName().equals(file)).findFirst()
-          .map(p -> new RecordingHttpServer.Reply(200, "application/octet-stream", p.tarball()))
-          .orElse(RecordingHttpServer.Reply.notFound());
+      return versions == null
+          ? RecordingHttpServer.Reply.notFound()
+          : versions.values().stream()
+              .filter(p -> p.tarballFileName().equals(file))
+              .findFirst()
+              .map(p -> new RecordingHttpServer.Reply(200, "application/octet-stream", p.tarball()))
+              .orElse(RecordingHttpServer.Reply.notFound());
     }
     Map<String, NpmPackage> versions = packages.get(path.substring(1));
     if (versions == null) {
-      return new RecordingHttpServer.Reply(404, "application/json",
-          "{\"error\":\"not found\"}".getBytes(StandardCharsets.UTF_8));
+      return new RecordingHttpServer.Reply(
+          404, "application/json", "{\"error\":\"not found\"}".getBytes(StandardCharsets.UTF_8));
     }
-    return new RecordingHttpServer.Reply(200, "application/json",
+    return new RecordingHttpServer.Reply(
+        200,
+        "application/json",
         packument(path.substring(1), versions, host).encode().getBytes(StandardCharsets.UTF_8));
   }
 
@@ -106,17 +115,26 @@ public final class NpmRegistry implements AutoCloseable {
     JsonObject docs = new JsonObject();
     String latest = null;
     for (NpmPackage p : new TreeMap<>(versions).values()) {
-      docs.put(p.version(), p.packageJson().put("_id", p.name() + "@" + p.version()).put("dist", new JsonObject()
-          .put("tarball", "http://" + host + tarballPath(p))
-          .put("shasum", p.shasum())
-          .put("integrity", p.integrity())));
+      docs.put(
+          p.version(),
+          p.packageJson()
+              .put("_id", p.name() + "@" + p.version())
+              .put(
+                  "dist",
+                  new JsonObject()
+                      .put("tarball", "http://" + host + tarballPath(p))
+                      .put("shasum", p.shasum())
+                      .put("integrity", p.integrity())));
       // Plain x.y.z versions: the highest by semver order is latest.
       if (latest == null || compareSemver(p.version(), latest) > 0) {
         latest = p.version();
       }
     }
-    return new JsonObject().put("_id", name).put("name", name)
-        .put("dist-tags", new JsonObject().put("latest", latest)).put("versions", docs);
+    return new JsonObject()
+        .put("_id", name)
+        .put("name", name)
+        .put("dist-tags", new JsonObject().put("latest", latest))
+        .put("versions", docs);
   }
 
   private static int compareSemver(String a, String b) {

@@ -10,19 +10,21 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
- * A PEP 503 "simple" package index serving {@link Wheel}s over plain HTTP on one address of this machine: what a
- * job's {@code setup} installs from with {@code pip install --index-url <simpleUrl()>}, and what the agent phase must
- * not reach. Every request is recorded with its client address, so a test can tell who fetched what.
+ * A PEP 503 "simple" package index serving {@link Wheel}s over plain HTTP on one address of this
+ * machine: what a job's {@code setup} installs from with {@code pip install --index-url
+ * <simpleUrl()>}, and what the agent phase must not reach. Every request is recorded with its
+ * client address, so a test can tell who fetched what.
  *
  * <ul>
- *   <li>{@code GET /simple/}: one link per project;</li>
- *   <li>{@code GET /simple/<normalized-name>/}: one {@code <a href="../../packages/<file>#sha256=<hex>">} per wheel
- *       (a name that is not normalized, or lacks the slash, is redirected as PEP 503 allows);</li>
- *   <li>{@code GET /packages/<file>}: the wheel.</li>
+ *   <li>{@code GET /simple/}: one link per project;
+ *   <li>{@code GET /simple/<normalized-name>/}: one {@code <a
+ *       href="../../packages/<file>#sha256=<hex>">} per wheel (a name that is not normalized, or
+ *       lacks the slash, is redirected as PEP 503 allows);
+ *   <li>{@code GET /packages/<file>}: the wheel.
  * </ul>
  *
- * <p>Threading: requests are served on the server's own daemon threads; {@link #add} and {@link #requests} may be
- * called from any thread.
+ * <p>Threading: requests are served on the server's own daemon threads; {@link #add} and {@link
+ * #requests} may be called from any thread.
  */
 public final class PackageIndex implements AutoCloseable {
 
@@ -30,7 +32,8 @@ public final class PackageIndex implements AutoCloseable {
   private final RecordingHttpServer server;
 
   private PackageIndex(InetAddress address) throws IOException {
-    server = new RecordingHttpServer(address, "package-index", (method, path, host) -> answer(path));
+    server =
+        new RecordingHttpServer(address, "package-index", (method, path, host) -> answer(path));
   }
 
   /** Serves the wheels on {@code address} and an ephemeral port. */
@@ -44,7 +47,9 @@ public final class PackageIndex implements AutoCloseable {
 
   /** Publishes one more wheel (a later version, another project). */
   public PackageIndex add(Wheel wheel) {
-    projects.computeIfAbsent(wheel.normalizedName(), n -> new ConcurrentHashMap<>()).put(wheel.fileName(), wheel);
+    projects
+        .computeIfAbsent(wheel.normalizedName(), n -> new ConcurrentHashMap<>())
+        .put(wheel.fileName(), wheel);
     return this;
   }
 
@@ -54,8 +59,8 @@ public final class PackageIndex implements AutoCloseable {
   }
 
   /**
-   * The host for pip's {@code --trusted-host}: pip ignores a plain-HTTP index on any host but localhost and loopback
-   * ("not a trusted or secure host") unless it is named there.
+   * The host for pip's {@code --trusted-host}: pip ignores a plain-HTTP index on any host but
+   * localhost and loopback ("not a trusted or secure host") unless it is named there.
    */
   public String trustedHost() {
     return address().getHostAddress();
@@ -76,7 +81,8 @@ public final class PackageIndex implements AutoCloseable {
 
   /** The requests so far that downloaded this wheel's file. */
   public List<ServedRequest> downloadsOf(Wheel wheel) {
-    return server.requests(r -> r.path().equals("/packages/" + wheel.fileName()) && r.status() == 200);
+    return server.requests(
+        r -> r.path().equals("/packages/" + wheel.fileName()) && r.status() == 200);
   }
 
   /** The requests so far that match. */
@@ -90,8 +96,15 @@ public final class PackageIndex implements AutoCloseable {
     }
     if (path.equals("/simple/")) {
       StringBuilder html = page("Simple index");
-      new TreeMap<>(projects).keySet().forEach(n -> html.append("<a href=\"").append(n).append("/\">").append(n)
-          .append("</a><br>\n"));
+      new TreeMap<>(projects)
+          .keySet()
+          .forEach(
+              n ->
+                  html.append("<a href=\"")
+                      .append(n)
+                      .append("/\">")
+                      .append(n)
+                      .append("</a><br>\n"));
       return html(html);
     }
     if (path.startsWith("/simple/")) {
@@ -109,13 +122,25 @@ public final class PackageIndex implements AutoCloseable {
         return RecordingHttpServer.Reply.notFound();
       }
       StringBuilder html = page("Links for " + normalized);
-      new TreeMap<>(files).values().forEach(w -> html.append("<a href=\"../../packages/").append(w.fileName())
-          .append("#sha256=").append(w.sha256Hex()).append("\">").append(w.fileName()).append("</a><br>\n"));
+      new TreeMap<>(files)
+          .values()
+          .forEach(
+              w ->
+                  html.append("<a href=\"../../packages/")
+                      .append(w.fileName())
+                      .append("#sha256=")
+                      .append(w.sha256Hex())
+                      .append("\">")
+                      .append(w.fileName())
+                      .append("</a><br>\n"));
       return html(html);
     }
     if (path.startsWith("/packages/")) {
       String file = path.substring("/packages/".length());
-      return projects.values().stream().map(files -> files.get(file)).filter(w -> w != null).findFirst()
+      return projects.values().stream()
+          .map(files -> files.get(file))
+          .filter(w -> w != null)
+          .findFirst()
           .map(w -> new RecordingHttpServer.Reply(200, "application/octet-stream", w.bytes()))
           .orElse(RecordingHttpServer.Reply.notFound());
     }
@@ -123,12 +148,17 @@ public final class PackageIndex implements AutoCloseable {
   }
 
   private static StringBuilder page(String title) {
-    return new StringBuilder("<!DOCTYPE html>\n<html><head><meta name=\"pypi:repository-version\" content=\"1.0\">"
-        + "<title>").append(title).append("</title></head><body>\n");
+    return new StringBuilder(
+            "<!DOCTYPE html>\n<html><head><meta name=\"pypi:repository-version\" content=\"1.0\">"
+                + "<title>")
+        .append(title)
+        .append("</title></head><body>\n");
   }
 
   private static RecordingHttpServer.Reply html(StringBuilder page) {
-    return new RecordingHttpServer.Reply(200, "text/html; charset=utf-8",
+    return new RecordingHttpServer.Reply(
+        200,
+        "text/html; charset=utf-8",
         page.append("</body></html>\n").toString().getBytes(StandardCharsets.UTF_8));
   }
 

@@ -15,11 +15,12 @@ import java.util.concurrent.Executors;
 import java.util.function.Predicate;
 
 /**
- * A JDK HTTP server on one address and an ephemeral port that routes every request to one handler and records what
- * it answered. The package servers are built on it.
+ * A JDK HTTP server on one address and an ephemeral port that routes every request to one handler
+ * and records what it answered. The package servers are built on it.
  *
- * <p>Threading: requests are handled on a small pool of daemon threads (npm fetches in parallel); the handler must be
- * thread-safe, and {@link #requests()} may be read from any thread while requests arrive.
+ * <p>Threading: requests are handled on a small pool of daemon threads (npm fetches in parallel);
+ * the handler must be thread-safe, and {@link #requests()} may be read from any thread while
+ * requests arrive.
  */
 final class RecordingHttpServer implements AutoCloseable {
 
@@ -38,7 +39,9 @@ final class RecordingHttpServer implements AutoCloseable {
     }
   }
 
-  /** Answers one request; {@code host} is the request's Host header (or the server's own host:port). */
+  /**
+   * Answers one request; {@code host} is the request's Host header (or the server's own host:port).
+   */
   interface Handler {
     Reply answer(String method, String rawPath, String host);
   }
@@ -49,11 +52,14 @@ final class RecordingHttpServer implements AutoCloseable {
 
   RecordingHttpServer(InetAddress address, String threadName, Handler handler) throws IOException {
     server = HttpServer.create(new InetSocketAddress(address, 0), 50);
-    pool = Executors.newFixedThreadPool(4, r -> {
-      Thread t = new Thread(r, threadName + "-" + server.getAddress().getPort());
-      t.setDaemon(true);
-      return t;
-    });
+    pool =
+        Executors.newFixedThreadPool(
+            4,
+            r -> {
+              Thread t = new Thread(r, threadName + "-" + server.getAddress().getPort());
+              t.setDaemon(true);
+              return t;
+            });
     server.setExecutor(pool);
     server.createContext("/", exchange -> serve(exchange, handler));
     server.start();
@@ -70,13 +76,16 @@ final class RecordingHttpServer implements AutoCloseable {
       } catch (RuntimeException e) {
         reply = new Reply(500, "text/plain", (e + "\n").getBytes(StandardCharsets.UTF_8));
       }
-      requests.add(new ServedRequest(method, rawPath, exchange.getRemoteAddress().getAddress(), reply.status()));
+      requests.add(
+          new ServedRequest(
+              method, rawPath, exchange.getRemoteAddress().getAddress(), reply.status()));
       exchange.getResponseHeaders().set("Content-Type", reply.contentType());
       if (reply.location() != null) {
         exchange.getResponseHeaders().set("Location", reply.location());
       }
       boolean head = method.equals("HEAD");
-      exchange.sendResponseHeaders(reply.status(), head ? -1 : reply.body().length == 0 ? -1 : reply.body().length);
+      exchange.sendResponseHeaders(
+          reply.status(), head ? -1 : reply.body().length == 0 ? -1 : reply.body().length);
       if (!head) {
         try (OutputStream out = exchange.getResponseBody()) {
           out.write(reply.body());
@@ -96,7 +105,9 @@ final class RecordingHttpServer implements AutoCloseable {
   /** {@code address:port}, as a URL's authority. */
   String hostPort() {
     String host = address().getHostAddress();
-    return (address() instanceof Inet6Address ? "[" + host.replaceAll("%.*", "") + "]" : host) + ":" + port();
+    return (address() instanceof Inet6Address ? "[" + host.replaceAll("%.*", "") + "]" : host)
+        + ":"
+        + port();
   }
 
   /** Every request answered so far, oldest first. */

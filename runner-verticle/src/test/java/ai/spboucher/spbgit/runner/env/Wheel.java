@@ -10,13 +10,16 @@ import java.util.Locale;
  * A built wheel: its file name and bytes, as {@link PackageIndex} serves it.
  *
  * @param distribution the distribution name as given (e.g. {@code spb-env-probe})
- * @param version      the version (e.g. {@code 1.0.0})
- * @param fileName     the PEP 427 file name, e.g. {@code spb_env_probe-1.0.0-py3-none-any.whl}
- * @param bytes        the zip file
+ * @param version the version (e.g. {@code 1.0.0})
+ * @param fileName the PEP 427 file name, e.g. {@code spb_env_probe-1.0.0-py3-none-any.whl}
+ * @param bytes the zip file
  */
 public record Wheel(String distribution, String version, String fileName, byte[] bytes) {
 
-  /** PEP 503 normalized name: lower case, runs of {@code -_.} as one {@code -}; the index's path segment. */
+  /**
+   * PEP 503 normalized name: lower case, runs of {@code -_.} as one {@code -}; the index's path
+   * segment.
+   */
   public static String normalize(String name) {
     return name.replaceAll("[-_.]+", "-").toLowerCase(Locale.ROOT);
   }

@@ -13,9 +13,9 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 
 /**
- * Builds a real pure-Python wheel ({@code py3-none-any}) in Java, so a test can give pip a package no public index
- * has without a Python build step: the module files, {@code METADATA}, {@code WHEEL} and a {@code RECORD} whose
- * SHA-256 hashes pip checks on install.
+ * Builds a real pure-Python wheel ({@code py3-none-any}) in Java, so a test can give pip a package
+ * no public index has without a Python build step: the module files, {@code METADATA}, {@code
+ * WHEEL} and a {@code RECORD} whose SHA-256 hashes pip checks on install.
  *
  * <pre>{@code
  * Wheel w = WheelBuilder.distribution("spb-env-probe", "1.0.0")
@@ -27,7 +27,8 @@ import java.util.zip.ZipOutputStream;
  */
 public final class WheelBuilder {
 
-  private static final Pattern DISTRIBUTION = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?");
+  private static final Pattern DISTRIBUTION =
+      Pattern.compile("[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?");
   private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)*");
   private static final Pattern MODULE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -79,18 +80,35 @@ public final class WheelBuilder {
     String escaped = distribution.replaceAll("[-_.]+", "_").toLowerCase(Locale.ROOT);
     String distInfo = escaped + "-" + version + ".dist-info";
     Map<String, byte[]> entries = new LinkedHashMap<>(files);
-    entries.put(distInfo + "/METADATA", Wheel.utf8("Metadata-Version: 2.1\nName: " + distribution + "\nVersion: "
-        + version + "\nSummary: " + summary + "\n"));
-    entries.put(distInfo + "/WHEEL", Wheel.utf8(
-        "Wheel-Version: 1.0\nGenerator: spbgit-test-wheelbuilder\nRoot-Is-Purelib: true\nTag: py3-none-any\n"));
+    entries.put(
+        distInfo + "/METADATA",
+        Wheel.utf8(
+            "Metadata-Version: 2.1\nName: "
+                + distribution
+                + "\nVersion: "
+                + version
+                + "\nSummary: "
+                + summary
+                + "\n"));
+    entries.put(
+        distInfo + "/WHEEL",
+        Wheel.utf8(
+            "Wheel-Version: 1.0\nGenerator: spbgit-test-wheelbuilder\nRoot-Is-Purelib: true\nTag: py3-none-any\n"));
     StringBuilder record = new StringBuilder();
-    entries.forEach((path, data) -> record.append(path).append(",sha256=")
-        .append(Base64.getUrlEncoder().withoutPadding().encodeToString(Wheel.sha256(data)))
-        .append(',').append(data.length).append('\n'));
+    entries.forEach(
+        (path, data) ->
+            record
+                .append(path)
+                .append(",sha256=")
+                .append(Base64.getUrlEncoder().withoutPadding().encodeToString(Wheel.sha256(data)))
+                .append(',')
+                .append(data.length)
+                .append('\n'));
     String recordPath = distInfo + "/RECORD";
     record.append(recordPath).append(",,\n");
     entries.put(recordPath, Wheel.utf8(record.toString()));
-    return new Wheel(distribution, version, escaped + "-" + version + "-py3-none-any.whl", zip(entries));
+    return new Wheel(
+        distribution, version, escaped + "-" + version + "-py3-none-any.whl", zip(entries));
   }
 
   private static byte[] zip(Map<String, byte[]> entries) {
@@ -98,7 +116,8 @@ public final class WheelBuilder {
     try (ZipOutputStream zip = new ZipOutputStream(bytes)) {
       for (Map.Entry<String, byte[]> e : entries.entrySet()) {
         ZipEntry entry = new ZipEntry(e.getKey());
-        // A fixed time makes equal inputs give byte-equal wheels, so a hash a test pins stays valid.
+        // A fixed time makes equal inputs give byte-equal wheels, so a hash a test pins stays
+        // valid.
         entry.setTime(315532800000L + 86_400_000L);
         zip.putNextEntry(entry);
         zip.write(e.getValue());

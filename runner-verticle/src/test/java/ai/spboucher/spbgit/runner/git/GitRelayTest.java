@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.net.PemTrustOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,9 +32,6 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
-import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
-import io.vertx.core.net.PemTrustOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -39,17 +39,16 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The git relay against a small origin server on 127.0.0.1 (plain and TLS) standing in for the gateway: what it
- * forwards carries the job token and nothing of the job's own credentials; what it refuses never reaches the
- * origin; every attempt is recorded.
+ * The git relay against a small origin server on 127.0.0.1 (plain and TLS) standing in for the
+ * gateway: what it forwards carries the job token and nothing of the job's own credentials; what it
+ * refuses never reaches the origin; every attempt is recorded.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GitRelayTest {
 
   static final String TOKEN = "eyJhbGciOiJFUzI1NiJ9.eyJqb2IiOiJqMSJ9.c2lnbmF0dXJl";
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
   Origin origin;
   GitRelay relay;
   final List<EgressRecord> records = new CopyOnWriteArrayList<>();
@@ -74,20 +73,29 @@ class GitRelayTest {
   @Test
   void forwardsTheRepositorysRequestsWithTheTokenAndNoneOfTheJobsCredentials() throws Exception {
     startPlain();
-    String answer = exchange("GET /owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\n"
-        + "Host: 127.0.0.1:3130\r\nAuthorization: Basic am9iOmd1ZXNz\r\nCookie: session=stolen\r\n"
-        + "Proxy-Authorization: Basic eDp5\r\nGit-Protocol: version=2\r\nUser-Agent: git/2.39\r\n\r\n");
+    String answer =
+        exchange(
+            "GET /owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\n"
+                + "Host: 127.0.0.1:3130\r\nAuthorization: Basic am9iOmd1ZXNz\r\nCookie: session=stolen\r\n"
+                + "Proxy-Authorization: Basic eDp5\r\nGit-Protocol: version=2\r\nUser-Agent: git/2.39\r\n\r\n");
 
     assertTrue(answer.startsWith("HTTP/1.1 200 "), answer);
     assertTrue(answer.endsWith("origin body"), answer);
     String head = origin.awaitRequest();
-    assertTrue(head.startsWith("GET /owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\n"), head);
-    assertEquals(List.of("Basic " + Base64.getEncoder().encodeToString(("agent:" + TOKEN)
-        .getBytes(StandardCharsets.UTF_8))), header(head, "authorization"));
+    assertTrue(
+        head.startsWith("GET /owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\n"),
+        head);
+    assertEquals(
+        List.of(
+            "Basic "
+                + Base64.getEncoder()
+                    .encodeToString(("agent:" + TOKEN).getBytes(StandardCharsets.UTF_8))),
+        header(head, "authorization"));
     assertEquals(List.of("127.0.0.1:" + origin.port()), header(head, "host"));
     assertEquals(List.of("close"), header(head, "connection"));
     assertEquals(List.of("version=2"), header(head, "git-protocol"));
-    assertTrue(header(head, "cookie").isEmpty() && header(head, "proxy-authorization").isEmpty(), head);
+    assertTrue(
+        header(head, "cookie").isEmpty() && header(head, "proxy-authorization").isEmpty(), head);
 
     EgressRecord record = awaitRecord();
     assertTrue(record.allowed());
@@ -101,36 +109,43 @@ class GitRelayTest {
   void relaysARequestBodyAsSent() throws Exception {
     startPlain();
     String body = "0032want 0123456789012345678901234567890123456789\n00000009done\n";
-    String answer = exchange("POST /owner/repo.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
-        + "Content-Type: application/x-git-upload-pack-request\r\nContent-Length: " + body.length() + "\r\n\r\n"
-        + body);
+    String answer =
+        exchange(
+            "POST /owner/repo.git/git-upload-pack HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: application/x-git-upload-pack-request\r\nContent-Length: "
+                + body.length()
+                + "\r\n\r\n"
+                + body);
 
     assertTrue(answer.startsWith("HTTP/1.1 200 "), answer);
     String received = origin.awaitRequest();
     assertTrue(received.endsWith("\r\n\r\n" + body), received);
-    assertEquals(List.of("application/x-git-upload-pack-request"), header(received, "content-type"));
+    assertEquals(
+        List.of("application/x-git-upload-pack-request"), header(received, "content-type"));
   }
 
   @Test
   void refusesEverythingButTheRepositorysSmartHttp() throws Exception {
     startPlain();
-    List<String> refused = List.of(
-        "GET /api/v1/repos HTTP/1.1",
-        "POST /api/v1/repos/repo/jobs/j1/approve HTTP/1.1",
-        "GET /owner/other.git/info/refs?service=git-upload-pack HTTP/1.1",
-        "POST /owner/other.git/git-receive-pack HTTP/1.1",
-        "GET /owner/repo.git/HEAD HTTP/1.1",
-        "GET /owner/repo.git/info/refs HTTP/1.1",
-        "GET /owner/repo.git/info/refs?service=git-receive-pack&x=1 HTTP/1.1",
-        "POST /owner/repo.git/../other.git/git-receive-pack HTTP/1.1",
-        "POST /owner/repo.git/%2e%2e/other.git/git-receive-pack HTTP/1.1",
-        "GET /owner/repo.git/git-upload-pack HTTP/1.1",
-        "CONNECT 127.0.0.1:22 HTTP/1.1",
-        "GET http://127.0.0.1:22/owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1");
+    List<String> refused =
+        List.of(
+            "GET /api/v1/repos HTTP/1.1",
+            "POST /api/v1/repos/repo/jobs/j1/approve HTTP/1.1",
+            "GET /owner/other.git/info/refs?service=git-upload-pack HTTP/1.1",
+            "POST /owner/other.git/git-receive-pack HTTP/1.1",
+            "GET /owner/repo.git/HEAD HTTP/1.1",
+            "GET /owner/repo.git/info/refs HTTP/1.1",
+            "GET /owner/repo.git/info/refs?service=git-receive-pack&x=1 HTTP/1.1",
+            "POST /owner/repo.git/../other.git/git-receive-pack HTTP/1.1",
+            "POST /owner/repo.git/%2e%2e/other.git/git-receive-pack HTTP/1.1",
+            "GET /owner/repo.git/git-upload-pack HTTP/1.1",
+            "CONNECT 127.0.0.1:22 HTTP/1.1",
+            "GET http://127.0.0.1:22/owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1");
     for (String line : refused) {
       String answer = exchange(line + "\r\nHost: x\r\n\r\n");
       String status = answer.substring(0, Math.min(12, answer.length()));
-      assertTrue(status.equals("HTTP/1.1 403") || status.equals("HTTP/1.1 400"), line + " -> " + answer);
+      assertTrue(
+          status.equals("HTTP/1.1 403") || status.equals("HTTP/1.1 400"), line + " -> " + answer);
     }
     assertEquals(0, origin.requests.size(), "nothing reached the origin: " + origin.requests);
     awaitRecords(refused.size() - 2);
@@ -141,16 +156,50 @@ class GitRelayTest {
   void reachesATlsGatewayTrustedThroughItsCa() throws Exception {
     Path keystore = tmp.resolve("origin.p12");
     Path ca = tmp.resolve("ca.pem");
-    keytool("-genkeypair", "-alias", "origin", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
-        "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-keystore",
-        keystore.toString(), "-storepass", "changeit", "-storetype", "PKCS12");
-    keytool("-exportcert", "-rfc", "-alias", "origin", "-keystore", keystore.toString(), "-storepass", "changeit",
-        "-file", ca.toString());
+    keytool(
+        "-genkeypair",
+        "-alias",
+        "origin",
+        "-keyalg",
+        "EC",
+        "-groupname",
+        "secp256r1",
+        "-dname",
+        "CN=localhost",
+        "-ext",
+        "SAN=dns:localhost,ip:127.0.0.1",
+        "-validity",
+        "2",
+        "-keystore",
+        keystore.toString(),
+        "-storepass",
+        "changeit",
+        "-storetype",
+        "PKCS12");
+    keytool(
+        "-exportcert",
+        "-rfc",
+        "-alias",
+        "origin",
+        "-keystore",
+        keystore.toString(),
+        "-storepass",
+        "changeit",
+        "-file",
+        ca.toString());
     origin = Origin.tls(keystore);
-    relay = GitRelay.start(VERTX, tmp.resolve("git.sock"), URI.create("https://localhost:" + origin.port()
-        + "/owner/repo.git"), TOKEN, new PemTrustOptions().addCertPath(ca.toString()), records::add);
+    relay =
+        GitRelay.start(
+            VERTX,
+            tmp.resolve("git.sock"),
+            URI.create("https://localhost:" + origin.port() + "/owner/repo.git"),
+            TOKEN,
+            new PemTrustOptions().addCertPath(ca.toString()),
+            records::add);
 
-    String answer = exchange("GET /owner/repo.git/info/refs?service=git-receive-pack HTTP/1.1\r\nHost: x\r\n\r\n");
+    String answer =
+        exchange(
+            "GET /owner/repo.git/info/refs?service=git-receive-pack HTTP/1.1\r\nHost: x\r\n\r\n");
 
     assertTrue(answer.startsWith("HTTP/1.1 200 "), answer);
     assertTrue(origin.awaitRequest().contains("Host: localhost:" + origin.port() + "\r\n"));
@@ -159,14 +208,39 @@ class GitRelayTest {
   @Test
   void refusesATlsGatewayItDoesNotTrust() throws Exception {
     Path keystore = tmp.resolve("origin.p12");
-    keytool("-genkeypair", "-alias", "origin", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
-        "CN=localhost", "-ext", "SAN=dns:localhost", "-validity", "2", "-keystore", keystore.toString(),
-        "-storepass", "changeit", "-storetype", "PKCS12");
+    keytool(
+        "-genkeypair",
+        "-alias",
+        "origin",
+        "-keyalg",
+        "EC",
+        "-groupname",
+        "secp256r1",
+        "-dname",
+        "CN=localhost",
+        "-ext",
+        "SAN=dns:localhost",
+        "-validity",
+        "2",
+        "-keystore",
+        keystore.toString(),
+        "-storepass",
+        "changeit",
+        "-storetype",
+        "PKCS12");
     origin = Origin.tls(keystore);
-    relay = GitRelay.start(VERTX, tmp.resolve("git.sock"), URI.create("https://localhost:" + origin.port()
-        + "/owner/repo.git"), TOKEN, null, records::add);
+    relay =
+        GitRelay.start(
+            VERTX,
+            tmp.resolve("git.sock"),
+            URI.create("https://localhost:" + origin.port() + "/owner/repo.git"),
+            TOKEN,
+            null,
+            records::add);
 
-    String answer = exchange("GET /owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: x\r\n\r\n");
+    String answer =
+        exchange(
+            "GET /owner/repo.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: x\r\n\r\n");
 
     assertTrue(answer.startsWith("HTTP/1.1 502 "), answer);
     assertFalse(answer.contains(TOKEN));
@@ -176,8 +250,12 @@ class GitRelayTest {
 
   @Test
   void refusesCloneUrlsItCannotServeSafely() {
-    for (String url : List.of("ssh://host/repo.git", "http://user:pw@host/repo.git", "http://host/repo.git?x=1",
-        "file:///srv/repo.git")) {
+    for (String url :
+        List.of(
+            "ssh://host/repo.git",
+            "http://user:pw@host/repo.git",
+            "http://host/repo.git?x=1",
+            "file:///srv/repo.git")) {
       try {
         GitRelay.originOf(URI.create(url));
         throw new AssertionError("accepted " + url);
@@ -187,17 +265,28 @@ class GitRelayTest {
     }
   }
 
-  // --- helpers -------------------------------------------------------------------------------------------------
+  // --- helpers
+  // -------------------------------------------------------------------------------------------------
 
   private void startPlain() throws IOException {
     origin = Origin.plain();
-    relay = GitRelay.start(VERTX, tmp.resolve("git.sock"), URI.create("http://127.0.0.1:" + origin.port()
-        + "/owner/repo.git"), TOKEN, null, records::add);
+    relay =
+        GitRelay.start(
+            VERTX,
+            tmp.resolve("git.sock"),
+            URI.create("http://127.0.0.1:" + origin.port() + "/owner/repo.git"),
+            TOKEN,
+            null,
+            records::add);
   }
 
-  /** Sends raw bytes as the container's socat would and reads the whole answer (the relay closes after it). */
+  /**
+   * Sends raw bytes as the container's socat would and reads the whole answer (the relay closes
+   * after it).
+   */
   private String exchange(String request) throws IOException {
-    try (SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(relay.socketPath()))) {
+    try (SocketChannel channel =
+        SocketChannel.open(UnixDomainSocketAddress.of(relay.socketPath()))) {
       channel.write(ByteBuffer.wrap(request.getBytes(StandardCharsets.ISO_8859_1)));
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       ByteBuffer buf = ByteBuffer.allocate(8192);
@@ -223,13 +312,16 @@ class GitRelayTest {
   }
 
   private static List<String> header(String head, String name) {
-    return head.lines().filter(l -> l.toLowerCase(Locale.ROOT).startsWith(name + ":"))
-        .map(l -> l.substring(name.length() + 1).strip()).toList();
+    return head.lines()
+        .filter(l -> l.toLowerCase(Locale.ROOT).startsWith(name + ":"))
+        .map(l -> l.substring(name.length() + 1).strip())
+        .toList();
   }
 
   private static void keytool(String... args) throws Exception {
-    List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin",
-        "keytool").toString()));
+    List<String> command =
+        new java.util.ArrayList<>(
+            List.of(Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
     command.addAll(List.of(args));
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -259,12 +351,16 @@ class GitRelayTest {
       try (InputStream in = Files.newInputStream(keystore)) {
         store.load(in, "changeit".toCharArray());
       }
-      KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+      KeyManagerFactory keys =
+          KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
       keys.init(store, "changeit".toCharArray());
       SSLContext context = SSLContext.getInstance("TLS");
       context.init(keys.getKeyManagers(), null, null);
-      SSLServerSocket server = (SSLServerSocket) context.getServerSocketFactory()
-          .createServerSocket(0, 16, InetAddress.getLoopbackAddress());
+      SSLServerSocket server =
+          (SSLServerSocket)
+              context
+                  .getServerSocketFactory()
+                  .createServerSocket(0, 16, InetAddress.getLoopbackAddress());
       return new Origin(server);
     }
 
@@ -288,8 +384,10 @@ class GitRelayTest {
           String received = readRequest(socket.getInputStream());
           requests.add(received);
           OutputStream out = socket.getOutputStream();
-          out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n"
-              + "\r\norigin body").getBytes(StandardCharsets.ISO_8859_1));
+          out.write(
+              ("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n"
+                      + "\r\norigin body")
+                  .getBytes(StandardCharsets.ISO_8859_1));
           out.flush();
         } catch (IOException e) {
           // A failed handshake or a closed server: next connection.
@@ -304,8 +402,12 @@ class GitRelayTest {
         seen.write(b);
         String text = seen.toString(StandardCharsets.ISO_8859_1);
         if (text.endsWith("\r\n\r\n")) {
-          int length = text.lines().filter(l -> l.toLowerCase(Locale.ROOT).startsWith("content-length:"))
-              .mapToInt(l -> Integer.parseInt(l.substring(15).strip())).findFirst().orElse(0);
+          int length =
+              text.lines()
+                  .filter(l -> l.toLowerCase(Locale.ROOT).startsWith("content-length:"))
+                  .mapToInt(l -> Integer.parseInt(l.substring(15).strip()))
+                  .findFirst()
+                  .orElse(0);
           seen.write(in.readNBytes(length));
           break;
         }

@@ -14,14 +14,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 class BreachNoticeTest {
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   @Test
   void writesTheFirstBreachOnceForTheAgentToRead() throws Exception {
     BreachNotice notice = BreachNotice.create(tmp.resolve("notice"), 2_000_000_000);
     assertEquals(Optional.empty(), notice.reason());
-    assertEquals(PosixFilePermissions.fromString("rwxr-xr-x"), Files.getPosixFilePermissions(notice.dir()));
+    assertEquals(
+        PosixFilePermissions.fromString("rwxr-xr-x"), Files.getPosixFilePermissions(notice.dir()));
 
     assertTrue(notice.write("budget_exceeded"));
     assertFalse(notice.write("timeout"), "the first breach wins");
@@ -30,12 +30,17 @@ class BreachNoticeTest {
     assertEquals("budget_exceeded\n", Files.readString(file));
     assertEquals(Optional.of("budget_exceeded"), notice.reason());
     assertEquals(PosixFilePermissions.fromString("rw-r--r--"), Files.getPosixFilePermissions(file));
-    assertEquals(java.util.List.of(BreachNotice.FILE), Files.list(notice.dir())
-        .map(p -> p.getFileName().toString()).toList(), "no temporary file is left");
+    assertEquals(
+        java.util.List.of(BreachNotice.FILE),
+        Files.list(notice.dir()).map(p -> p.getFileName().toString()).toList(),
+        "no temporary file is left");
     if ("root".equals(System.getProperty("user.name"))) {
-      assertEquals(2_000_000_000, (Integer) Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS),
+      assertEquals(
+          2_000_000_000,
+          (Integer) Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS),
           "given by number to a uid no account has");
-      assertEquals(2_000_000_000, (Integer) Files.getAttribute(file, "unix:gid", LinkOption.NOFOLLOW_LINKS));
+      assertEquals(
+          2_000_000_000, (Integer) Files.getAttribute(file, "unix:gid", LinkOption.NOFOLLOW_LINKS));
     }
   }
 

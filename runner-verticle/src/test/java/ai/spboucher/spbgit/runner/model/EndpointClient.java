@@ -15,9 +15,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Speaks raw HTTP/1.1 to a model endpoint's unix socket, as the agent's relay would: writes the request (on a
- * thread of its own, so an answer given before the whole body was read is still seen) and reads the answer
- * until the endpoint closes the connection.
+ * Speaks raw HTTP/1.1 to a model endpoint's unix socket, as the agent's relay would: writes the
+ * request (on a thread of its own, so an answer given before the whole body was read is still seen)
+ * and reads the answer until the endpoint closes the connection.
  */
 final class EndpointClient {
 
@@ -36,17 +36,23 @@ final class EndpointClient {
     }
   }
 
-  private EndpointClient() {
-  }
+  private EndpointClient() {}
 
   static Response post(Path socket, String path, String json) throws Exception {
     return post(socket, path, json, Map.of());
   }
 
-  static Response post(Path socket, String path, String json, Map<String, String> headers) throws Exception {
+  static Response post(Path socket, String path, String json, Map<String, String> headers)
+      throws Exception {
     byte[] body = json.getBytes(StandardCharsets.UTF_8);
-    StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nhost: 127.0.0.1:3129\r\n"
-        + "content-type: application/json\r\ncontent-length: " + body.length + "\r\n");
+    StringBuilder head =
+        new StringBuilder(
+            "POST "
+                + path
+                + " HTTP/1.1\r\nhost: 127.0.0.1:3129\r\n"
+                + "content-type: application/json\r\ncontent-length: "
+                + body.length
+                + "\r\n");
     headers.forEach((name, value) -> head.append(name).append(": ").append(value).append("\r\n"));
     head.append("\r\n");
     return exchange(socket, concat(head.toString().getBytes(StandardCharsets.ISO_8859_1), body));
@@ -55,16 +61,18 @@ final class EndpointClient {
   static Response exchange(Path socket, byte[] request) throws Exception {
     try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
       channel.connect(UnixDomainSocketAddress.of(socket));
-      Thread writer = new Thread(() -> {
-        try {
-          ByteBuffer buffer = ByteBuffer.wrap(request);
-          while (buffer.hasRemaining()) {
-            channel.write(buffer);
-          }
-        } catch (IOException e) {
-          // The endpoint answered early and closed: the reader sees its answer.
-        }
-      });
+      Thread writer =
+          new Thread(
+              () -> {
+                try {
+                  ByteBuffer buffer = ByteBuffer.wrap(request);
+                  while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                  }
+                } catch (IOException e) {
+                  // The endpoint answered early and closed: the reader sees its answer.
+                }
+              });
       writer.setDaemon(true);
       writer.start();
       ByteArrayOutputStream all = new ByteArrayOutputStream();
@@ -74,7 +82,8 @@ final class EndpointClient {
           all.write(buffer.array(), 0, buffer.position());
         }
       } catch (IOException e) {
-        // A 503 for one connection too many is written without waiting for the request: the request then
+        // A 503 for one connection too many is written without waiting for the request: the request
+        // then
         // arrives at a closed socket, which resets the connection after the answer.
         if (all.size() == 0) {
           throw e;
@@ -107,13 +116,15 @@ final class EndpointClient {
     Map<String, String> headers = new LinkedHashMap<>();
     for (int i = 1; i < lines.length; i++) {
       int colon = lines[i].indexOf(':');
-      headers.put(lines[i].substring(0, colon).toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).strip());
+      headers.put(
+          lines[i].substring(0, colon).toLowerCase(Locale.ROOT),
+          lines[i].substring(colon + 1).strip());
     }
     byte[] body = Arrays.copyOfRange(raw, headEnd + 4, raw.length);
     if (headers.containsKey("content-length")) {
       if (Integer.parseInt(headers.get("content-length")) != body.length) {
-        throw new IllegalStateException("content-length " + headers.get("content-length") + " but " + body.length
-            + " bytes");
+        throw new IllegalStateException(
+            "content-length " + headers.get("content-length") + " but " + body.length + " bytes");
       }
     }
     return new Response(Integer.parseInt(lines[0].split(" ")[1]), headers, body, sawContinue);

@@ -30,31 +30,33 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
- * A model provider on 127.0.0.1 speaking the public OpenAI Chat Completions ({@code POST /v1/chat/completions}),
- * OpenAI Responses ({@code POST /v1/responses}) and Anthropic Messages ({@code POST /v1/messages}, and
- * {@code /v1/messages/count_tokens}) shapes: it checks the key the way the real APIs do (401 with their error
- * bodies), answers scripted replies in order (tool calls, text, errors, rate limits with {@code retry-after},
- * delays), and records every request it received, headers and body, for the tests to inspect. Without a script
- * it answers a final text reply with a fixed usage.
+ * A model provider on 127.0.0.1 speaking the public OpenAI Chat Completions ({@code POST
+ * /v1/chat/completions}), OpenAI Responses ({@code POST /v1/responses}) and Anthropic Messages
+ * ({@code POST /v1/messages}, and {@code /v1/messages/count_tokens}) shapes: it checks the key the
+ * way the real APIs do (401 with their error bodies), answers scripted replies in order (tool
+ * calls, text, errors, rate limits with {@code retry-after}, delays), and records every request it
+ * received, headers and body, for the tests to inspect. Without a script it answers a final text
+ * reply with a fixed usage.
  *
- * <p>A request with {@code "stream": true} gets the same scripted turn as server-sent events, the way each API
- * streams it (chunked, one flush per event): Chat Completions {@code data:} chunks with {@code tool_calls}
- * deltas and, when {@code stream_options.include_usage} is set, a final usage chunk; Responses
- * {@code response.*} events ending in {@code response.completed} with the usage; Anthropic's
- * {@code message_start} (input usage) to {@code message_delta} (output usage) and {@code message_stop}. A
- * streamed reply can be {@link Reply#slowed slowed} or {@link Reply#droppedAfter dropped} midway.
+ * <p>A request with {@code "stream": true} gets the same scripted turn as server-sent events, the
+ * way each API streams it (chunked, one flush per event): Chat Completions {@code data:} chunks
+ * with {@code tool_calls} deltas and, when {@code stream_options.include_usage} is set, a final
+ * usage chunk; Responses {@code response.*} events ending in {@code response.completed} with the
+ * usage; Anthropic's {@code message_start} (input usage) to {@code message_delta} (output usage)
+ * and {@code message_stop}. A streamed reply can be {@link Reply#slowed slowed} or {@link
+ * Reply#droppedAfter dropped} midway.
  *
- * <p>Threading: requests are served concurrently on a cached pool (coding-agent CLIs call in parallel); the
- * script is taken in arrival order under the fake's lock, and {@link #received()} and {@link #reportedUsage()}
- * may be read from any thread.
+ * <p>Threading: requests are served concurrently on a cached pool (coding-agent CLIs call in
+ * parallel); the script is taken in arrival order under the fake's lock, and {@link #received()}
+ * and {@link #reportedUsage()} may be read from any thread.
  */
 public final class FakeProvider implements AutoCloseable {
 
   static final ObjectMapper JSON = new ObjectMapper();
 
   /** A request as the provider received it; {@code query} is the raw query string, or null. */
-  public record Received(String method, String path, String query, Map<String, List<String>> headers,
-                         byte[] body) {
+  public record Received(
+      String method, String path, String query, Map<String, List<String>> headers, byte[] body) {
 
     public String header(String name) {
       List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
@@ -95,20 +97,29 @@ public final class FakeProvider implements AutoCloseable {
     static final Usage NONE = new Usage(0, 0, 0);
 
     Usage plus(Usage other) {
-      return new Usage(inputTokens + other.inputTokens, cacheReadTokens + other.cacheReadTokens,
+      return new Usage(
+          inputTokens + other.inputTokens,
+          cacheReadTokens + other.cacheReadTokens,
           outputTokens + other.outputTokens);
     }
   }
 
   /**
-   * One scripted answer: a JSON {@code body}, or, when {@code events} is not null, these server-sent events
-   * (each a complete {@code event:}/{@code data:} frame), {@code eventGapMs} apart; with
-   * {@code dropAfterEvents >= 0} the connection is cut after that many events, without the last chunk (a JSON
-   * reply is cut before anything is sent).
-   * {@code usage} is what the reply reports, counted in {@link #reportedUsage()} once it was delivered in full.
+   * One scripted answer: a JSON {@code body}, or, when {@code events} is not null, these
+   * server-sent events (each a complete {@code event:}/{@code data:} frame), {@code eventGapMs}
+   * apart; with {@code dropAfterEvents >= 0} the connection is cut after that many events, without
+   * the last chunk (a JSON reply is cut before anything is sent). {@code usage} is what the reply
+   * reports, counted in {@link #reportedUsage()} once it was delivered in full.
    */
-  public record Reply(int status, Map<String, String> headers, String body, long delayMs, List<String> events,
-                      long eventGapMs, int dropAfterEvents, Usage usage) {
+  public record Reply(
+      int status,
+      Map<String, String> headers,
+      String body,
+      long delayMs,
+      List<String> events,
+      long eventGapMs,
+      int dropAfterEvents,
+      Usage usage) {
 
     public Reply(int status, Map<String, String> headers, String body, long delayMs) {
       this(status, headers, body, delayMs, null, 0, -1, Usage.NONE);
@@ -128,8 +139,8 @@ public final class FakeProvider implements AutoCloseable {
     }
 
     /**
-     * Cuts the connection after {@code count} events (a provider that drops the stream); a JSON reply is cut
-     * before its status line, whatever the count.
+     * Cuts the connection after {@code count} events (a provider that drops the stream); a JSON
+     * reply is cut before its status line, whatever the count.
      */
     public Reply droppedAfter(int count) {
       return new Reply(status, headers, body, delayMs, events, eventGapMs, count, usage);
@@ -141,7 +152,11 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   /** The APIs this fake speaks, by request path. */
-  public enum Api { OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES }
+  public enum Api {
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    ANTHROPIC_MESSAGES
+  }
 
   /** One model turn, rendered in whichever API and mode the request asked for. */
   private record Turn(String text, String toolName, String toolArguments, Usage usage) {
@@ -159,11 +174,13 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   private final HttpServer server;
-  private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "fake-provider");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService threads =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "fake-provider");
+            t.setDaemon(true);
+            return t;
+          });
   private final String key;
   private final List<Received> received = new CopyOnWriteArrayList<>();
   private final Deque<Responder> script = new ArrayDeque<>();
@@ -185,16 +202,26 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   /**
-   * The runner settings that make this fake the runner's OpenAI-compatible provider, with {@code model} as the
-   * default model: the key in a file only its owner can read, in {@code dir}, as operators are told to keep it;
-   * then {@code extra}, which may override any of them.
+   * The runner settings that make this fake the runner's OpenAI-compatible provider, with {@code
+   * model} as the default model: the key in a file only its owner can read, in {@code dir}, as
+   * operators are told to keep it; then {@code extra}, which may override any of them.
    */
-  public Map<String, String> runnerEnv(Path dir, String model, Map<String, String> extra) throws IOException {
+  public Map<String, String> runnerEnv(Path dir, String model, Map<String, String> extra)
+      throws IOException {
     Path keyFile = dir.resolve("model-key-" + port());
     Files.writeString(keyFile, key + "\n");
     Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
-    Map<String, String> env = new HashMap<>(Map.of("SPB_MODEL_PROVIDER", "openai", "SPB_MODEL_URL", baseUrl(),
-        "SPB_MODEL_API_KEY_FILE", keyFile.toString(), "SPB_MODEL", model));
+    Map<String, String> env =
+        new HashMap<>(
+            Map.of(
+                "SPB_MODEL_PROVIDER",
+                "openai",
+                "SPB_MODEL_URL",
+                baseUrl(),
+                "SPB_MODEL_API_KEY_FILE",
+                keyFile.toString(),
+                "SPB_MODEL",
+                model));
     env.putAll(extra);
     return env;
   }
@@ -232,8 +259,9 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   /**
-   * Takes the script only for requests matching {@code filter}; the others get the default text reply. A CLI's
-   * side calls (a session title, a memory summary) then cannot consume the turns meant for its agent loop.
+   * Takes the script only for requests matching {@code filter}; the others get the default text
+   * reply. A CLI's side calls (a session title, a memory summary) then cannot consume the turns
+   * meant for its agent loop.
    */
   public synchronized FakeProvider scriptOnly(Predicate<Received> filter) {
     this.scripted = filter;
@@ -252,10 +280,17 @@ public final class FakeProvider implements AutoCloseable {
     Reply reply;
     try {
       Map<String, List<String>> headers = new LinkedHashMap<>();
-      exchange.getRequestHeaders().forEach((name, values) -> headers.put(name.toLowerCase(Locale.ROOT),
-          List.copyOf(values)));
-      Received request = new Received(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-          exchange.getRequestURI().getRawQuery(), headers, exchange.getRequestBody().readAllBytes());
+      exchange
+          .getRequestHeaders()
+          .forEach(
+              (name, values) -> headers.put(name.toLowerCase(Locale.ROOT), List.copyOf(values)));
+      Received request =
+          new Received(
+              exchange.getRequestMethod(),
+              exchange.getRequestURI().getPath(),
+              exchange.getRequestURI().getRawQuery(),
+              headers,
+              exchange.getRequestBody().readAllBytes());
       received.add(request);
       reply = answer(request);
       if (reply.delayMs() > 0) {
@@ -291,7 +326,10 @@ public final class FakeProvider implements AutoCloseable {
     count(reply.usage());
   }
 
-  /** Writes each event as its own chunk and flushes it, so the client sees the stream as it is produced. */
+  /**
+   * Writes each event as its own chunk and flushes it, so the client sees the stream as it is
+   * produced.
+   */
   private void stream(HttpExchange exchange, Reply reply) throws IOException, InterruptedException {
     exchange.getResponseHeaders().set("content-type", "text/event-stream; charset=utf-8");
     exchange.getResponseHeaders().set("cache-control", "no-cache");
@@ -324,33 +362,51 @@ public final class FakeProvider implements AutoCloseable {
   private Reply answer(Received request) {
     Api api = apiOf(request);
     if (!request.method().equals("POST") || api == null) {
-      return new Reply(404, Map.of(), "{\"error\":{\"message\":\"Invalid URL (" + request.method() + " "
-          + request.path() + ")\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}", 0);
+      return new Reply(
+          404,
+          Map.of(),
+          "{\"error\":{\"message\":\"Invalid URL ("
+              + request.method()
+              + " "
+              + request.path()
+              + ")\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}",
+          0);
     }
     if (api == Api.ANTHROPIC_MESSAGES && !key.equals(request.header("x-api-key"))) {
       return anthropicError(401, "authentication_error", "invalid x-api-key");
     }
-    if (api != Api.ANTHROPIC_MESSAGES && !("Bearer " + key).equals(request.header("authorization"))) {
-      return openAiError(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: "
-          + request.header("authorization") + ". You can find your API key at "
-          + "https://platform.openai.com/account/api-keys.");
+    if (api != Api.ANTHROPIC_MESSAGES
+        && !("Bearer " + key).equals(request.header("authorization"))) {
+      return openAiError(
+          401,
+          "invalid_request_error",
+          "invalid_api_key",
+          "Incorrect API key provided: "
+              + request.header("authorization")
+              + ". You can find your API key at "
+              + "https://platform.openai.com/account/api-keys.");
     }
     if (request.path().equals("/v1/messages/count_tokens")) {
       // Anthropic's estimate; roughly four characters a token, like its tokenizer on English text.
-      return new Reply(200, Map.of("request-id", "req_count"), "{\"input_tokens\":"
-          + Math.max(1, request.body().length / 4) + "}", 0);
+      return new Reply(
+          200,
+          Map.of("request-id", "req_count"),
+          "{\"input_tokens\":" + Math.max(1, request.body().length / 4) + "}",
+          0);
     }
     Responder responder = next(request);
     return responder != null ? responder.apply(request) : text("Done.", 10, 5).apply(request);
   }
 
-  // --- Turns, in any API --------------------------------------------------------------------------------------
+  // --- Turns, in any API
+  // --------------------------------------------------------------------------------------
 
   /**
-   * A turn that calls one tool, by the caller's own tool name and JSON arguments, in the API and mode the
-   * request uses. Anthropic's carries a short text block first, as Claude's replies do.
+   * A turn that calls one tool, by the caller's own tool name and JSON arguments, in the API and
+   * mode the request uses. Anthropic's carries a short text block first, as Claude's replies do.
    */
-  public Responder toolCall(String name, String argumentsJson, long inputTokens, long outputTokens) {
+  public Responder toolCall(
+      String name, String argumentsJson, long inputTokens, long outputTokens) {
     Turn turn = new Turn(null, name, argumentsJson, new Usage(inputTokens, 0, outputTokens));
     return request -> render(request, turn);
   }
@@ -369,8 +425,10 @@ public final class FakeProvider implements AutoCloseable {
     boolean stream = request.streamed();
     return switch (api) {
       case OPENAI_CHAT -> stream ? openAiChunks(request, turn) : openAiCompletion(request, turn);
-      case OPENAI_RESPONSES -> stream ? responsesEvents(request, turn) : responsesBody(request, turn);
-      case ANTHROPIC_MESSAGES -> stream ? anthropicEvents(request, turn) : anthropicMessage(request, turn);
+      case OPENAI_RESPONSES ->
+          stream ? responsesEvents(request, turn) : responsesBody(request, turn);
+      case ANTHROPIC_MESSAGES ->
+          stream ? anthropicEvents(request, turn) : anthropicMessage(request, turn);
     };
   }
 
@@ -391,11 +449,12 @@ public final class FakeProvider implements AutoCloseable {
     return request.json().path("model").asText();
   }
 
-  // --- OpenAI Chat Completions -------------------------------------------------------------------------------
+  // --- OpenAI Chat Completions
+  // -------------------------------------------------------------------------------
 
   /** A reply whose assistant message calls one function tool. */
-  public Responder openAiToolCall(String name, String argumentsJson, long promptTokens,
-                                  long completionTokens) {
+  public Responder openAiToolCall(
+      String name, String argumentsJson, long promptTokens, long completionTokens) {
     return toolCall(name, argumentsJson, promptTokens, completionTokens);
   }
 
@@ -408,8 +467,14 @@ public final class FakeProvider implements AutoCloseable {
     ObjectNode message = JSON.createObjectNode().put("role", "assistant");
     if (turn.callsTool()) {
       message.putNull("content").putNull("refusal");
-      message.putArray("tool_calls").addObject().put("id", "call_" + ids.incrementAndGet()).put("type", "function")
-          .putObject("function").put("name", turn.toolName()).put("arguments", turn.toolArguments());
+      message
+          .putArray("tool_calls")
+          .addObject()
+          .put("id", "call_" + ids.incrementAndGet())
+          .put("type", "function")
+          .putObject("function")
+          .put("name", turn.toolName())
+          .put("arguments", turn.toolArguments());
     } else {
       message.put("content", turn.text()).putNull("refusal");
     }
@@ -420,34 +485,61 @@ public final class FakeProvider implements AutoCloseable {
     choice.put("finish_reason", turn.callsTool() ? "tool_calls" : "stop");
     body.set("usage", openAiUsage(turn.usage()));
     body.put("service_tier", "default").put("system_fingerprint", "fp_fake");
-    return new Reply(200, Map.of("x-request-id", "req_" + ids.get()), body.toString(), 0, null, 0, -1,
+    return new Reply(
+        200,
+        Map.of("x-request-id", "req_" + ids.get()),
+        body.toString(),
+        0,
+        null,
+        0,
+        -1,
         turn.usage());
   }
 
   private Reply openAiChunks(Received request, Turn turn) {
     String id = "chatcmpl-" + ids.incrementAndGet();
-    boolean includeUsage = request.json().path("stream_options").path("include_usage").asBoolean(false);
+    boolean includeUsage =
+        request.json().path("stream_options").path("include_usage").asBoolean(false);
     List<String> events = new ArrayList<>();
     ObjectNode first = JSON.createObjectNode().put("role", "assistant");
     if (turn.callsTool()) {
       first.putNull("content");
-      first.putArray("tool_calls").addObject().put("index", 0).put("id", "call_" + ids.incrementAndGet())
-          .put("type", "function").putObject("function").put("name", turn.toolName()).put("arguments", "");
+      first
+          .putArray("tool_calls")
+          .addObject()
+          .put("index", 0)
+          .put("id", "call_" + ids.incrementAndGet())
+          .put("type", "function")
+          .putObject("function")
+          .put("name", turn.toolName())
+          .put("arguments", "");
       events.add(openAiChunk(request, id, first, null, includeUsage));
       for (String piece : pieces(turn.toolArguments())) {
         ObjectNode delta = JSON.createObjectNode();
-        delta.putArray("tool_calls").addObject().put("index", 0).putObject("function").put("arguments", piece);
+        delta
+            .putArray("tool_calls")
+            .addObject()
+            .put("index", 0)
+            .putObject("function")
+            .put("arguments", piece);
         events.add(openAiChunk(request, id, delta, null, includeUsage));
       }
     } else {
       first.put("content", "").putNull("refusal");
       events.add(openAiChunk(request, id, first, null, includeUsage));
       for (String piece : pieces(turn.text())) {
-        events.add(openAiChunk(request, id, JSON.createObjectNode().put("content", piece), null, includeUsage));
+        events.add(
+            openAiChunk(
+                request, id, JSON.createObjectNode().put("content", piece), null, includeUsage));
       }
     }
-    events.add(openAiChunk(request, id, JSON.createObjectNode(), turn.callsTool() ? "tool_calls" : "stop",
-        includeUsage));
+    events.add(
+        openAiChunk(
+            request,
+            id,
+            JSON.createObjectNode(),
+            turn.callsTool() ? "tool_calls" : "stop",
+            includeUsage));
     if (includeUsage) {
       ObjectNode last = openAiEnvelope(request, "chat.completion.chunk").put("id", id);
       last.putArray("choices");
@@ -456,12 +548,14 @@ public final class FakeProvider implements AutoCloseable {
     }
     events.add("data: [DONE]\n\n");
     // Without include_usage the stream carries no usage at all, as OpenAI's does.
-    return Reply.streamed(Map.of("x-request-id", "req_" + ids.get()), events,
+    return Reply.streamed(
+        Map.of("x-request-id", "req_" + ids.get()),
+        events,
         includeUsage ? turn.usage() : Usage.NONE);
   }
 
-  private String openAiChunk(Received request, String id, ObjectNode delta, String finishReason,
-                             boolean includeUsage) {
+  private String openAiChunk(
+      Received request, String id, ObjectNode delta, String finishReason, boolean includeUsage) {
     ObjectNode chunk = openAiEnvelope(request, "chat.completion.chunk").put("id", id);
     ObjectNode choice = chunk.putArray("choices").addObject().put("index", 0);
     choice.set("delta", delta);
@@ -478,25 +572,36 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   private ObjectNode openAiEnvelope(Received request, String object) {
-    return JSON.createObjectNode().put("id", "chatcmpl-" + ids.incrementAndGet()).put("object", object)
-        .put("created", System.currentTimeMillis() / 1000).put("model", model(request))
+    return JSON.createObjectNode()
+        .put("id", "chatcmpl-" + ids.incrementAndGet())
+        .put("object", object)
+        .put("created", System.currentTimeMillis() / 1000)
+        .put("model", model(request))
         .put("system_fingerprint", "fp_fake");
   }
 
   private static ObjectNode openAiUsage(Usage usage) {
-    ObjectNode node = JSON.createObjectNode().put("prompt_tokens", usage.inputTokens())
-        .put("completion_tokens", usage.outputTokens())
-        .put("total_tokens", usage.inputTokens() + usage.outputTokens());
-    node.putObject("prompt_tokens_details").put("cached_tokens", usage.cacheReadTokens()).put("audio_tokens", 0);
-    node.putObject("completion_tokens_details").put("reasoning_tokens", 0).put("audio_tokens", 0)
-        .put("accepted_prediction_tokens", 0).put("rejected_prediction_tokens", 0);
+    ObjectNode node =
+        JSON.createObjectNode()
+            .put("prompt_tokens", usage.inputTokens())
+            .put("completion_tokens", usage.outputTokens())
+            .put("total_tokens", usage.inputTokens() + usage.outputTokens());
+    node.putObject("prompt_tokens_details")
+        .put("cached_tokens", usage.cacheReadTokens())
+        .put("audio_tokens", 0);
+    node.putObject("completion_tokens_details")
+        .put("reasoning_tokens", 0)
+        .put("audio_tokens", 0)
+        .put("accepted_prediction_tokens", 0)
+        .put("rejected_prediction_tokens", 0);
     return node;
   }
 
   /** An OpenAI error body: {@code {"error":{"message","type","param","code"}}}. */
   public static Reply openAiError(int status, String type, String code, String message) {
     ObjectNode body = JSON.createObjectNode();
-    ObjectNode error = body.putObject("error").put("message", message).put("type", type).putNull("param");
+    ObjectNode error =
+        body.putObject("error").put("message", message).put("type", type).putNull("param");
     if (code == null) {
       error.putNull("code");
     } else {
@@ -507,34 +612,64 @@ public final class FakeProvider implements AutoCloseable {
 
   /** OpenAI's 429 with its rate-limit headers. */
   public static Reply openAiRateLimited(int retryAfterSeconds) {
-    Reply error = openAiError(429, "requests", "rate_limit_exceeded", "Rate limit reached for requests. "
-        + "Please try again in " + retryAfterSeconds + "s.");
-    return new Reply(429, Map.of("retry-after", String.valueOf(retryAfterSeconds),
-        "x-ratelimit-limit-requests", "500", "x-ratelimit-remaining-requests", "0",
-        "x-ratelimit-reset-requests", retryAfterSeconds + "s"), error.body(), 0);
+    Reply error =
+        openAiError(
+            429,
+            "requests",
+            "rate_limit_exceeded",
+            "Rate limit reached for requests. "
+                + "Please try again in "
+                + retryAfterSeconds
+                + "s.");
+    return new Reply(
+        429,
+        Map.of(
+            "retry-after",
+            String.valueOf(retryAfterSeconds),
+            "x-ratelimit-limit-requests",
+            "500",
+            "x-ratelimit-remaining-requests",
+            "0",
+            "x-ratelimit-reset-requests",
+            retryAfterSeconds + "s"),
+        error.body(),
+        0);
   }
 
-  // --- OpenAI Responses --------------------------------------------------------------------------------------
+  // --- OpenAI Responses
+  // --------------------------------------------------------------------------------------
 
   private ObjectNode responsesItem(Turn turn, String itemId, boolean done) {
     ObjectNode item = JSON.createObjectNode();
     if (turn.callsTool()) {
-      item.put("type", "function_call").put("id", itemId).put("call_id", "call_" + itemId)
-          .put("name", turn.toolName()).put("arguments", done ? turn.toolArguments() : "");
+      item.put("type", "function_call")
+          .put("id", itemId)
+          .put("call_id", "call_" + itemId)
+          .put("name", turn.toolName())
+          .put("arguments", done ? turn.toolArguments() : "");
     } else {
       item.put("type", "message").put("id", itemId).put("role", "assistant");
       ArrayNode content = item.putArray("content");
       if (done) {
-        content.addObject().put("type", "output_text").put("text", turn.text()).putArray("annotations");
+        content
+            .addObject()
+            .put("type", "output_text")
+            .put("text", turn.text())
+            .putArray("annotations");
       }
     }
     return item.put("status", done ? "completed" : "in_progress");
   }
 
-  private ObjectNode responsesObject(Received request, String id, String status, ObjectNode doneItem,
-                                     Usage usage) {
-    ObjectNode response = JSON.createObjectNode().put("id", id).put("object", "response")
-        .put("created_at", System.currentTimeMillis() / 1000).put("status", status).put("model", model(request));
+  private ObjectNode responsesObject(
+      Received request, String id, String status, ObjectNode doneItem, Usage usage) {
+    ObjectNode response =
+        JSON.createObjectNode()
+            .put("id", id)
+            .put("object", "response")
+            .put("created_at", System.currentTimeMillis() / 1000)
+            .put("status", status)
+            .put("model", model(request));
     ArrayNode output = response.putArray("output");
     if (doneItem != null) {
       output.add(doneItem);
@@ -553,9 +688,21 @@ public final class FakeProvider implements AutoCloseable {
 
   private Reply responsesBody(Received request, Turn turn) {
     String itemId = (turn.callsTool() ? "fc_" : "msg_") + ids.incrementAndGet();
-    ObjectNode body = responsesObject(request, "resp_" + ids.incrementAndGet(), "completed",
-        responsesItem(turn, itemId, true), turn.usage());
-    return new Reply(200, Map.of("x-request-id", "req_" + ids.get()), body.toString(), 0, null, 0, -1,
+    ObjectNode body =
+        responsesObject(
+            request,
+            "resp_" + ids.incrementAndGet(),
+            "completed",
+            responsesItem(turn, itemId, true),
+            turn.usage());
+    return new Reply(
+        200,
+        Map.of("x-request-id", "req_" + ids.get()),
+        body.toString(),
+        0,
+        null,
+        0,
+        -1,
         turn.usage());
   }
 
@@ -563,55 +710,102 @@ public final class FakeProvider implements AutoCloseable {
     String id = "resp_" + ids.incrementAndGet();
     String itemId = (turn.callsTool() ? "fc_" : "msg_") + ids.incrementAndGet();
     ResponsesStream out = new ResponsesStream();
-    out.event("response.created", node -> node.set("response", responsesObject(request, id, "in_progress", null,
-        null)));
-    out.event("response.in_progress", node -> node.set("response", responsesObject(request, id, "in_progress",
-        null, null)));
-    out.event("response.output_item.added", node -> node.put("output_index", 0)
-        .set("item", responsesItem(turn, itemId, false)));
+    out.event(
+        "response.created",
+        node -> node.set("response", responsesObject(request, id, "in_progress", null, null)));
+    out.event(
+        "response.in_progress",
+        node -> node.set("response", responsesObject(request, id, "in_progress", null, null)));
+    out.event(
+        "response.output_item.added",
+        node -> node.put("output_index", 0).set("item", responsesItem(turn, itemId, false)));
     if (turn.callsTool()) {
       for (String piece : pieces(turn.toolArguments())) {
-        out.event("response.function_call_arguments.delta", node -> node.put("item_id", itemId)
-            .put("output_index", 0).put("delta", piece));
+        out.event(
+            "response.function_call_arguments.delta",
+            node -> node.put("item_id", itemId).put("output_index", 0).put("delta", piece));
       }
-      out.event("response.function_call_arguments.done", node -> node.put("item_id", itemId)
-          .put("output_index", 0).put("arguments", turn.toolArguments()));
+      out.event(
+          "response.function_call_arguments.done",
+          node ->
+              node.put("item_id", itemId)
+                  .put("output_index", 0)
+                  .put("arguments", turn.toolArguments()));
     } else {
-      out.event("response.content_part.added", node -> node.put("item_id", itemId).put("output_index", 0)
-          .put("content_index", 0).set("part", JSON.createObjectNode().put("type", "output_text").put("text", "")
-              .set("annotations", JSON.createArrayNode())));
+      out.event(
+          "response.content_part.added",
+          node ->
+              node.put("item_id", itemId)
+                  .put("output_index", 0)
+                  .put("content_index", 0)
+                  .set(
+                      "part",
+                      JSON.createObjectNode()
+                          .put("type", "output_text")
+                          .put("text", "")
+                          .set("annotations", JSON.createArrayNode())));
       for (String piece : pieces(turn.text())) {
-        out.event("response.output_text.delta", node -> node.put("item_id", itemId).put("output_index", 0)
-            .put("content_index", 0).put("delta", piece));
+        out.event(
+            "response.output_text.delta",
+            node ->
+                node.put("item_id", itemId)
+                    .put("output_index", 0)
+                    .put("content_index", 0)
+                    .put("delta", piece));
       }
-      out.event("response.output_text.done", node -> node.put("item_id", itemId).put("output_index", 0)
-          .put("content_index", 0).put("text", turn.text()));
-      out.event("response.content_part.done", node -> node.put("item_id", itemId).put("output_index", 0)
-          .put("content_index", 0).set("part", JSON.createObjectNode().put("type", "output_text")
-              .put("text", turn.text()).set("annotations", JSON.createArrayNode())));
+      out.event(
+          "response.output_text.done",
+          node ->
+              node.put("item_id", itemId)
+                  .put("output_index", 0)
+                  .put("content_index", 0)
+                  .put("text", turn.text()));
+      out.event(
+          "response.content_part.done",
+          node ->
+              node.put("item_id", itemId)
+                  .put("output_index", 0)
+                  .put("content_index", 0)
+                  .set(
+                      "part",
+                      JSON.createObjectNode()
+                          .put("type", "output_text")
+                          .put("text", turn.text())
+                          .set("annotations", JSON.createArrayNode())));
     }
-    out.event("response.output_item.done", node -> node.put("output_index", 0)
-        .set("item", responsesItem(turn, itemId, true)));
-    out.event("response.completed", node -> node.set("response", responsesObject(request, id, "completed",
-        responsesItem(turn, itemId, true), turn.usage())));
+    out.event(
+        "response.output_item.done",
+        node -> node.put("output_index", 0).set("item", responsesItem(turn, itemId, true)));
+    out.event(
+        "response.completed",
+        node ->
+            node.set(
+                "response",
+                responsesObject(
+                    request, id, "completed", responsesItem(turn, itemId, true), turn.usage())));
     return Reply.streamed(Map.of("x-request-id", "req_" + ids.get()), out.events, turn.usage());
   }
 
-  /** Responses events carry their type twice (the SSE event name and "type") and a sequence number. */
+  /**
+   * Responses events carry their type twice (the SSE event name and "type") and a sequence number.
+   */
   private static final class ResponsesStream {
     final List<String> events = new ArrayList<>();
 
     void event(String type, Consumer<ObjectNode> fill) {
-      ObjectNode node = JSON.createObjectNode().put("type", type).put("sequence_number", events.size());
+      ObjectNode node =
+          JSON.createObjectNode().put("type", type).put("sequence_number", events.size());
       fill.accept(node);
       events.add("event: " + type + "\ndata: " + node + "\n\n");
     }
   }
 
-  // --- Anthropic Messages ------------------------------------------------------------------------------------
+  // --- Anthropic Messages
+  // ------------------------------------------------------------------------------------
 
   /** A reply with a text block and one tool_use block. */
-  public Responder anthropicToolUse(String name, String inputJson, long inputTokens, long outputTokens) {
+  public Responder anthropicToolUse(
+      String name, String inputJson, long inputTokens, long outputTokens) {
     return toolCall(name, inputJson, inputTokens, outputTokens);
   }
 
@@ -621,7 +815,8 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   /** A final text reply that also read {@code cacheReadTokens} from the prompt cache. */
-  public Responder anthropicCachedText(String text, long inputTokens, long cacheReadTokens, long outputTokens) {
+  public Responder anthropicCachedText(
+      String text, long inputTokens, long cacheReadTokens, long outputTokens) {
     Turn turn = new Turn(text, null, null, new Usage(inputTokens, cacheReadTokens, outputTokens));
     return request -> render(request, turn);
   }
@@ -631,7 +826,11 @@ public final class FakeProvider implements AutoCloseable {
     if (turn.callsTool()) {
       content.addObject().put("type", "text").put("text", "Let me use " + turn.toolName() + ".");
       try {
-        content.addObject().put("type", "tool_use").put("id", toolUseId).put("name", turn.toolName())
+        content
+            .addObject()
+            .put("type", "tool_use")
+            .put("id", toolUseId)
+            .put("name", turn.toolName())
             .set("input", JSON.readTree(turn.toolArguments()));
       } catch (IOException e) {
         throw new IllegalArgumentException(e);
@@ -643,13 +842,19 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   private ObjectNode anthropicEnvelope(Received request, String id) {
-    return JSON.createObjectNode().put("id", id).put("type", "message").put("role", "assistant")
+    return JSON.createObjectNode()
+        .put("id", id)
+        .put("type", "message")
+        .put("role", "assistant")
         .put("model", model(request));
   }
 
   private static ObjectNode anthropicUsage(Usage usage, long outputTokens) {
-    return JSON.createObjectNode().put("input_tokens", usage.inputTokens()).put("cache_creation_input_tokens", 0)
-        .put("cache_read_input_tokens", usage.cacheReadTokens()).put("output_tokens", outputTokens);
+    return JSON.createObjectNode()
+        .put("input_tokens", usage.inputTokens())
+        .put("cache_creation_input_tokens", 0)
+        .put("cache_read_input_tokens", usage.cacheReadTokens())
+        .put("output_tokens", outputTokens);
   }
 
   private Reply anthropicMessage(Received request, Turn turn) {
@@ -657,7 +862,14 @@ public final class FakeProvider implements AutoCloseable {
     body.set("content", anthropicContent(turn, "toolu_" + ids.incrementAndGet()));
     body.put("stop_reason", turn.callsTool() ? "tool_use" : "end_turn").putNull("stop_sequence");
     body.set("usage", anthropicUsage(turn.usage(), turn.usage().outputTokens()));
-    return new Reply(200, Map.of("request-id", "req_" + ids.get()), body.toString(), 0, null, 0, -1,
+    return new Reply(
+        200,
+        Map.of("request-id", "req_" + ids.get()),
+        body.toString(),
+        0,
+        null,
+        0,
+        -1,
         turn.usage());
   }
 
@@ -680,19 +892,27 @@ public final class FakeProvider implements AutoCloseable {
       } else {
         start.put("text", "");
       }
-      events.add(anthropicEvent("content_block_start", JSON.createObjectNode().put("index", index)
-          .set("content_block", start)));
+      events.add(
+          anthropicEvent(
+              "content_block_start",
+              JSON.createObjectNode().put("index", index).set("content_block", start)));
       String whole = toolUse ? block.path("input").toString() : block.path("text").asText();
       for (String piece : pieces(whole)) {
-        ObjectNode delta = toolUse ? JSON.createObjectNode().put("type", "input_json_delta").put("partial_json", piece)
-            : JSON.createObjectNode().put("type", "text_delta").put("text", piece);
-        events.add(anthropicEvent("content_block_delta", JSON.createObjectNode().put("index", index)
-            .set("delta", delta)));
+        ObjectNode delta =
+            toolUse
+                ? JSON.createObjectNode().put("type", "input_json_delta").put("partial_json", piece)
+                : JSON.createObjectNode().put("type", "text_delta").put("text", piece);
+        events.add(
+            anthropicEvent(
+                "content_block_delta",
+                JSON.createObjectNode().put("index", index).set("delta", delta)));
       }
       events.add(anthropicEvent("content_block_stop", JSON.createObjectNode().put("index", index)));
     }
-    ObjectNode delta = JSON.createObjectNode().put("stop_reason", turn.callsTool() ? "tool_use" : "end_turn")
-        .putNull("stop_sequence");
+    ObjectNode delta =
+        JSON.createObjectNode()
+            .put("stop_reason", turn.callsTool() ? "tool_use" : "end_turn")
+            .putNull("stop_sequence");
     ObjectNode messageDelta = JSON.createObjectNode();
     messageDelta.set("delta", delta);
     messageDelta.putObject("usage").put("output_tokens", turn.usage().outputTokens());
@@ -716,10 +936,22 @@ public final class FakeProvider implements AutoCloseable {
 
   /** Anthropic's 429 with {@code retry-after}. */
   public static Reply anthropicRateLimited(int retryAfterSeconds) {
-    Reply error = anthropicError(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute "
-        + "rate limit");
-    return new Reply(429, Map.of("retry-after", String.valueOf(retryAfterSeconds),
-        "anthropic-ratelimit-requests-remaining", "0", "request-id", "req_rl"), error.body(), 0);
+    Reply error =
+        anthropicError(
+            429,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute " + "rate limit");
+    return new Reply(
+        429,
+        Map.of(
+            "retry-after",
+            String.valueOf(retryAfterSeconds),
+            "anthropic-ratelimit-requests-remaining",
+            "0",
+            "request-id",
+            "req_rl"),
+        error.body(),
+        0);
   }
 
   @Override

@@ -19,7 +19,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The fake's streamed modes, read the way an SSE client reads them: event by event off a chunked body. */
+/**
+ * The fake's streamed modes, read the way an SSE client reads them: event by event off a chunked
+ * body.
+ */
 class FakeProviderStreamTest {
 
   static final String KEY = "sk-fake-stream";
@@ -40,15 +43,22 @@ class FakeProviderStreamTest {
   record Stream(String transferEncoding, List<String> eventNames, List<JsonNode> data) {}
 
   Stream post(String path, String body, String authHeader, String authValue) throws Exception {
-    HttpRequest request = HttpRequest.newBuilder(URI.create(fake.baseUrl() + path)).header(authHeader, authValue)
-        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
-    HttpResponse<java.io.InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(fake.baseUrl() + path))
+            .header(authHeader, authValue)
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    HttpResponse<java.io.InputStream> response =
+        http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     assertEquals(200, response.statusCode());
-    assertEquals("text/event-stream; charset=utf-8", response.headers().firstValue("content-type").orElse(""));
+    assertEquals(
+        "text/event-stream; charset=utf-8",
+        response.headers().firstValue("content-type").orElse(""));
     List<String> names = new ArrayList<>();
     List<JsonNode> data = new ArrayList<>();
-    try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(),
-        StandardCharsets.UTF_8))) {
+    try (BufferedReader lines =
+        new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
       for (String line = lines.readLine(); line != null; line = lines.readLine()) {
         if (line.startsWith("event: ")) {
           names.add(line.substring(7));
@@ -64,10 +74,16 @@ class FakeProviderStreamTest {
 
   @Test
   void streamsAChatToolCallAsDeltasAndReportsUsageLastWhenAsked() throws Exception {
-    fake.then(fake.toolCall("write_file", "{\"file_path\":\"/w/a.txt\",\"content\":\"hi\"}", 120, 30));
+    fake.then(
+        fake.toolCall("write_file", "{\"file_path\":\"/w/a.txt\",\"content\":\"hi\"}", 120, 30));
 
-    Stream stream = post("/v1/chat/completions", "{\"model\":\"m\",\"stream\":true,"
-        + "\"stream_options\":{\"include_usage\":true},\"messages\":[]}", "authorization", "Bearer " + KEY);
+    Stream stream =
+        post(
+            "/v1/chat/completions",
+            "{\"model\":\"m\",\"stream\":true,"
+                + "\"stream_options\":{\"include_usage\":true},\"messages\":[]}",
+            "authorization",
+            "Bearer " + KEY);
 
     assertEquals("chunked", stream.transferEncoding());
     StringBuilder arguments = new StringBuilder();
@@ -76,22 +92,31 @@ class FakeProviderStreamTest {
       arguments.append(call.path("function").path("arguments").asText(""));
     }
     assertEquals("{\"file_path\":\"/w/a.txt\",\"content\":\"hi\"}", arguments.toString());
-    assertEquals("write_file", stream.data().get(0).at("/choices/0/delta/tool_calls/0/function/name").asText());
+    assertEquals(
+        "write_file",
+        stream.data().get(0).at("/choices/0/delta/tool_calls/0/function/name").asText());
     JsonNode last = stream.data().get(stream.data().size() - 1);
     assertEquals(0, last.path("choices").size());
     assertEquals(120, last.at("/usage/prompt_tokens").asLong());
     assertEquals(30, last.at("/usage/completion_tokens").asLong());
-    assertEquals("tool_calls", stream.data().get(stream.data().size() - 2).at("/choices/0/finish_reason").asText());
+    assertEquals(
+        "tool_calls",
+        stream.data().get(stream.data().size() - 2).at("/choices/0/finish_reason").asText());
     assertEquals(List.of("[DONE]"), stream.eventNames());
     assertEquals(new FakeProvider.Usage(120, 0, 30), fake.reportedUsage());
   }
 
   @Test
   void streamsAChatReplyWithoutUsageWhenNotAsked() throws Exception {
-    Stream stream = post("/v1/chat/completions", "{\"model\":\"m\",\"stream\":true,\"messages\":[]}",
-        "authorization", "Bearer " + KEY);
+    Stream stream =
+        post(
+            "/v1/chat/completions",
+            "{\"model\":\"m\",\"stream\":true,\"messages\":[]}",
+            "authorization",
+            "Bearer " + KEY);
 
-    assertTrue(stream.data().stream().noneMatch(chunk -> chunk.has("usage")), stream.data().toString());
+    assertTrue(
+        stream.data().stream().noneMatch(chunk -> chunk.has("usage")), stream.data().toString());
     assertEquals(new FakeProvider.Usage(0, 0, 0), fake.reportedUsage());
   }
 
@@ -99,13 +124,25 @@ class FakeProviderStreamTest {
   void streamsAResponsesFunctionCallEndingInCompletedWithUsage() throws Exception {
     fake.then(fake.toolCall("exec_command", "{\"cmd\":\"ls\"}", 200, 40));
 
-    Stream stream = post("/v1/responses", "{\"model\":\"m\",\"stream\":true,\"input\":[]}", "authorization",
-        "Bearer " + KEY);
+    Stream stream =
+        post(
+            "/v1/responses",
+            "{\"model\":\"m\",\"stream\":true,\"input\":[]}",
+            "authorization",
+            "Bearer " + KEY);
 
-    assertEquals(List.of("response.created", "response.in_progress", "response.output_item.added",
-        "response.function_call_arguments.delta", "response.function_call_arguments.delta",
-        "response.function_call_arguments.delta", "response.function_call_arguments.done",
-        "response.output_item.done", "response.completed"), stream.eventNames());
+    assertEquals(
+        List.of(
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed"),
+        stream.eventNames());
     JsonNode done = stream.data().get(7).path("item");
     assertEquals("exec_command", done.path("name").asText());
     assertEquals("{\"cmd\":\"ls\"}", done.path("arguments").asText());
@@ -118,11 +155,14 @@ class FakeProviderStreamTest {
   @Test
   void answersAResponsesRequestWithoutStreamAsOneResponseObject() throws Exception {
     fake.then(fake.text("All done.", 50, 7));
-    HttpRequest request = HttpRequest.newBuilder(URI.create(fake.baseUrl() + "/v1/responses"))
-        .header("authorization", "Bearer " + KEY).POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\"}"))
-        .build();
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(fake.baseUrl() + "/v1/responses"))
+            .header("authorization", "Bearer " + KEY)
+            .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\"}"))
+            .build();
 
-    JsonNode body = FakeProvider.JSON.readTree(http.send(request, HttpResponse.BodyHandlers.ofString()).body());
+    JsonNode body =
+        FakeProvider.JSON.readTree(http.send(request, HttpResponse.BodyHandlers.ofString()).body());
 
     assertEquals("response", body.path("object").asText());
     assertEquals("All done.", body.at("/output/0/content/0/text").asText());
@@ -133,8 +173,12 @@ class FakeProviderStreamTest {
   void streamsAnAnthropicToolUseWithUsageInMessageStartAndMessageDelta() throws Exception {
     fake.then(fake.toolCall("Write", "{\"file_path\":\"/w/a.txt\",\"content\":\"hi\"}", 300, 25));
 
-    Stream stream = post("/v1/messages?beta=true", "{\"model\":\"claude\",\"stream\":true,\"messages\":[]}",
-        "x-api-key", KEY);
+    Stream stream =
+        post(
+            "/v1/messages?beta=true",
+            "{\"model\":\"claude\",\"stream\":true,\"messages\":[]}",
+            "x-api-key",
+            KEY);
 
     assertEquals("message_start", stream.eventNames().get(0));
     assertEquals("message_stop", stream.eventNames().get(stream.eventNames().size() - 1));
@@ -155,23 +199,29 @@ class FakeProviderStreamTest {
   @Test
   void countsTokensWithoutTakingAScriptedTurn() throws Exception {
     fake.then(fake.text("scripted", 1, 1));
-    HttpRequest count = HttpRequest.newBuilder(URI.create(fake.baseUrl() + "/v1/messages/count_tokens"))
-        .header("x-api-key", KEY).POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"c\",\"messages\":[]}"))
-        .build();
+    HttpRequest count =
+        HttpRequest.newBuilder(URI.create(fake.baseUrl() + "/v1/messages/count_tokens"))
+            .header("x-api-key", KEY)
+            .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"c\",\"messages\":[]}"))
+            .build();
 
-    JsonNode body = FakeProvider.JSON.readTree(http.send(count, HttpResponse.BodyHandlers.ofString()).body());
-    Stream stream = post("/v1/messages", "{\"model\":\"c\",\"stream\":true,\"messages\":[]}", "x-api-key", KEY);
+    JsonNode body =
+        FakeProvider.JSON.readTree(http.send(count, HttpResponse.BodyHandlers.ofString()).body());
+    Stream stream =
+        post("/v1/messages", "{\"model\":\"c\",\"stream\":true,\"messages\":[]}", "x-api-key", KEY);
 
     assertTrue(body.path("input_tokens").asLong() > 0, body.toString());
-    assertTrue(stream.data().stream().anyMatch(event -> event.at("/delta/text").asText().contains("scr")));
+    assertTrue(
+        stream.data().stream().anyMatch(event -> event.at("/delta/text").asText().contains("scr")));
   }
 
   @Test
   void dropsTheConnectionMidStreamWithoutTheLastChunk() throws Exception {
     fake.then(request -> fake.text("never finished", 10, 10).apply(request).droppedAfter(2));
 
-    assertThrows(IOException.class, () -> post("/v1/messages", "{\"model\":\"c\",\"stream\":true}", "x-api-key",
-        KEY));
+    assertThrows(
+        IOException.class,
+        () -> post("/v1/messages", "{\"model\":\"c\",\"stream\":true}", "x-api-key", KEY));
     assertEquals(new FakeProvider.Usage(0, 0, 0), fake.reportedUsage());
   }
 
@@ -180,10 +230,15 @@ class FakeProviderStreamTest {
     fake.then(request -> fake.text("slow", 10, 10).apply(request).slowed(100));
     long started = System.nanoTime();
 
-    Stream stream = post("/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", "authorization",
-        "Bearer " + KEY);
+    Stream stream =
+        post(
+            "/v1/chat/completions",
+            "{\"model\":\"m\",\"stream\":true}",
+            "authorization",
+            "Bearer " + KEY);
 
     long elapsedMs = (System.nanoTime() - started) / 1_000_000;
-    assertTrue(elapsedMs >= 100L * (stream.data().size()), elapsedMs + " ms for " + stream.data().size());
+    assertTrue(
+        elapsedMs >= 100L * (stream.data().size()), elapsedMs + " ms for " + stream.data().size());
   }
 }

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 class LlmExitReasonTest {
 
   static String llm(boolean timedOut, boolean budgetExceeded, long exitCode) {
-    return ExitReason.decide(new Observation(false, timedOut, budgetExceeded, false, false, exitCode, true));
+    return ExitReason.decide(
+        new Observation(false, timedOut, budgetExceeded, false, false, exitCode, true));
   }
 
   @Test
@@ -28,19 +29,27 @@ class LlmExitReasonTest {
 
   @Test
   void cancelOomAndDiskComeBeforeTheAgentsCodes() {
-    assertEquals("cancelled", ExitReason.decide(new Observation(true, false, true, false, false, 75, true)));
-    assertEquals("oom", ExitReason.decide(new Observation(false, false, false, true, false, 76, true)));
-    assertEquals("disk_limit", ExitReason.decide(new Observation(false, false, false, false, true, 77, true)));
+    assertEquals(
+        "cancelled", ExitReason.decide(new Observation(true, false, true, false, false, 75, true)));
+    assertEquals(
+        "oom", ExitReason.decide(new Observation(false, false, false, true, false, 76, true)));
+    assertEquals(
+        "disk_limit",
+        ExitReason.decide(new Observation(false, false, false, false, true, 77, true)));
   }
 
   @Test
   void theAgentsCodesNameTheirReasonOnlyInLlmJobs() {
     assertEquals("provider_error", llm(false, false, 76));
     assertEquals("step_limit", llm(false, false, 77));
-    assertEquals("exit_code:75", llm(false, false, 75), "75 without the runner's own breach means nothing");
+    assertEquals(
+        "exit_code:75", llm(false, false, 75), "75 without the runner's own breach means nothing");
     assertEquals("ok", llm(false, false, 0));
-    assertEquals("exit_code:76", ExitReason.decide(new Observation(false, false, false, false, 76)),
+    assertEquals(
+        "exit_code:76",
+        ExitReason.decide(new Observation(false, false, false, false, 76)),
         "an exec job's command chooses its own codes");
-    assertEquals("exit_code:77", ExitReason.decide(new Observation(false, false, false, false, 77)));
+    assertEquals(
+        "exit_code:77", ExitReason.decide(new Observation(false, false, false, false, 77)));
   }
 }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import java.net.StandardProtocolFamily;
 import java.net.URI;
 import java.net.UnixDomainSocketAddress;
@@ -22,8 +24,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -38,8 +38,7 @@ class ModelEndpointTest {
   static final String CHAT = "/v1/chat/completions";
   static final String MESSAGES = "/v1/messages";
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
   FakeProvider fake;
   ModelEndpoint endpoint;
   final List<ModelCallRecord> records = new CopyOnWriteArrayList<>();
@@ -63,10 +62,23 @@ class ModelEndpointTest {
 
   Path start(ModelProvider provider, long budget, Duration timeout) throws Exception {
     fake = FakeProvider.start(KEY);
-    ModelConfig config = new ModelConfig(provider, URI.create(fake.baseUrl()), KEY, "model-a",
-        List.of("model-a", "model-b"), budget, timeout);
-    endpoint = ModelEndpoint.start(VERTX, tmp.resolve("model.sock"), new ProviderClient(config), "model-a",
-        new TokenMeter(budget), records::add);
+    ModelConfig config =
+        new ModelConfig(
+            provider,
+            URI.create(fake.baseUrl()),
+            KEY,
+            "model-a",
+            List.of("model-a", "model-b"),
+            budget,
+            timeout);
+    endpoint =
+        ModelEndpoint.start(
+            VERTX,
+            tmp.resolve("model.sock"),
+            new ProviderClient(config),
+            "model-a",
+            new TokenMeter(budget),
+            records::add);
     return endpoint.socketPath();
   }
 
@@ -77,13 +89,23 @@ class ModelEndpointTest {
   @Test
   void addsTheRunnersKeyUpstreamAndNeverReturnsIt() throws Exception {
     Path socket = startOpenAi();
-    // A provider that quotes the key back (as some error messages do) must not hand it to the agent.
-    fake.then(request -> FakeProvider.openAiError(400, "invalid_request_error", null,
-        "bad request with key " + request.header("authorization")));
+    // A provider that quotes the key back (as some error messages do) must not hand it to the
+    // agent.
+    fake.then(
+        request ->
+            FakeProvider.openAiError(
+                400,
+                "invalid_request_error",
+                null,
+                "bad request with key " + request.header("authorization")));
     fake.then(fake.openAiText("hello", 12, 3));
 
-    EndpointClient.Response quoted = EndpointClient.post(socket, CHAT, "{\"messages\":[]}",
-        Map.of("authorization", "Bearer agent-guess", "x-api-key", "agent-guess"));
+    EndpointClient.Response quoted =
+        EndpointClient.post(
+            socket,
+            CHAT,
+            "{\"messages\":[]}",
+            Map.of("authorization", "Bearer agent-guess", "x-api-key", "agent-guess"));
     EndpointClient.Response ok = EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
 
     assertEquals(400, quoted.status());
@@ -93,11 +115,14 @@ class ModelEndpointTest {
     assertFalse(ok.text().contains(KEY));
     assertFalse(ok.headers().toString().contains(KEY), ok.headers().toString());
     for (FakeProvider.Received received : fake.received()) {
-      assertEquals("Bearer " + KEY, received.header("authorization"), "the agent's own header is replaced");
-      assertNull(received.header("x-api-key"), "no agent header but anthropic-version is forwarded");
+      assertEquals(
+          "Bearer " + KEY, received.header("authorization"), "the agent's own header is replaced");
+      assertNull(
+          received.header("x-api-key"), "no agent header but anthropic-version is forwarded");
     }
     awaitRecords(2);
-    records.forEach(record -> assertFalse(new String(record.request(), StandardCharsets.UTF_8).contains(KEY)));
+    records.forEach(
+        record -> assertFalse(new String(record.request(), StandardCharsets.UTF_8).contains(KEY)));
     assertFalse(records.get(0).error().contains(KEY), records.get(0).error());
   }
 
@@ -106,14 +131,19 @@ class ModelEndpointTest {
     Path socket = startOpenAi();
     fake.then(fake.openAiToolCall("read_file", "{\"path\":\"README.md\"}", 50, 7));
 
-    EndpointClient.Response response = EndpointClient.post(socket, CHAT,
-        "{\"model\":\"model-a\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"tools\":[]}");
+    EndpointClient.Response response =
+        EndpointClient.post(
+            socket,
+            CHAT,
+            "{\"model\":\"model-a\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"tools\":[]}");
 
     assertEquals(200, response.status());
-    JsonNode call = response.json().path("choices").path(0).path("message").path("tool_calls").path(0);
+    JsonNode call =
+        response.json().path("choices").path(0).path("message").path("tool_calls").path(0);
     assertEquals("read_file", call.path("function").path("name").asText());
     assertEquals("{\"path\":\"README.md\"}", call.path("function").path("arguments").asText());
-    assertEquals("tool_calls", response.json().path("choices").path(0).path("finish_reason").asText());
+    assertEquals(
+        "tool_calls", response.json().path("choices").path(0).path("finish_reason").asText());
     assertTrue(response.headers().containsKey("x-request-id"), response.headers().toString());
     assertFalse(response.headers().containsKey("set-cookie"), "only a few provider headers pass");
     assertEquals("close", response.headers().get("connection"));
@@ -123,12 +153,15 @@ class ModelEndpointTest {
   void forcesTheJobsModelAndNoStreaming() throws Exception {
     Path socket = startOpenAi();
 
-    EndpointClient.Response noModel = EndpointClient.post(socket, CHAT,
-        "{\"messages\":[],\"stream\":true,\"stream_options\":{\"include_usage\":true},\"temperature\":0.70}");
-    EndpointClient.Response otherAllowed = EndpointClient.post(socket, CHAT,
-        "{\"model\":\"model-b\",\"messages\":[]}");
-    EndpointClient.Response notOffered = EndpointClient.post(socket, CHAT,
-        "{\"model\":\"gpt-expensive\",\"messages\":[]}");
+    EndpointClient.Response noModel =
+        EndpointClient.post(
+            socket,
+            CHAT,
+            "{\"messages\":[],\"stream\":true,\"stream_options\":{\"include_usage\":true},\"temperature\":0.70}");
+    EndpointClient.Response otherAllowed =
+        EndpointClient.post(socket, CHAT, "{\"model\":\"model-b\",\"messages\":[]}");
+    EndpointClient.Response notOffered =
+        EndpointClient.post(socket, CHAT, "{\"model\":\"gpt-expensive\",\"messages\":[]}");
 
     assertEquals(200, noModel.status());
     assertEquals(200, otherAllowed.status());
@@ -156,7 +189,8 @@ class ModelEndpointTest {
 
     assertEquals(new Usage(230, 31), endpoint.meter().spent());
     awaitRecords(3);
-    assertEquals(List.of(new Usage(100, 20), new Usage(130, 11), Usage.NONE),
+    assertEquals(
+        List.of(new Usage(100, 20), new Usage(130, 11), Usage.NONE),
         records.stream().map(ModelCallRecord::usage).toList());
     assertEquals(List.of(200, 200, 500), records.stream().map(ModelCallRecord::status).toList());
   }
@@ -164,13 +198,19 @@ class ModelEndpointTest {
   @Test
   void readsAnthropicUsageIncludingThePromptCache() throws Exception {
     Path socket = start(ModelProvider.ANTHROPIC, 200_000, Duration.ofSeconds(30));
-    fake.then(fake.anthropicToolUse("list_files", "{\"path\":\".\"}", 300, 40),
+    fake.then(
+        fake.anthropicToolUse("list_files", "{\"path\":\".\"}", 300, 40),
         fake.anthropicCachedText("done", 20, 280, 9));
 
-    EndpointClient.Response tool = EndpointClient.post(socket, MESSAGES,
-        "{\"model\":\"model-a\",\"max_tokens\":1024,\"messages\":[]}");
-    EndpointClient.Response text = EndpointClient.post(socket, MESSAGES,
-        "{\"model\":\"model-a\",\"max_tokens\":1024,\"messages\":[]}", Map.of("anthropic-version", "2024-01-01"));
+    EndpointClient.Response tool =
+        EndpointClient.post(
+            socket, MESSAGES, "{\"model\":\"model-a\",\"max_tokens\":1024,\"messages\":[]}");
+    EndpointClient.Response text =
+        EndpointClient.post(
+            socket,
+            MESSAGES,
+            "{\"model\":\"model-a\",\"max_tokens\":1024,\"messages\":[]}",
+            Map.of("anthropic-version", "2024-01-01"));
 
     assertEquals("tool_use", tool.json().path("content").path(1).path("type").asText());
     assertEquals(200, text.status());
@@ -185,7 +225,10 @@ class ModelEndpointTest {
   @Test
   void refusesCallsOnceTheBudgetIsSpent() throws Exception {
     Path socket = start(ModelProvider.OPENAI, 100, Duration.ofSeconds(30));
-    fake.then(fake.openAiText("one", 40, 20), fake.openAiText("two", 40, 20), fake.openAiText("three", 1, 1));
+    fake.then(
+        fake.openAiText("one", 40, 20),
+        fake.openAiText("two", 40, 20),
+        fake.openAiText("three", 1, 1));
     CompletableFuture<Usage> exhausted = endpoint.meter().exhaustion();
 
     EndpointClient.Response first = EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
@@ -209,11 +252,15 @@ class ModelEndpointTest {
   void answersNotFoundForAnythingButThePostOfTheProvidersPath() throws Exception {
     Path socket = startOpenAi();
     List<EndpointClient.Response> responses = new ArrayList<>();
-    responses.add(EndpointClient.exchange(socket, ("GET " + CHAT + " HTTP/1.1\r\nhost: x\r\n\r\n").getBytes()));
+    responses.add(
+        EndpointClient.exchange(
+            socket, ("GET " + CHAT + " HTTP/1.1\r\nhost: x\r\n\r\n").getBytes()));
     responses.add(EndpointClient.post(socket, "/v1/models", "{}"));
     responses.add(EndpointClient.post(socket, MESSAGES, "{}"));
     responses.add(EndpointClient.post(socket, "/v1/chat/completions/../../admin", "{}"));
-    responses.add(EndpointClient.exchange(socket, ("CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n").getBytes()));
+    responses.add(
+        EndpointClient.exchange(
+            socket, ("CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n").getBytes()));
 
     assertEquals(404, responses.get(0).status());
     assertEquals("not_found", responses.get(0).errorType());
@@ -233,13 +280,23 @@ class ModelEndpointTest {
     assertEquals(max, exactlyMax.length());
 
     EndpointClient.Response atLimit = EndpointClient.post(socket, CHAT, exactlyMax);
-    EndpointClient.Response declared = EndpointClient.exchange(socket, ("POST " + CHAT + " HTTP/1.1\r\n"
-        + "content-length: " + (max + 1) + "\r\nexpect: 100-continue\r\n\r\n").getBytes());
+    EndpointClient.Response declared =
+        EndpointClient.exchange(
+            socket,
+            ("POST "
+                    + CHAT
+                    + " HTTP/1.1\r\n"
+                    + "content-length: "
+                    + (max + 1)
+                    + "\r\nexpect: 100-continue\r\n\r\n")
+                .getBytes());
     EndpointClient.Response sent = EndpointClient.post(socket, CHAT, exactlyMax + " ");
     byte[] chunk = ("{\"pad\":\"" + "y".repeat(1 << 20) + "\"}").getBytes();
-    byte[] chunked = ("POST " + CHAT + " HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n").getBytes();
+    byte[] chunked =
+        ("POST " + CHAT + " HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n").getBytes();
     for (int i = 0; i < 5; i++) {
-      chunked = EndpointClient.concat(chunked, (Integer.toHexString(chunk.length) + "\r\n").getBytes());
+      chunked =
+          EndpointClient.concat(chunked, (Integer.toHexString(chunk.length) + "\r\n").getBytes());
       chunked = EndpointClient.concat(EndpointClient.concat(chunked, chunk), "\r\n".getBytes());
     }
     EndpointClient.Response chunkedTooLarge = EndpointClient.exchange(socket, chunked);
@@ -252,42 +309,67 @@ class ModelEndpointTest {
     assertEquals(413, chunkedTooLarge.status());
     assertEquals(1, fake.received().size());
     awaitRecords(4);
-    ModelCallRecord chunkedRecord = records.stream().filter(r -> r.status() == 413 && r.request().length > 0)
-        .findFirst().orElseThrow();
+    ModelCallRecord chunkedRecord =
+        records.stream()
+            .filter(r -> r.status() == 413 && r.request().length > 0)
+            .findFirst()
+            .orElseThrow();
     assertEquals(ModelEndpoint.RECORDED_REQUEST_BYTES, chunkedRecord.request().length);
     assertTrue(chunkedRecord.truncated());
   }
 
   @Test
   void aLongRequestIsRecordedByItsStartAndItsEnd() {
-    byte[] body = ("{\"system\":\"rules\",\"messages\":[" + "\"x\",".repeat(100_000) + "\"newest tool result\"]}")
-        .getBytes(StandardCharsets.UTF_8);
+    byte[] body =
+        ("{\"system\":\"rules\",\"messages\":["
+                + "\"x\",".repeat(100_000)
+                + "\"newest tool result\"]}")
+            .getBytes(StandardCharsets.UTF_8);
     byte[] recorded = ModelExchange.recordedRequest(body, 4096);
     String text = new String(recorded, StandardCharsets.UTF_8);
     assertEquals(4096, recorded.length);
     assertTrue(text.startsWith("{\"system\":\"rules\",\"messages\":["), text);
     assertTrue(text.endsWith("\"x\",\"newest tool result\"]}"), text);
-    assertTrue(text.contains("\u2026 " + body.length + " bytes in all; " + (body.length - 4096)
-        + "+ bytes in the middle are not recorded \u2026"), text);
+    assertTrue(
+        text.contains(
+            "\u2026 "
+                + body.length
+                + " bytes in all; "
+                + (body.length - 4096)
+                + "+ bytes in the middle are not recorded \u2026"),
+        text);
     byte[] small = "{\"messages\":[]}".getBytes(StandardCharsets.UTF_8);
-    assertEquals(small, ModelExchange.recordedRequest(small, 4096), "a request that fits is kept as it is");
+    assertEquals(
+        small, ModelExchange.recordedRequest(small, 4096), "a request that fits is kept as it is");
   }
 
   @Test
   void readsChunkedBodiesAndAnswersContinue() throws Exception {
     Path socket = startOpenAi();
     String json = "{\"messages\":[{\"role\":\"user\",\"content\":\"chunked\"}]}";
-    byte[] request = ("POST " + CHAT + " HTTP/1.1\r\ntransfer-encoding: chunked\r\nexpect: 100-continue\r\n\r\n"
-        + Integer.toHexString(10) + "\r\n" + json.substring(0, 10) + "\r\n"
-        + Integer.toHexString(json.length() - 10) + ";ext=1\r\n" + json.substring(10) + "\r\n0\r\n\r\n").getBytes();
+    byte[] request =
+        ("POST "
+                + CHAT
+                + " HTTP/1.1\r\ntransfer-encoding: chunked\r\nexpect: 100-continue\r\n\r\n"
+                + Integer.toHexString(10)
+                + "\r\n"
+                + json.substring(0, 10)
+                + "\r\n"
+                + Integer.toHexString(json.length() - 10)
+                + ";ext=1\r\n"
+                + json.substring(10)
+                + "\r\n0\r\n\r\n")
+            .getBytes();
 
     EndpointClient.Response response = EndpointClient.exchange(socket, request);
 
     assertEquals(200, response.status(), response.text());
     assertTrue(response.sawContinue());
-    assertEquals("chunked", fake.received().get(0).json().path("messages").path(0).path("content").asText());
+    assertEquals(
+        "chunked", fake.received().get(0).json().path("messages").path(0).path("content").asText());
     awaitRecords(1);
-    assertArrayEquals(json.getBytes(), records.get(0).request(), "the record keeps the body the agent sent");
+    assertArrayEquals(
+        json.getBytes(), records.get(0).request(), "the record keeps the body the agent sent");
   }
 
   @Test
@@ -296,12 +378,27 @@ class ModelEndpointTest {
     assertEquals(400, EndpointClient.post(socket, CHAT, "not json").status());
     assertEquals(400, EndpointClient.post(socket, CHAT, "[1,2]").status());
     assertEquals(400, EndpointClient.post(socket, CHAT, "{\"model\":42}").status());
-    assertEquals(400, EndpointClient.post(socket, CHAT, "{\"model\":\"model-a\",\"model\":\"gpt-x\"}").status(),
+    assertEquals(
+        400,
+        EndpointClient.post(socket, CHAT, "{\"model\":\"model-a\",\"model\":\"gpt-x\"}").status(),
         "a duplicated key is ambiguous");
-    assertEquals(400, EndpointClient.exchange(socket, ("POST " + CHAT + " HTTP/1.1\r\ncontent-length: 2\r\n"
-        + "transfer-encoding: chunked\r\n\r\n{}").getBytes()).status());
-    assertEquals(431, EndpointClient.exchange(socket, ("POST " + CHAT + " HTTP/1.1\r\nx-big: "
-        + "a".repeat(70_000) + "\r\n\r\n").getBytes()).status());
+    assertEquals(
+        400,
+        EndpointClient.exchange(
+                socket,
+                ("POST "
+                        + CHAT
+                        + " HTTP/1.1\r\ncontent-length: 2\r\n"
+                        + "transfer-encoding: chunked\r\n\r\n{}")
+                    .getBytes())
+            .status());
+    assertEquals(
+        431,
+        EndpointClient.exchange(
+                socket,
+                ("POST " + CHAT + " HTTP/1.1\r\nx-big: " + "a".repeat(70_000) + "\r\n\r\n")
+                    .getBytes())
+            .status());
     assertEquals(0, fake.received().size());
   }
 
@@ -313,7 +410,8 @@ class ModelEndpointTest {
     long started = System.nanoTime();
     EndpointClient.Response response = EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
 
-    assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(3), "answered at the timeout");
+    assertTrue(
+        System.nanoTime() - started < TimeUnit.SECONDS.toNanos(3), "answered at the timeout");
     assertEquals(504, response.status());
     assertEquals("upstream_timeout", response.errorType());
     assertEquals(Usage.NONE, endpoint.meter().spent());
@@ -335,7 +433,8 @@ class ModelEndpointTest {
   @Test
   void providerErrorsArePassedThroughAndRecorded() throws Exception {
     Path socket = startOpenAi();
-    fake.then(FakeProvider.openAiRateLimited(7),
+    fake.then(
+        FakeProvider.openAiRateLimited(7),
         FakeProvider.openAiError(500, "server_error", null, "The server had an error"));
 
     EndpointClient.Response limited = EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
@@ -358,12 +457,14 @@ class ModelEndpointTest {
   @Test
   void anthropicErrorsArePassedThrough() throws Exception {
     Path socket = start(ModelProvider.ANTHROPIC, 200_000, Duration.ofSeconds(30));
-    fake.then(FakeProvider.anthropicRateLimited(3),
+    fake.then(
+        FakeProvider.anthropicRateLimited(3),
         FakeProvider.anthropicError(529, "overloaded_error", "Overloaded"));
 
-    EndpointClient.Response limited = EndpointClient.post(socket, MESSAGES, "{\"max_tokens\":10,\"messages\":[]}");
-    EndpointClient.Response overloaded = EndpointClient.post(socket, MESSAGES,
-        "{\"max_tokens\":10,\"messages\":[]}");
+    EndpointClient.Response limited =
+        EndpointClient.post(socket, MESSAGES, "{\"max_tokens\":10,\"messages\":[]}");
+    EndpointClient.Response overloaded =
+        EndpointClient.post(socket, MESSAGES, "{\"max_tokens\":10,\"messages\":[]}");
 
     assertEquals(429, limited.status());
     assertEquals("3", limited.headers().get("retry-after"));
@@ -376,7 +477,8 @@ class ModelEndpointTest {
   @Test
   void theSocketIsOpenToTheContainerUserAndGoneAfterClose() throws Exception {
     Path socket = startOpenAi();
-    assertEquals(PosixFilePermissions.fromString("rw-rw-rw-"), Files.getPosixFilePermissions(socket));
+    assertEquals(
+        PosixFilePermissions.fromString("rw-rw-rw-"), Files.getPosixFilePermissions(socket));
     endpoint.close();
     assertFalse(Files.exists(socket));
   }
@@ -385,14 +487,16 @@ class ModelEndpointTest {
   void closeAbortsACallInFlightAndRecordsIt() throws Exception {
     Path socket = startOpenAi();
     fake.then(request -> fake.openAiText("never", 10, 10).apply(request).delayed(20_000));
-    CompletableFuture<Throwable> call = CompletableFuture.supplyAsync(() -> {
-      try {
-        EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
-        return null;
-      } catch (Exception e) {
-        return e;
-      }
-    });
+    CompletableFuture<Throwable> call =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
+                return null;
+              } catch (Exception e) {
+                return e;
+              }
+            });
     awaitCondition(() -> fake.received().size() == 1);
 
     long started = System.nanoTime();
@@ -414,10 +518,11 @@ class ModelEndpointTest {
         channel.connect(UnixDomainSocketAddress.of(socket));
         idle.add(channel);
       }
-      awaitCondition(() -> {
-        EndpointClient.Response response = EndpointClient.post(socket, CHAT, "{}");
-        return response.status() == 503 && "busy".equals(response.errorType());
-      });
+      awaitCondition(
+          () -> {
+            EndpointClient.Response response = EndpointClient.post(socket, CHAT, "{}");
+            return response.status() == 503 && "busy".equals(response.errorType());
+          });
     } finally {
       for (SocketChannel channel : idle) {
         channel.close();

@@ -51,16 +51,18 @@ class TokenMeterTest {
     CountDownLatch go = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < 8; t++) {
-      Thread thread = new Thread(() -> {
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        for (int i = 0; i < 10_000; i++) {
-          meter.add(new Usage(2, 1));
-        }
-      });
+      Thread thread =
+          new Thread(
+              () -> {
+                try {
+                  go.await();
+                } catch (InterruptedException e) {
+                  return;
+                }
+                for (int i = 0; i < 10_000; i++) {
+                  meter.add(new Usage(2, 1));
+                }
+              });
       thread.start();
       threads.add(thread);
     }

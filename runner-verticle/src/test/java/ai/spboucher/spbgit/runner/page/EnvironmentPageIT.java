@@ -31,18 +31,19 @@ import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 
 /**
- * The proposal page shows a job's environment (image, digest, cache outcome, both egress lists, the setup script
- * collapsed, all as text), what a queued job waits for, and, before the Approve button, a warning when the proposal
- * changes {@code .spbgit/}. Real headless Chromium, gateway, NATS and git; the test reports the job's start and end
- * as a runner does (no runner or container is needed for what the page shows).
+ * The proposal page shows a job's environment (image, digest, cache outcome, both egress lists, the
+ * setup script collapsed, all as text), what a queued job waits for, and, before the Approve
+ * button, a warning when the proposal changes {@code .spbgit/}. Real headless Chromium, gateway,
+ * NATS and git; the test reports the job's start and end as a runner does (no runner or container
+ * is needed for what the page shows).
  */
 class EnvironmentPageIT {
 
-  private static final String WARNING = "This proposal changes .spbgit/ (the repository's job environment): "
-      + "approving it changes what future jobs may reach";
+  private static final String WARNING =
+      "This proposal changes .spbgit/ (the repository's job environment): "
+          + "approving it changes what future jobs may reach";
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static NatsServerProcess nats;
   static TestGateway gateway;
   static Connection runner;
@@ -80,12 +81,15 @@ class EnvironmentPageIT {
   }
 
   @Test
-  void showsTheEnvironmentWhatAQueuedJobWaitsForAndWarnsBeforeApprovingAChangeToIt() throws Exception {
+  void showsTheEnvironmentWhatAQueuedJobWaitsForAndWarnsBeforeApprovingAChangeToIt()
+      throws Exception {
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     gateway.createRepo("py");
     Path work = git.workTree(tmp, "py");
     Files.createDirectories(work.resolve(".spbgit"));
-    Files.writeString(work.resolve(".spbgit/agent.yml"), """
+    Files.writeString(
+        work.resolve(".spbgit/agent.yml"),
+        """
         image: python
         setup: |
           echo '<img src=x onerror="document.title=1">'
@@ -97,39 +101,79 @@ class EnvironmentPageIT {
     git.ok(work, "add", ".");
     git.ok(work, "commit", "-q", "-m", "environment");
     git.ok(work, "push", "-q", gateway.pushUrl("py", gateway.ownerToken), "main");
-    HttpResponse<String> created = gateway.api("POST", "/api/v1/repos/py/agent-jobs", gateway.ownerToken,
-        new JsonObject().put("task", "widen the environment").put("exec", "true").encode());
+    HttpResponse<String> created =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/py/agent-jobs",
+            gateway.ownerToken,
+            new JsonObject().put("task", "widen the environment").put("exec", "true").encode());
     assertEquals(201, created.statusCode(), created.body());
     String id = new JsonObject(created.body()).getString("id");
 
     openJob(id);
-    assertEquals("Waiting for a runner offering image 'python'.", browser.byId("waiting-for").getText());
+    assertEquals(
+        "Waiting for a runner offering image 'python'.", browser.byId("waiting-for").getText());
     assertEquals("python", browser.byId("environment-image").getText());
     String environment = browser.byId("environment").getText();
-    assertTrue(environment.contains("pypi.example.org:443") && environment.contains("api.example.org:443")
-        && environment.contains("/work/.venv"), environment);
-    assertNull(browser.byId("setup-script").getAttribute("open"), "the setup script starts collapsed");
-    assertTrue(browser.driver.findElements(By.cssSelector("#environment img")).isEmpty(), "the script is text");
+    assertTrue(
+        environment.contains("pypi.example.org:443")
+            && environment.contains("api.example.org:443")
+            && environment.contains("/work/.venv"),
+        environment);
+    assertNull(
+        browser.byId("setup-script").getAttribute("open"), "the setup script starts collapsed");
+    assertTrue(
+        browser.driver.findElements(By.cssSelector("#environment img")).isEmpty(),
+        "the script is text");
     assertFalse(browser.byId("environment-warning").isDisplayed());
 
     JobRequest request = requestOf(id);
-    publishStatus(id, 1, StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1")
-        .setContainerId("c1").setImageDigest("sha256:" + "cd".repeat(32)).setCache(CacheOutcome.CACHE_MISS).build());
-    Files.writeString(work.resolve(".spbgit/agent.yml"), "image: python\negress: [evil.example.org:443]\n");
+    publishStatus(
+        id,
+        1,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId("r1")
+            .setContainerId("c1")
+            .setImageDigest("sha256:" + "cd".repeat(32))
+            .setCache(CacheOutcome.CACHE_MISS)
+            .build());
+    Files.writeString(
+        work.resolve(".spbgit/agent.yml"), "image: python\negress: [evil.example.org:443]\n");
     git.ok(work, "commit", "-q", "-am", "widen");
-    git.ok(work, "push", "-q", gateway.pushUrl("py", request.getJobToken()), "HEAD:refs/agents/" + id + "/proposal");
-    publishStatus(id, 2, StatusChange.newBuilder().setStatus(JobStatus.FINISHED).setExitReason("ok")
-        .setRunnerId("r1").setContainerId("c1").build());
+    git.ok(
+        work,
+        "push",
+        "-q",
+        gateway.pushUrl("py", request.getJobToken()),
+        "HEAD:refs/agents/" + id + "/proposal");
+    publishStatus(
+        id,
+        2,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.FINISHED)
+            .setExitReason("ok")
+            .setRunnerId("r1")
+            .setContainerId("c1")
+            .build());
 
     browser.waitFor(d -> d.findElement(By.id("environment-warning")).isDisplayed() ? true : null);
     assertEquals(WARNING, browser.byId("environment-warning").getText());
+    // The page learns the job's end from its next poll, which may come after the diff's warning.
+    browser.waitFor(d -> d.findElement(By.id("waiting-for")).isDisplayed() ? null : true);
     assertFalse(browser.byId("waiting-for").isDisplayed(), "a runner has it");
     assertEquals("sha256:" + "cd".repeat(32), browser.byId("image-digest").getText());
     assertEquals("miss (setup ran)", browser.byId("environment-cache").getText());
-    assertEquals(Boolean.TRUE, browser.js("const w = document.getElementById('environment-warning');"
-        + " return (w.compareDocumentPosition(document.getElementById('approve'))"
-        + " & Node.DOCUMENT_POSITION_FOLLOWING) !== 0"), "the warning comes before the Approve button");
-    assertFalse(browser.byId("approve").getAttribute("disabled") != null, "the proposal can still be approved");
+    assertEquals(
+        Boolean.TRUE,
+        browser.js(
+            "const w = document.getElementById('environment-warning');"
+                + " return (w.compareDocumentPosition(document.getElementById('approve'))"
+                + " & Node.DOCUMENT_POSITION_FOLLOWING) !== 0"),
+        "the warning comes before the Approve button");
+    assertFalse(
+        browser.byId("approve").getAttribute("disabled") != null,
+        "the proposal can still be approved");
     assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
     browser.screenshot("proposal-environment");
   }
@@ -141,17 +185,34 @@ class EnvironmentPageIT {
 
   /** The request as the queue stored it, by the sequence job_dispatched recorded. */
   private static JobRequest requestOf(String job) throws Exception {
-    JsonArray entries = new JsonArray(gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null)
-        .body());
-    long sequence = entries.stream().map(JsonObject.class::cast)
-        .filter(e -> "job_dispatched".equals(e.getString("event"))).findFirst().orElseThrow().getLong("queue_seq");
-    return JobRequest.parseFrom(runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
+    JsonArray entries =
+        new JsonArray(
+            gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null).body());
+    long sequence =
+        entries.stream()
+            .map(JsonObject.class::cast)
+            .filter(e -> "job_dispatched".equals(e.getString("event")))
+            .findFirst()
+            .orElseThrow()
+            .getLong("queue_seq");
+    return JobRequest.parseFrom(
+        runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
   }
 
-  private static void publishStatus(String id, long sequence, StatusChange change) throws Exception {
-    JobEvent event = JobEvent.newBuilder().setJobId(id).setSequence(sequence)
-        .setTimestampEpochMs(System.currentTimeMillis()).setStatus(change).build();
-    runner.jetStream().publish(Subjects.statusEvents(id), event.toByteArray(),
-        PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  private static void publishStatus(String id, long sequence, StatusChange change)
+      throws Exception {
+    JobEvent event =
+        JobEvent.newBuilder()
+            .setJobId(id)
+            .setSequence(sequence)
+            .setTimestampEpochMs(System.currentTimeMillis())
+            .setStatus(change)
+            .build();
+    runner
+        .jetStream()
+        .publish(
+            Subjects.statusEvents(id),
+            event.toByteArray(),
+            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 }

@@ -25,10 +25,10 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
 
 /**
- * The proposal page in a real headless Chromium against a real gateway, NATS and runner: the live log (order,
- * reconnect without gap or duplicate, hostile output), the owner's approve, reject, cancel and delete, and the
- * partial work of an llm job stopped by its budget (the real agent against a fake model provider), shown read-only
- * with its model calls and network attempts.
+ * The proposal page in a real headless Chromium against a real gateway, NATS and runner: the live
+ * log (order, reconnect without gap or duplicate, hostile output), the owner's approve, reject,
+ * cancel and delete, and the partial work of an llm job stopped by its budget (the real agent
+ * against a fake model provider), shown read-only with its model calls and network attempts.
  */
 class ProposalPageIT {
 
@@ -37,8 +37,7 @@ class ProposalPageIT {
   private static final String KEY = "sk-proposal-page-it-5b4a39281706";
   private static final Path DOC_IMAGES = Path.of("..", "docs", "images");
 
-  @TempDir
-  static Path tmp;
+  @TempDir static Path tmp;
   static JobTestBed bed;
   static Browser browser;
   static FakeProvider fake;
@@ -48,9 +47,20 @@ class ProposalPageIT {
     Browser.requireChromium();
     bed = JobTestBed.start(tmp, "90s", new JsonObject().put("model", MODEL));
     fake = FakeProvider.start(KEY);
-    // The agent's JVM needs the memory; exec jobs do not mind it. Llm jobs over 1000 tokens end budget_exceeded.
-    bed.startRunner("r1", fake.runnerEnv(tmp, MODEL, Map.of("SPB_LIMIT_MEMORY", "512m",
-        "SPB_MODEL_TOKEN_BUDGET", "1000", "SPB_BREACH_GRACE", "10s")));
+    // The agent's JVM needs the memory; exec jobs do not mind it. Llm jobs over 1000 tokens end
+    // budget_exceeded.
+    bed.startRunner(
+        "r1",
+        fake.runnerEnv(
+            tmp,
+            MODEL,
+            Map.of(
+                "SPB_LIMIT_MEMORY",
+                "512m",
+                "SPB_MODEL_TOKEN_BUDGET",
+                "1000",
+                "SPB_BREACH_GRACE",
+                "10s")));
     bed.createRepo(REPO, Map.of("README.md", "# Demo\n\nhello\n"));
     browser = Browser.start(tmp.resolve("chromium"), bed.gateway.baseUrl);
     browser.signIn(bed.gateway.ownerToken, "/agent-jobs");
@@ -76,82 +86,123 @@ class ProposalPageIT {
 
   @Test
   void showsEveryLineInOrderWhileTheJobRuns() throws Exception {
-    String exec = String.join("\n",
-        "printf '\\033[1;34m==>\\033[0m writing a greeting\\n'",
-        "for i in $(seq 1 300); do echo line-$i; sleep 0.02; done",
-        "printf 'Hello from the agent\\n' > greeting.txt",
-        "printf '# Demo\\n\\nhello, world\\n' > README.md",
-        "printf '\\033[32mdone\\033[0m: wrote greeting.txt and README.md\\n'");
-    String id = submit("Write a greeting and update the README", exec, "grep -q Hello greeting.txt");
+    String exec =
+        String.join(
+            "\n",
+            "printf '\\033[1;34m==>\\033[0m writing a greeting\\n'",
+            "for i in $(seq 1 300); do echo line-$i; sleep 0.02; done",
+            "printf 'Hello from the agent\\n' > greeting.txt",
+            "printf '# Demo\\n\\nhello, world\\n' > README.md",
+            "printf '\\033[32mdone\\033[0m: wrote greeting.txt and README.md\\n'");
+    String id =
+        submit("Write a greeting and update the README", exec, "grep -q Hello greeting.txt");
     openJob(id);
 
     browser.waitFor(d -> numberedLines().size() >= 100 ? true : null);
     assertEquals("started", jobStatus(id), "the job is still running while lines arrive");
     List<Integer> partial = numberedLines();
-    assertEquals(IntStream.rangeClosed(1, partial.size()).boxed().toList(), partial, "in order, none missing");
+    assertEquals(
+        IntStream.rangeClosed(1, partial.size()).boxed().toList(),
+        partial,
+        "in order, none missing");
     browser.screenshot("proposal-running");
 
     browser.byId("log-pause").click();
     assertEquals("true", browser.byId("log-pause").getAttribute("aria-pressed"));
-    long pausedAt = ((Number) browser.js("return document.getElementById('log').scrollTop")).longValue();
+    long pausedAt =
+        ((Number) browser.js("return document.getElementById('log').scrollTop")).longValue();
     int shownWhenPaused = numberedLines().size();
     browser.waitFor(d -> numberedLines().size() >= shownWhenPaused + 30 ? true : null);
-    assertEquals(pausedAt, ((Number) browser.js("return document.getElementById('log').scrollTop")).longValue(),
+    assertEquals(
+        pausedAt,
+        ((Number) browser.js("return document.getElementById('log').scrollTop")).longValue(),
         "a paused log keeps its place while lines arrive");
     browser.byId("log-pause").click();
-    assertEquals(Boolean.TRUE, browser.js("const log = document.getElementById('log');"
-        + " return log.scrollHeight - log.scrollTop - log.clientHeight < 2"), "following the tail again");
+    assertEquals(
+        Boolean.TRUE,
+        browser.js(
+            "const log = document.getElementById('log');"
+                + " return log.scrollHeight - log.scrollTop - log.clientHeight < 2"),
+        "following the tail again");
 
     awaitLogEnd();
     assertEquals(IntStream.rangeClosed(1, 300).boxed().toList(), numberedLines());
     WebElement arrow = browser.driver.findElement(By.cssSelector("#log span.ansi-blue-fg"));
     assertEquals("==>", arrow.getText());
-    assertEquals("700", browser.js("return getComputedStyle(arguments[0]).fontWeight", arrow).toString(),
+    assertEquals(
+        "700",
+        browser.js("return getComputedStyle(arguments[0]).fontWeight", arrow).toString(),
         "bold comes through CSSOM under the page's CSP");
-    browser.waitFor(d -> d.findElement(By.id("test-result")).getText().contains("tests passed") ? true : null);
-    browser.waitFor(d -> d.findElements(By.cssSelector("#diff section.file")).size() == 2 ? true : null);
+    browser.waitFor(
+        d -> d.findElement(By.id("test-result")).getText().contains("tests passed") ? true : null);
+    browser.waitFor(
+        d -> d.findElements(By.cssSelector("#diff section.file")).size() == 2 ? true : null);
     String files = browser.byId("diff-files").getText();
     assertTrue(files.contains("greeting.txt") && files.contains("README.md"), files);
     browser.byId("view-split").click();
-    browser.waitFor(d -> d.findElements(By.cssSelector("#diff table.split")).size() == 2 ? true : null);
+    browser.waitFor(
+        d -> d.findElements(By.cssSelector("#diff table.split")).size() == 2 ? true : null);
     browser.byId("view-unified").click();
-    assertTrue(auditEvents().containsAll(List.of("job_created", "job_started", "refs_written", "job_finished")));
-    assertTrue(egressVias().contains("git_relay"), "the clone and the push through the git relay: " + egressVias());
+    assertTrue(
+        auditEvents()
+            .containsAll(List.of("job_created", "job_started", "refs_written", "job_finished")));
+    assertTrue(
+        egressVias().contains("git_relay"),
+        "the clone and the push through the git relay: " + egressVias());
     assertEquals("None.", browser.byId("model-calls").getText(), "an exec job calls no model");
     Path finished = browser.fullPageScreenshot("proposal-finished", 3200);
     Files.createDirectories(DOC_IMAGES);
-    Files.copy(finished, DOC_IMAGES.resolve("proposal-finished.png"), StandardCopyOption.REPLACE_EXISTING);
-    Files.copy(Browser.SCREENSHOTS.resolve("proposal-running.png"), DOC_IMAGES.resolve("proposal-running.png"),
+    Files.copy(
+        finished, DOC_IMAGES.resolve("proposal-finished.png"), StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(
+        Browser.SCREENSHOTS.resolve("proposal-running.png"),
+        DOC_IMAGES.resolve("proposal-running.png"),
         StandardCopyOption.REPLACE_EXISTING);
   }
 
   @Test
   void reconnectsAfterTheSocketDropsWithoutGapOrDuplicate() throws Exception {
-    String id = submit("Count slowly", "for i in $(seq 1 300); do echo line-$i; sleep 0.03; done", null);
+    String id =
+        submit("Count slowly", "for i in $(seq 1 300); do echo line-$i; sleep 0.03; done", null);
     openJob(id);
     for (int threshold : List.of(60, 180)) {
       browser.waitFor(d -> numberedLines().size() >= threshold ? true : null);
-      Object closedAt = browser.js("const s = window.__spbTestSocket; s.close(); return document.getElementById('log').dataset.lastSeq;");
+      Object closedAt =
+          browser.js(
+              "const s = window.__spbTestSocket; s.close(); return document.getElementById('log').dataset.lastSeq;");
       // The page notices, waits its backoff, reconnects with after=<last seq> and carries on.
-      browser.waitFor(d -> browser.js("return window.__spbTestSocket.readyState === WebSocket.OPEN"
-          + " || document.getElementById('log').dataset.ended === 'true'").equals(true) ? true : null);
+      browser.waitFor(
+          d ->
+              browser
+                      .js(
+                          "return window.__spbTestSocket.readyState === WebSocket.OPEN"
+                              + " || document.getElementById('log').dataset.ended === 'true'")
+                      .equals(true)
+                  ? true
+                  : null);
       assertTrue(Long.parseLong(closedAt.toString()) > 0);
     }
     awaitLogEnd();
-    assertEquals(IntStream.rangeClosed(1, 300).boxed().toList(), numberedLines(), "every line exactly once");
-    long connections = Long.parseLong(browser.js("return document.getElementById('log').dataset.connects").toString());
-    assertTrue(connections >= 3, "the page reconnected after each drop: " + connections + " connections");
+    assertEquals(
+        IntStream.rangeClosed(1, 300).boxed().toList(), numberedLines(), "every line exactly once");
+    long connections =
+        Long.parseLong(
+            browser.js("return document.getElementById('log').dataset.connects").toString());
+    assertTrue(
+        connections >= 3, "the page reconnected after each drop: " + connections + " connections");
   }
 
   @Test
   void hostileLogOutputIsShownAsTextAndNeverRuns() throws Exception {
-    String exec = String.join("\n",
-        "echo '<script>window.__pwned=1</script>'",
-        "echo '<img src=x onerror=window.__pwned=1>'",
-        "echo '</textarea>'",
-        "printf '\\033]8;;javascript:window.__pwned=1\\033\\\\click\\033]8;;\\033\\\\\\n'",
-        "u=$(printf '\\033[1;31mX\\033[0m'); yes \"$u\" | head -n 440000 | tr -d '\\n'; echo",
-        "echo after-the-flood");
+    String exec =
+        String.join(
+            "\n",
+            "echo '<script>window.__pwned=1</script>'",
+            "echo '<img src=x onerror=window.__pwned=1>'",
+            "echo '</textarea>'",
+            "printf '\\033]8;;javascript:window.__pwned=1\\033\\\\click\\033]8;;\\033\\\\\\n'",
+            "u=$(printf '\\033[1;31mX\\033[0m'); yes \"$u\" | head -n 440000 | tr -d '\\n'; echo",
+            "echo after-the-flood");
     String id = submit("Print hostile output", exec, null);
     openJob(id);
 
@@ -164,10 +215,14 @@ class ProposalPageIT {
       Thread.sleep(200);
     }
     awaitLogEnd();
-    System.out.printf("hostile log: %d ms to render over %s websocket connection(s)%n",
-        roundTrips.size() * 200L, browser.js("return document.getElementById('log').dataset.connects"));
+    System.out.printf(
+        "hostile log: %d ms to render over %s websocket connection(s)%n",
+        roundTrips.size() * 200L,
+        browser.js("return document.getElementById('log').dataset.connects"));
     long slowest = roundTrips.stream().mapToLong(Long::longValue).max().orElse(0);
-    assertTrue(slowest < 3000, "a script round trip took " + slowest + " ms while the log rendered: " + roundTrips);
+    assertTrue(
+        slowest < 3000,
+        "a script round trip took " + slowest + " ms while the log rendered: " + roundTrips);
 
     List<String> lines = logLines();
     assertTrue(lines.contains("<script>window.__pwned=1</script>"), lines.toString());
@@ -176,11 +231,16 @@ class ProposalPageIT {
     assertTrue(lines.contains("click"), "the OSC 8 link is shown as its text: " + lines);
     assertTrue(lines.contains("after-the-flood"), "lines after the 5 MB line are shown");
     String flood = lines.stream().filter(l -> l.startsWith("XXXX")).findFirst().orElseThrow();
-    assertTrue(flood.length() < 20_000 && flood.contains("line cut here"), "the 5 MB line is cut: "
-        + flood.substring(Math.max(0, flood.length() - 200)));
+    assertTrue(
+        flood.length() < 20_000 && flood.contains("line cut here"),
+        "the 5 MB line is cut: " + flood.substring(Math.max(0, flood.length() - 200)));
     assertNull(browser.js("return window.__pwned"));
-    assertEquals(0L, browser.js("return document.querySelectorAll('a[href^=\"javascript\" i]').length"));
-    assertEquals(0L, browser.js("return document.querySelectorAll('#log a, #log img, #log script, #log textarea').length"));
+    assertEquals(
+        0L, browser.js("return document.querySelectorAll('a[href^=\"javascript\" i]').length"));
+    assertEquals(
+        0L,
+        browser.js(
+            "return document.querySelectorAll('#log a, #log img, #log script, #log textarea').length"));
     long responsive = System.nanoTime();
     assertEquals(2L, browser.js("return 1 + 1"));
     assertTrue(System.nanoTime() - responsive < Duration.ofSeconds(3).toNanos());
@@ -190,22 +250,33 @@ class ProposalPageIT {
   void approveFastForwardsTheNamedBranchToTheReviewedProposal() throws Exception {
     String id = submit("Add approved.txt", "echo approved > approved.txt", null);
     openJob(id);
-    WebElement approve = browser.waitFor(d -> {
-      WebElement b = d.findElement(By.id("approve"));
-      return b.isEnabled() ? b : null;
-    });
+    WebElement approve =
+        browser.waitFor(
+            d -> {
+              WebElement b = d.findElement(By.id("approve"));
+              return b.isEnabled() ? b : null;
+            });
     String shown = browser.byId("proposal-sha").getText();
     assertEquals(bed.job(REPO, id).getString("proposal_sha"), shown);
     approve.click();
-    WebElement branch = browser.waitFor(d -> d.findElement(By.id("dialog-input")).isDisplayed()
-        ? d.findElement(By.id("dialog-input")) : null);
+    WebElement branch =
+        browser.waitFor(
+            d ->
+                d.findElement(By.id("dialog-input")).isDisplayed()
+                    ? d.findElement(By.id("dialog-input"))
+                    : null);
     assertEquals("agent/" + id, branch.getAttribute("value"));
     browser.byId("dialog-confirm").click();
 
     browser.waitFor(d -> d.findElements(By.id("decision-badge")).size() == 1 ? true : null);
     assertTrue(browser.byId("decision-badge").getText().startsWith("approved"));
     assertTrue(browser.byId("action-message").getText().contains("agent/" + id));
-    assertEquals(shown, bed.git.ok(bed.gateway.repoDir(REPO), "rev-parse", "refs/heads/agent/" + id).output().strip());
+    assertEquals(
+        shown,
+        bed.git
+            .ok(bed.gateway.repoDir(REPO), "rev-parse", "refs/heads/agent/" + id)
+            .output()
+            .strip());
     assertFalse(browser.byId("approve").isEnabled(), "approved once");
     assertTrue(auditEvents().contains("job_approved"));
   }
@@ -225,20 +296,36 @@ class ProposalPageIT {
     Files.writeString(work.resolve("later.txt"), "not what was reviewed\n");
     bed.git.ok(work, "add", ".");
     bed.git.ok(work, "commit", "-q", "-m", "later");
-    bed.git.ok(work, "push", "-q", bed.gateway.pushUrl(REPO, bed.gateway.ownerToken),
+    bed.git.ok(
+        work,
+        "push",
+        "-q",
+        bed.gateway.pushUrl(REPO, bed.gateway.ownerToken),
         "HEAD:refs/agents/" + id + "/proposal");
     String moved = bed.git.ok(work, "rev-parse", "HEAD").output().strip();
 
     browser.byId("approve").click();
     browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
     browser.byId("dialog-confirm").click();
-    WebElement error = browser.waitFor(d -> d.findElement(By.id("action-error")).isDisplayed()
-        ? d.findElement(By.id("action-error")) : null);
-    assertTrue(error.getText().startsWith("Approve failed:") && error.getText().contains(shown), error.getText());
-    assertFalse(bed.git.run(bed.gateway.repoDir(REPO), "rev-parse", "--verify", "-q", "refs/heads/agent/" + id).ok(),
+    WebElement error =
+        browser.waitFor(
+            d ->
+                d.findElement(By.id("action-error")).isDisplayed()
+                    ? d.findElement(By.id("action-error"))
+                    : null);
+    assertTrue(
+        error.getText().startsWith("Approve failed:") && error.getText().contains(shown),
+        error.getText());
+    assertFalse(
+        bed.git
+            .run(bed.gateway.repoDir(REPO), "rev-parse", "--verify", "-q", "refs/heads/agent/" + id)
+            .ok(),
         "no branch was created");
-    browser.waitFor(d -> d.findElement(By.id("proposal-sha")).getText().equals(moved) ? true : null);
-    assertTrue(browser.byId("diff-files").getText().contains("later.txt"), "the diff follows the new proposal");
+    browser.waitFor(
+        d -> d.findElement(By.id("proposal-sha")).getText().equals(moved) ? true : null);
+    assertTrue(
+        browser.byId("diff-files").getText().contains("later.txt"),
+        "the diff follows the new proposal");
   }
 
   @Test
@@ -269,7 +356,8 @@ class ProposalPageIT {
     browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
     browser.byId("dialog-confirm").click();
 
-    browser.waitFor(d -> d.findElement(By.id("status")).getText().equals("finished: cancelled") ? true : null);
+    browser.waitFor(
+        d -> d.findElement(By.id("status")).getText().equals("finished: cancelled") ? true : null);
     assertFalse(browser.byId("cancel").isDisplayed(), "no cancel once finished");
     awaitLogEnd();
     assertEquals("cancelled", bed.job(REPO, id).getString("exit_reason"));
@@ -286,82 +374,127 @@ class ProposalPageIT {
 
     browser.byId("delete-refs").click();
     browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
-    assertEquals(List.of("refs/agents/" + id + "/proposal"),
+    assertEquals(
+        List.of("refs/agents/" + id + "/proposal"),
         browser.all("#dialog-items li").stream().map(WebElement::getText).toList());
     browser.byId("dialog-cancel").click();
     browser.waitFor(d -> d.findElement(By.id("confirm-dialog")).isDisplayed() ? null : true);
-    assertTrue(refs().contains("refs/agents/" + id + "/proposal"), "cancelling the dialog deletes nothing");
+    assertTrue(
+        refs().contains("refs/agents/" + id + "/proposal"),
+        "cancelling the dialog deletes nothing");
 
     browser.byId("delete-refs").click();
     browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
     browser.byId("dialog-confirm").click();
-    browser.waitFor(d -> d.findElement(By.id("action-message")).getText()
-        .contains("Deleted refs/agents/" + id + "/proposal") ? true : null);
+    browser.waitFor(
+        d ->
+            d.findElement(By.id("action-message"))
+                    .getText()
+                    .contains("Deleted refs/agents/" + id + "/proposal")
+                ? true
+                : null);
 
     String refs = refs();
     assertFalse(refs.contains("refs/agents/" + id + "/"), refs);
     assertTrue(refs.contains("refs/agents/" + other + "/proposal"), refs);
     assertEquals(mainBefore, rev("refs/heads/main"));
     browser.waitFor(d -> d.findElement(By.id("delete-refs")).isEnabled() ? null : true);
-    browser.waitFor(d -> d.findElement(By.id("diff")).getText().contains("no proposal") ? true : null);
+    browser.waitFor(
+        d -> d.findElement(By.id("diff")).getText().contains("no proposal") ? true : null);
   }
 
   @Test
-  void partialWorkOfAJobStoppedByItsBudgetIsShownReadOnlyWithItsModelCallsAndNetworkAttempts() throws Exception {
+  void partialWorkOfAJobStoppedByItsBudgetIsShownReadOnlyWithItsModelCallsAndNetworkAttempts()
+      throws Exception {
     JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
-    // 500 tokens a call: the second spends the budget of 1000, the agent is told, and pushes what it has.
-    fake.then(fake.openAiToolCall("replace_in_file",
-            "{\"path\":\"README.md\",\"old\":\"hello\",\"new\":\"hello, halfway there\"}", 400, 100),
+    // 500 tokens a call: the second spends the budget of 1000, the agent is told, and pushes what
+    // it has.
+    fake.then(
+        fake.openAiToolCall(
+            "replace_in_file",
+            "{\"path\":\"README.md\",\"old\":\"hello\",\"new\":\"hello, halfway there\"}",
+            400,
+            100),
         fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
     String task = "Rewrite the greeting in README.md";
-    var response = bed.gateway.api("POST", "/api/v1/repos/" + REPO + "/agent-jobs", bed.gateway.ownerToken,
-        new JsonObject().put("task", task).encode());
+    var response =
+        bed.gateway.api(
+            "POST",
+            "/api/v1/repos/" + REPO + "/agent-jobs",
+            bed.gateway.ownerToken,
+            new JsonObject().put("task", task).encode());
     assertEquals(201, response.statusCode(), response.body());
     String id = new JsonObject(response.body()).getString("id");
     openJob(id);
 
-    browser.waitFor(Duration.ofSeconds(150), d -> d.findElement(By.id("status")).getText()
-        .equals("finished: budget_exceeded") ? true : null);
+    browser.waitFor(
+        Duration.ofSeconds(150),
+        d ->
+            d.findElement(By.id("status")).getText().equals("finished: budget_exceeded")
+                ? true
+                : null);
     JsonObject job = bed.job(REPO, id);
     assertNull(job.getValue("proposal_sha"), job.encodePrettily());
-    browser.waitFor(d -> d.findElements(By.cssSelector("#diff section.file")).size() == 1 ? true : null);
+    browser.waitFor(
+        d -> d.findElements(By.cssSelector("#diff section.file")).size() == 1 ? true : null);
     String note = browser.byId("partial-note").getText();
-    assertTrue(note.startsWith("Partial work, the job ended budget_exceeded (its model token budget was spent): "
-        + "this is what the agent had pushed to refs/agents/" + id + "/partial"), note);
+    assertTrue(
+        note.startsWith(
+            "Partial work, the job ended budget_exceeded (its model token budget was spent): "
+                + "this is what the agent had pushed to refs/agents/"
+                + id
+                + "/partial"),
+        note);
     assertTrue(note.endsWith("It is shown for review only and cannot be approved."), note);
     assertEquals("Partial work", browser.byId("diff-heading").getText());
     assertEquals(job.getString("partial_sha"), browser.byId("partial-sha").getText());
     assertTrue(browser.byId("diff-files").getText().contains("README.md"));
-    assertTrue(browser.byId("diff").getText().contains("hello, halfway there"), browser.byId("diff").getText());
+    assertTrue(
+        browser.byId("diff").getText().contains("hello, halfway there"),
+        browser.byId("diff").getText());
     assertFalse(browser.byId("approve").isDisplayed(), "partial work is not offered for approval");
     assertTrue(browser.byId("reject").isEnabled(), "it can be rejected");
 
-    List<String> calls = browser.all("#model-calls details summary").stream().map(WebElement::getText).toList();
+    List<String> calls =
+        browser.all("#model-calls details summary").stream().map(WebElement::getText).toList();
     assertTrue(calls.size() >= 2, calls.toString());
-    assertTrue(calls.get(0).startsWith("#1 " + MODEL + " → 200, 400 in / 100 out tokens"), calls.toString());
-    assertTrue(calls.get(1).startsWith("#2 " + MODEL + " → 200, 400 in / 100 out tokens"), calls.toString());
-    Object request = browser.js("return document.querySelector('#model-calls details pre').textContent");
+    assertTrue(
+        calls.get(0).startsWith("#1 " + MODEL + " → 200, 400 in / 100 out tokens"),
+        calls.toString());
+    assertTrue(
+        calls.get(1).startsWith("#2 " + MODEL + " → 200, 400 in / 100 out tokens"),
+        calls.toString());
+    Object request =
+        browser.js("return document.querySelector('#model-calls details pre').textContent");
     assertTrue(request.toString().contains(task), "the exact request the agent sent: " + request);
-    assertTrue(egressVias().containsAll(List.of("git_relay", "model_endpoint")), egressVias().toString());
-    List<String> modelTargets = browser.all("#egress tbody tr").stream()
-        .filter(r -> r.findElements(By.tagName("td")).get(2).getText().equals("model_endpoint"))
-        .map(r -> r.findElements(By.tagName("td")).get(1).getText()).toList();
-    assertTrue(modelTargets.size() >= 2 && modelTargets.stream().allMatch(t -> t.equals("POST 127.0.0.1:"
-        + fake.port())), "each model call, to the provider: " + modelTargets);
+    assertTrue(
+        egressVias().containsAll(List.of("git_relay", "model_endpoint")), egressVias().toString());
+    List<String> modelTargets =
+        egressRows().stream()
+            .filter(r -> r.get(2).equals("model_endpoint"))
+            .map(r -> r.get(1))
+            .toList();
+    assertTrue(
+        modelTargets.size() >= 2
+            && modelTargets.stream().allMatch(t -> t.equals("POST 127.0.0.1:" + fake.port())),
+        "each model call, to the provider: " + modelTargets);
     Path shot = browser.fullPageScreenshot("proposal-partial", 3200);
     Files.createDirectories(DOC_IMAGES);
-    Files.copy(shot, DOC_IMAGES.resolve("proposal-partial.png"), StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(
+        shot, DOC_IMAGES.resolve("proposal-partial.png"), StandardCopyOption.REPLACE_EXISTING);
   }
 
-  // ---- helpers --------------------------------------------------------------------------------------------
+  // ---- helpers
+  // --------------------------------------------------------------------------------------------
 
   private static String submit(String task, String exec, String testCommand) throws Exception {
     JsonObject body = new JsonObject().put("task", task).put("exec", exec);
     if (testCommand != null) {
       body.put("test_command", testCommand);
     }
-    var response = bed.gateway.api("POST", "/api/v1/repos/" + REPO + "/agent-jobs", bed.gateway.ownerToken,
-        body.encode());
+    var response =
+        bed.gateway.api(
+            "POST", "/api/v1/repos/" + REPO + "/agent-jobs", bed.gateway.ownerToken, body.encode());
     assertEquals(201, response.statusCode(), response.body());
     return new JsonObject(response.body()).getString("id");
   }
@@ -378,19 +511,23 @@ class ProposalPageIT {
   /** The text of every line in the log panel, in order. */
   @SuppressWarnings("unchecked")
   private static List<String> logLines() {
-    return (List<String>) browser.js(
-        "return Array.from(document.querySelectorAll('#log .ln'), l => l.textContent)");
+    return (List<String>)
+        browser.js("return Array.from(document.querySelectorAll('#log .ln'), l => l.textContent)");
   }
 
   /** The numbers of the log's {@code line-N} lines, in the order shown. */
   private static List<Integer> numberedLines() {
-    return logLines().stream().filter(l -> l.matches("line-\\d+"))
-        .map(l -> Integer.parseInt(l.substring(5))).toList();
+    return logLines().stream()
+        .filter(l -> l.matches("line-\\d+"))
+        .map(l -> Integer.parseInt(l.substring(5)))
+        .toList();
   }
 
   private static boolean logEnded() {
-    return Boolean.TRUE.equals(browser.js("const log = document.getElementById('log');"
-        + " return log.dataset.ended === 'true' && log.dataset.idle === 'true'"));
+    return Boolean.TRUE.equals(
+        browser.js(
+            "const log = document.getElementById('log');"
+                + " return log.dataset.ended === 'true' && log.dataset.idle === 'true'"));
   }
 
   /** Waits for the end frame and for everything received to be rendered. */
@@ -400,8 +537,19 @@ class ProposalPageIT {
 
   /** The "Via" of every network attempt in the page's table. */
   private static List<String> egressVias() {
-    return browser.all("#egress tbody tr").stream().map(r -> r.findElements(By.tagName("td")).get(2).getText())
-        .distinct().toList();
+    return egressRows().stream().map(r -> r.get(2)).distinct().toList();
+  }
+
+  /**
+   * The cells' text of every row of the network-attempts table, read in one script: the page
+   * re-renders the table as attempts stream in, so rows read one by one could be replaced halfway.
+   */
+  @SuppressWarnings("unchecked")
+  private static List<List<String>> egressRows() {
+    return (List<List<String>>)
+        browser.js(
+            "return [...document.querySelectorAll('#egress tbody tr')]"
+                + ".map(r => [...r.cells].map(c => c.innerText.trim()))");
   }
 
   private static List<String> auditEvents() {

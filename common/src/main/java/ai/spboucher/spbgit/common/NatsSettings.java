@@ -1,0 +1,162 @@
+package ai.spboucher.spbgit.common;
+
+import io.nats.client.Connection;
+import io.nats.client.ErrorListener;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * How the gateway and the runners connect to NATS, read once at start-up from the same {@code
+ * SPB_NATS_*} environment variables: {@code SPB_NATS_URL} ({@code nats://} or {@code tls://},
+ * several comma-separated), {@code SPB_NATS_CREDS} (a {@code .creds} file: JWT and nkey seed), or
+ * {@code SPB_NATS_USER} with {@code SPB_NATS_PASSWORD} / {@code SPB_NATS_PASSWORD_FILE}, and {@code
+ * SPB_NATS_CA} (a PEM file of the CA that signed the server's certificate, for {@code tls://}).
+ * {@link #toString()} leaves the password out.
+ *
+ * @param url the server URL or URLs
+ * @param credsFile the {@code .creds} file, or null
+ * @param user the user name, or null
+ * @param password the user's password ({@code SPB_NATS_PASSWORD_FILE} already read), empty without
+ *     one
+ * @param caFile the CA certificate to trust, or null for the JDK's CAs
+ */
+public record NatsSettings(String url, Path credsFile, String user, String password, Path caFile) {
+
+  public static final String DEFAULT_URL = "nats://127.0.0.1:4222";
+
+  /** The variables {@link #fromEnvironment} reads. */
+  public static final List<String> VARIABLES =
+      List.of(
+          "SPB_NATS_URL",
+          "SPB_NATS_CREDS",
+          "SPB_NATS_USER",
+          "SPB_NATS_PASSWORD",
+          "SPB_NATS_PASSWORD_FILE",
+          "SPB_NATS_CA");
+
+  public NatsSettings {
+    if (url == null || !url.matches("(nats|tls)://.+")) {
+      throw new IllegalArgumentException(
+          "SPB_NATS_URL must be a nats:// or tls:// URL, got " + url);
+    }
+    requireReadable("SPB_NATS_CREDS", credsFile);
+    requireReadable("SPB_NATS_CA", caFile);
+    user = user == null || user.isBlank() ? null : user;
+    password = password == null ? "" : password;
+  }
+
+  /**
+   * Reads and checks the {@code SPB_NATS_*} variables (unset ones take their defaults), and the
+   * password file: blocking. Fails with a message naming the variable on a malformed URL or a file
+   * it cannot read.
+   */
+  public static NatsSettings fromEnvironment(Map<String, String> env) {
+    return new NatsSettings(
+        env.getOrDefault("SPB_NATS_URL", DEFAULT_URL).strip(),
+        path(env, "SPB_NATS_CREDS"),
+        env.get("SPB_NATS_USER"),
+        password(env),
+        path(env, "SPB_NATS_CA"));
+  }
+
+  /**
+   * A builder with the server, authentication and TLS set; callers add their name and reconnect
+   * policy. Reads the creds and CA files: blocking.
+   */
+  public Options.Builder options() throws IOException, GeneralSecurityException {
+    Options.Builder builder =
+        new Options.Builder()
+            .server(url)
+            .connectionTimeout(Duration.ofSeconds(5))
+            .errorListener(new QuietErrorListener());
+    if (credsFile != null) {
+      builder.authHandler(Nats.credentials(credsFile.toString()));
+    } else if (user != null) {
+      builder.userInfo(user, password);
+    }
+    if (caFile != null) {
+      builder.sslContext(PemTrust.sslContext(caFile));
+    } else if (url.startsWith("tls://")) {
+      builder.secure();
+    }
+    return builder;
+  }
+
+  @Override
+  public String toString() {
+    return "NatsSettings[url="
+        + url
+        + ", credsFile="
+        + credsFile
+        + ", user="
+        + user
+        + ", password="
+        + (password.isEmpty() ? "" : "(set)")
+        + ", caFile="
+        + caFile
+        + "]";
+  }
+
+  /**
+   * Logs the first failure of a series, then at most once a minute, instead of one line per retry.
+   */
+  static final class QuietErrorListener implements ErrorListener {
+    private static final System.Logger LOG = System.getLogger(NatsSettings.class.getName());
+    private volatile long lastLogged;
+
+    @Override
+    public void exceptionOccurred(Connection conn, Exception exp) {
+      long now = System.currentTimeMillis();
+      if (now - lastLogged > 60_000) {
+        lastLogged = now;
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "NATS: " + exp.getMessage() + " (retrying; logged once a minute)");
+      }
+    }
+  }
+
+  /**
+   * Whether a connection failure means the server refused the credentials (retrying will not help).
+   */
+  public static boolean isAuthorizationFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      String message = t.getMessage();
+      if (message != null && message.toLowerCase().contains("authorization violation")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static Path path(Map<String, String> env, String variable) {
+    String value = env.get(variable);
+    return value == null || value.isBlank() ? null : Path.of(value.strip());
+  }
+
+  private static void requireReadable(String variable, Path file) {
+    if (file != null && !Files.isReadable(file)) {
+      throw new IllegalArgumentException(variable + " file is not readable: " + file);
+    }
+  }
+
+  private static String password(Map<String, String> env) {
+    Path file = path(env, "SPB_NATS_PASSWORD_FILE");
+    if (file == null) {
+      return env.getOrDefault("SPB_NATS_PASSWORD", "");
+    }
+    try {
+      return Files.readString(file, StandardCharsets.UTF_8).strip();
+    } catch (IOException e) {
+      throw new IllegalArgumentException("SPB_NATS_PASSWORD_FILE file is not readable: " + file, e);
+    }
+  }
+}
