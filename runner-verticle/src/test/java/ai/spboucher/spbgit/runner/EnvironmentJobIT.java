@@ -257,6 +257,31 @@ class EnvironmentJobIT {
   }
 
   @Test
+  void setupHasNoGitOrModelSocketAndNothingItStartsSurvivesIntoTheAgentPhase() throws Exception {
+    bed.createRepo("bg", Map.of("README.md", "hi\n"));
+    Environment environment =
+        Environment.newBuilder()
+            .setImage("base")
+            .setSetup(
+                "(sleep 600 &); test ! -e /run/spb/git.sock && test ! -e /run/spb/model.sock"
+                    + " && test -S /run/spb/egress.sock && echo 'setup sockets: egress only'")
+            .build();
+    bed.publish(
+        exec(
+            "bg",
+            "env-bg",
+            120,
+            "if pgrep -x sleep; then echo 'a setup process survived'; exit 5; fi",
+            "",
+            environment));
+    StatusChange done = bed.awaitFinishedEvent("env-bg", Duration.ofMinutes(3));
+    String log = bed.log("env-bg");
+    assertEquals("ok", done.getExitReason(), done + "\n" + log);
+    assertTrue(log.contains("setup sockets: egress only"), log);
+    assertFalse(log.contains("a setup process survived"), log);
+  }
+
+  @Test
   void aFailingSetupEndsSetupFailedWithItsExitCodeAndPushesNothing() throws Exception {
     bed.createRepo("broken", Map.of("README.md", "hi\n"));
     Environment environment =
