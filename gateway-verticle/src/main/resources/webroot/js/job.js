@@ -77,7 +77,7 @@ async function loadRecords() {
     renderEgress(egress);
     renderModelCalls(calls);
   } catch (e) {
-    $('egress').tBodies[0].replaceChildren(el('tr', {}, el('td', { colspan: 5, class: 'muted', text: `Not available: ${e.message}` })));
+    $('egress').tBodies[0].replaceChildren(el('tr', {}, el('td', { colspan: 6, class: 'muted', text: `Not available: ${e.message}` })));
   }
 }
 
@@ -87,7 +87,8 @@ function renderEgress(attempts) {
     el('td', { class: 'mono', text: `${a.method ?? ''} ${a.host}:${a.port}` }),
     el('td', { text: a.via ?? '' }),
     el('td', { text: a.allowed ? (a.failure ? `allowed, ${a.failure}` : 'allowed') : `refused${a.failure ? `: ${a.failure}` : ''}` }),
-    el('td', { class: 'mono', text: `${a.bytes_up ?? 0} / ${a.bytes_down ?? 0}` }))));
+    el('td', { class: 'mono', text: `${a.bytes_up ?? 0} / ${a.bytes_down ?? 0}` }),
+    el('td', { text: a.phase ?? '' }))));
 }
 
 function renderModelCalls(calls) {

@@ -248,6 +248,22 @@ class EnvironmentJobIT {
     assertTrue(done.getString("image_digest").startsWith("sha256:"), done.encodePrettily());
     assertTrue(
         log.contains("[spb-runner] setup phase starting") && log.contains("(image python"), log);
+    // The owner sees which phase made each network attempt: the clone's and the agent's pushes.
+    String egress =
+        bed.gateway
+            .api(
+                "GET",
+                "/api/v1/repos/yml/agent-jobs/" + id + "/egress",
+                bed.gateway.ownerToken,
+                null)
+            .body();
+    List<String> phases =
+        new io.vertx.core.json.JsonArray(egress)
+            .stream()
+                .map(a -> ((io.vertx.core.json.JsonObject) a).getString("phase"))
+                .distinct()
+                .toList();
+    assertTrue(phases.contains("clone") && phases.contains("agent"), egress);
 
     String again = bed.submit("yml", "true", "").getString("id");
     io.vertx.core.json.JsonObject hit = bed.awaitFinished("yml", again);

@@ -210,7 +210,8 @@ public final class JobRoutes {
                       .put("duration_ms", e.getDurationMs())
                       .put("failure", e.getFailure())
                       .put("started_epoch_ms", e.getStartedEpochMs())
-                      .put("via", e.getVia()));
+                      .put("via", e.getVia())
+                      .put("phase", e.getPhase().isEmpty() ? null : e.getPhase()));
             })
         .onSuccess(v -> Responses.json(ctx, 200, attempts))
         .onFailure(ctx::fail);
