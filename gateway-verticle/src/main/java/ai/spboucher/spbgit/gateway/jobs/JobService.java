@@ -529,25 +529,36 @@ public final class JobService {
 
   /**
    * Appends {@code entry} to the audit log, runs {@code beforeApplying} once it is stored, then
-   * applies it.
+   * applies it. The entry is applied even when {@code beforeApplying} fails, since it is in the log
+   * for good: the failure is returned afterwards, so the caller can retry the step (a redelivered
+   * end revokes the token again).
    */
   private Future<Job> record(JsonObject entry, Supplier<Future<Void>> beforeApplying) {
     return audit
         .append(entry)
-        .compose(stored -> beforeApplying.get().map(v -> stored))
-        .map(
-            stored -> {
-              Job job =
-                  book.apply(stored)
-                      .orElseThrow(
-                          () -> new JobNotFoundException("no job " + entry.getString("job")));
-              if (metrics != null && JobBook.STARTED.equals(entry.getString("event"))) {
-                metrics.started(job);
-              } else if (metrics != null && JobBook.FINISHED.equals(entry.getString("event"))) {
-                metrics.finished(job);
-              }
-              return job;
-            });
+        .compose(
+            stored ->
+                beforeApplying
+                    .get()
+                    .transform(
+                        done -> {
+                          Job job = apply(stored);
+                          return done.succeeded()
+                              ? Future.succeededFuture(job)
+                              : Future.failedFuture(done.cause());
+                        }));
+  }
+
+  private Job apply(JsonObject stored) {
+    Job job =
+        book.apply(stored)
+            .orElseThrow(() -> new JobNotFoundException("no job " + stored.getString("job")));
+    if (metrics != null && JobBook.STARTED.equals(stored.getString("event"))) {
+      metrics.started(job);
+    } else if (metrics != null && JobBook.FINISHED.equals(stored.getString("event"))) {
+      metrics.finished(job);
+    }
+    return job;
   }
 
   /**
