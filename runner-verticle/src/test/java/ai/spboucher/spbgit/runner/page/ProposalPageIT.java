@@ -287,6 +287,10 @@ class ProposalPageIT {
     openJob(id);
     browser.waitFor(d -> d.findElement(By.id("approve")).isEnabled() ? true : null);
     String shown = browser.byId("proposal-sha").getText();
+    // The owner asks to approve what the page shows; the confirmation dialog is open when the ref
+    // moves.
+    browser.byId("approve").click();
+    browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
 
     // The proposal ref moves after the owner looked at it (the owner's token may push any ref).
     Path work = tmp.resolve("moved-" + id);
@@ -304,8 +308,6 @@ class ProposalPageIT {
         "HEAD:refs/agents/" + id + "/proposal");
     String moved = bed.git.ok(work, "rev-parse", "HEAD").output().strip();
 
-    browser.byId("approve").click();
-    browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
     browser.byId("dialog-confirm").click();
     WebElement error =
         browser.waitFor(
