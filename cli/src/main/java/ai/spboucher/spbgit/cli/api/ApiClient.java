@@ -35,15 +35,25 @@ public final class ApiClient {
   private final String baseUrl;
   private final String token;
   private final HttpClient http;
+  private final HttpClient webSockets;
 
   /** {@code baseUrl} without a trailing slash; {@code token} may be null (anonymous). */
   public ApiClient(String baseUrl, String token) {
     this.baseUrl = baseUrl;
     this.token = token;
+    // The gateway speaks HTTP/1.1 only (no h2c), so no request offers an upgrade it would refuse.
     this.http =
         HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(CONNECT_TIMEOUT)
             .followRedirects(HttpClient.Redirect.NEVER)
+            .build();
+    // A log websocket gets a connection of its own rather than one the API requests left in the
+    // pool.
+    this.webSockets =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(CONNECT_TIMEOUT)
             .build();
   }
 
@@ -97,7 +107,7 @@ public final class ApiClient {
    */
   public CompletableFuture<WebSocket> openWebSocket(
       String pathAndQuery, WebSocket.Listener listener) {
-    WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(CONNECT_TIMEOUT);
+    WebSocket.Builder builder = webSockets.newWebSocketBuilder().connectTimeout(CONNECT_TIMEOUT);
     if (token != null) {
       builder.header("Authorization", "Bearer " + token);
     }

@@ -103,6 +103,15 @@ final class Browser implements AutoCloseable {
     return ((JavascriptExecutor) driver).executeScript(script, args);
   }
 
+  /**
+   * The visible text of the element with {@code id}, found and read in one script: the page
+   * re-renders parts of itself on every refresh, so an element found first and read after could be
+   * gone.
+   */
+  String text(String id) {
+    return (String) js("return document.getElementById(arguments[0]).innerText", id);
+  }
+
   WebElement byId(String id) {
     return driver.findElement(By.id(id));
   }

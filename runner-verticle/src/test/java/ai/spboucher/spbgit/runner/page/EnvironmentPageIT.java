@@ -111,10 +111,9 @@ class EnvironmentPageIT {
     String id = new JsonObject(created.body()).getString("id");
 
     openJob(id);
-    assertEquals(
-        "Waiting for a runner offering image 'python'.", browser.byId("waiting-for").getText());
-    assertEquals("python", browser.byId("environment-image").getText());
-    String environment = browser.byId("environment").getText();
+    assertEquals("Waiting for a runner offering image 'python'.", browser.text("waiting-for"));
+    assertEquals("python", browser.text("environment-image"));
+    String environment = browser.text("environment");
     assertTrue(
         environment.contains("pypi.example.org:443")
             && environment.contains("api.example.org:443")
@@ -158,12 +157,12 @@ class EnvironmentPageIT {
             .build());
 
     browser.waitFor(d -> d.findElement(By.id("environment-warning")).isDisplayed() ? true : null);
-    assertEquals(WARNING, browser.byId("environment-warning").getText());
+    assertEquals(WARNING, browser.text("environment-warning"));
     // The page learns the job's end from its next poll, which may come after the diff's warning.
-    browser.waitFor(d -> d.findElement(By.id("waiting-for")).isDisplayed() ? null : true);
+    browser.waitFor(d -> d.findElement(By.id("approve")).isEnabled() ? true : null);
     assertFalse(browser.byId("waiting-for").isDisplayed(), "a runner has it");
-    assertEquals("sha256:" + "cd".repeat(32), browser.byId("image-digest").getText());
-    assertEquals("miss (setup ran)", browser.byId("environment-cache").getText());
+    assertEquals("sha256:" + "cd".repeat(32), browser.text("image-digest"));
+    assertEquals("miss (setup ran)", browser.text("environment-cache"));
     assertEquals(
         Boolean.TRUE,
         browser.js(

@@ -325,6 +325,9 @@ class ProposalPageIT {
         "no branch was created");
     browser.waitFor(
         d -> d.findElement(By.id("proposal-sha")).getText().equals(moved) ? true : null);
+    // The sha is shown first, the new diff once it has loaded.
+    browser.waitFor(
+        d -> d.findElement(By.id("diff-files")).getText().contains("later.txt") ? true : null);
     assertTrue(
         browser.byId("diff-files").getText().contains("later.txt"),
         "the diff follows the new proposal");
@@ -457,8 +460,7 @@ class ProposalPageIT {
     assertFalse(browser.byId("approve").isDisplayed(), "partial work is not offered for approval");
     assertTrue(browser.byId("reject").isEnabled(), "it can be rejected");
 
-    List<String> calls =
-        browser.all("#model-calls details summary").stream().map(WebElement::getText).toList();
+    List<String> calls = texts("#model-calls details summary");
     assertTrue(calls.size() >= 2, calls.toString());
     assertTrue(
         calls.get(0).startsWith("#1 " + MODEL + " → 200, 400 in / 100 out tokens"),
@@ -540,6 +542,18 @@ class ProposalPageIT {
   /** The "Via" of every network attempt in the page's table. */
   private static List<String> egressVias() {
     return egressRows().stream().map(r -> r.get(2)).distinct().toList();
+  }
+
+  /**
+   * The text of every element {@code css} selects, read in one script (the page may re-render it
+   * meanwhile).
+   */
+  @SuppressWarnings("unchecked")
+  private static List<String> texts(String css) {
+    return (List<String>)
+        browser.js(
+            "return [...document.querySelectorAll(arguments[0])].map(e => e.innerText.trim())",
+            css);
   }
 
   /**
