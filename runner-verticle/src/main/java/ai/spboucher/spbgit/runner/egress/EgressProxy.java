@@ -10,7 +10,6 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetSocket;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -71,22 +70,6 @@ public final class EgressProxy implements AutoCloseable {
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
   private static final System.Logger LOG = System.getLogger(EgressProxy.class.getName());
-
-  /**
-   * What the proxy answers itself: the message, one line of plain text (what curl shows the job).
-   */
-  static final JobSocket.Answers ANSWERS =
-      new JobSocket.Answers() {
-        @Override
-        public String contentType() {
-          return "text/plain; charset=utf-8";
-        }
-
-        @Override
-        public byte[] body(Refusal refusal) {
-          return (refusal.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
-        }
-      };
 
   private final Vertx vertx;
   private final ProxySettings settings;
@@ -261,7 +244,7 @@ public final class EgressProxy implements AutoCloseable {
                 vertx,
                 socketPath,
                 new JobSocket.Limits(maxConnections, maxHeadBytes, headTimeout),
-                ANSWERS,
+                JobSocket.Answers.PLAIN_TEXT,
                 new Refusal(503, "busy", "too many egress connections for this job"),
                 request -> ProxyExchange.serve(proxy, request),
                 refusal -> {});

@@ -340,7 +340,7 @@ final class ProxyExchange {
   }
 
   private void answer(Refusal refusal) {
-    HttpRelay.refuse(request, EgressProxy.ANSWERS, refusal);
+    HttpRelay.refuse(request, JobSocket.Answers.PLAIN_TEXT, refusal);
   }
 
   private void closeAll() {

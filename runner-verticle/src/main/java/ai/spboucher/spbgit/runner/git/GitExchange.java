@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.runner.git;
 
 import ai.spboucher.spbgit.runner.egress.EgressRecord;
 import ai.spboucher.spbgit.runner.sockets.HttpRelay;
+import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.netty.channel.ConnectTimeoutException;
 import io.vertx.core.http.HttpServerRequest;
@@ -105,7 +106,7 @@ final class GitExchange {
   }
 
   private void refuse(Refusal refusal) {
-    HttpRelay.refuse(request, GitRelay.ANSWERS, refusal).onComplete(closed -> finish());
+    HttpRelay.refuse(request, JobSocket.Answers.PLAIN_TEXT, refusal).onComplete(closed -> finish());
   }
 
   private void finish() {

@@ -73,20 +73,6 @@ public final class GitRelay implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(GitRelay.class.getName());
 
-  /** What git shows the job of a refusal: the message, one line. */
-  static final JobSocket.Answers ANSWERS =
-      new JobSocket.Answers() {
-        @Override
-        public String contentType() {
-          return "text/plain; charset=utf-8";
-        }
-
-        @Override
-        public byte[] body(Refusal refusal) {
-          return (refusal.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
-        }
-      };
-
   private final Origin origin;
   private final GitRoute route;
   private final String authorization;
@@ -163,7 +149,7 @@ public final class GitRelay implements AutoCloseable {
               vertx,
               socketPath,
               new JobSocket.Limits(MAX_CONNECTIONS, MAX_HEAD_BYTES, HEAD_TIMEOUT),
-              ANSWERS,
+              JobSocket.Answers.PLAIN_TEXT,
               new Refusal(503, "busy", "too many connections to the git relay"),
               request -> GitExchange.serve(relay, request),
               refusal -> {});

@@ -56,6 +56,23 @@ public final class JobSocket implements AutoCloseable {
   /** How a socket renders its own answers: the content type and the body of a refusal. */
   public interface Answers {
 
+    /**
+     * The refusal's message as one line of plain text: what curl and git show the job (the egress
+     * proxy, the git relay).
+     */
+    Answers PLAIN_TEXT =
+        new Answers() {
+          @Override
+          public String contentType() {
+            return "text/plain; charset=utf-8";
+          }
+
+          @Override
+          public byte[] body(Refusal refusal) {
+            return (refusal.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
+          }
+        };
+
     String contentType();
 
     byte[] body(Refusal refusal);
