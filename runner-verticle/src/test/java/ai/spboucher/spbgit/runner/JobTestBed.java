@@ -214,6 +214,11 @@ public final class JobTestBed implements AutoCloseable {
     env.put("SPB_LIMIT_DISK", "32m");
     env.put("SPB_LIMIT_CPUS", "1");
     env.put("SPB_LIMIT_PIDS", "128");
+    // Whichever of the gateway and a runner connects first creates the job consumer: both agree.
+    String ackWait = gatewayOverrides.getString("jobAckWait");
+    if (ackWait != null) {
+      env.put("SPB_JOB_ACK_WAIT", ackWait);
+    }
     return env;
   }
 
