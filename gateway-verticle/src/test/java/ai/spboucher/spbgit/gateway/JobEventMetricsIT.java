@@ -10,6 +10,8 @@ import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.LogChunk;
 import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import com.google.protobuf.ByteString;
 import io.nats.client.Connection;
 import io.nats.client.Nats;

@@ -3,9 +3,9 @@ package ai.spboucher.spbgit.gateway.nats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import ai.spboucher.spbgit.common.NatsSettings;
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.proto.Streams;
 import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;

@@ -1,7 +1,5 @@
-package ai.spboucher.spbgit.runner;
+package ai.spboucher.spbgit.testsupport;
 
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
-import ai.spboucher.spbgit.runner.bench.GcLog;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,9 +18,9 @@ import java.util.concurrent.TimeUnit;
  * again on the same data directory and port: jobs already running keep reaching it at the clone URL
  * they were given. Each start writes a GC log next to its output, for what its heap held.
  */
-final class GatewayProcess implements AutoCloseable {
+public final class GatewayProcess implements AutoCloseable {
 
-  static final Path JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
+  public static final Path JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
   private static final long READY_TIMEOUT_MS = 60_000;
 
   private final Path dataDir;
@@ -46,7 +44,8 @@ final class GatewayProcess implements AutoCloseable {
    * Starts the gateway on a free port with {@code env} (its {@code SPB_*} settings) and waits until
    * it is ready.
    */
-  static GatewayProcess start(Path dataDir, Path logDir, Map<String, String> env) throws Exception {
+  public static GatewayProcess start(Path dataDir, Path logDir, Map<String, String> env)
+      throws Exception {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(
           JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
@@ -59,7 +58,7 @@ final class GatewayProcess implements AutoCloseable {
   }
 
   /** Starts the process (again) and waits until it listens and is connected to NATS. */
-  void restart() throws Exception {
+  public void restart() throws Exception {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException("the gateway process is still running");
     }
@@ -108,28 +107,28 @@ final class GatewayProcess implements AutoCloseable {
   }
 
   /** SIGKILL: no shutdown hook runs, an append in progress stops wherever it is. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly();
     if (!process.waitFor(10, TimeUnit.SECONDS)) {
       throw new IllegalStateException("the gateway did not die from SIGKILL");
     }
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process != null && process.isAlive();
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
   /** Where each start's output and GC log go. */
-  Path logDir() {
+  public Path logDir() {
     return logDir;
   }
 
   /** The GC log of the current (or last) start. */
-  Path gcLog() {
+  public Path gcLog() {
     return gcLog;
   }
 
@@ -137,7 +136,7 @@ final class GatewayProcess implements AutoCloseable {
    * Asks the running gateway for a full collection ({@code jcmd <pid> GC.run}) and returns how much
    * of its heap was still in use after it, in bytes, as its GC log reports.
    */
-  long heapAfterFullGc() throws Exception {
+  public long heapAfterFullGc() throws Exception {
     int before = GcLog.pauses(gcLog).size();
     String out = jcmd("GC.run");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -157,7 +156,7 @@ final class GatewayProcess implements AutoCloseable {
    * Runs a diagnostic command in the gateway's JVM ({@code jcmd <pid> <command>}); returns what it
    * printed.
    */
-  String jcmd(String... command) throws Exception {
+  public String jcmd(String... command) throws Exception {
     java.util.List<String> args =
         new java.util.ArrayList<>(
             java.util.List.of(
@@ -172,20 +171,20 @@ final class GatewayProcess implements AutoCloseable {
     return out;
   }
 
-  String baseUrl() {
+  public String baseUrl() {
     return "http://127.0.0.1:" + port;
   }
 
-  String ownerToken() throws IOException {
+  public String ownerToken() throws IOException {
     return Files.readString(dataDir.resolve("initial-owner-token")).strip();
   }
 
-  Path auditLog() {
+  public Path auditLog() {
     return dataDir.resolve("agent-jobs.jsonl");
   }
 
   /** An API call with the owner token. */
-  HttpResponse<String> api(String method, String path, String body) throws Exception {
+  public HttpResponse<String> api(String method, String path, String body) throws Exception {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(baseUrl() + path))
             .timeout(Duration.ofSeconds(30))
@@ -212,7 +211,7 @@ final class GatewayProcess implements AutoCloseable {
   }
 
   /** What the current (or last) start printed. */
-  String log() throws IOException {
+  public String log() throws IOException {
     return logFile == null || !Files.exists(logFile) ? "" : Files.readString(logFile);
   }
 
