@@ -9,8 +9,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The gateway as its own operating-system process, from the packaged {@code spb-gateway.jar} (built
@@ -21,8 +25,18 @@ import java.util.concurrent.TimeUnit;
 public final class GatewayProcess implements AutoCloseable {
 
   public static final Path JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
+
+  /**
+   * A small heap and the client compiler: in the tests this is one of several JVMs sharing two
+   * cores. Benchmarks pass none and measure the JVM's defaults, as an operator runs it.
+   */
+  public static final List<String> TEST_JVM =
+      List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
   private static final long READY_TIMEOUT_MS = 60_000;
 
+  private final Path jar;
+  private final List<String> jvmOptions;
   private final Path dataDir;
   private final Path logDir;
   private final int port;
@@ -33,7 +47,15 @@ public final class GatewayProcess implements AutoCloseable {
   private Path gcLog;
   private int starts;
 
-  private GatewayProcess(Path dataDir, Path logDir, int port, Map<String, String> env) {
+  private GatewayProcess(
+      Path jar,
+      List<String> jvmOptions,
+      Path dataDir,
+      Path logDir,
+      int port,
+      Map<String, String> env) {
+    this.jar = jar;
+    this.jvmOptions = List.copyOf(jvmOptions);
     this.dataDir = dataDir;
     this.logDir = logDir;
     this.port = port;
@@ -46,18 +68,43 @@ public final class GatewayProcess implements AutoCloseable {
    */
   public static GatewayProcess start(Path dataDir, Path logDir, Map<String, String> env)
       throws Exception {
-    if (!Files.isRegularFile(JAR)) {
+    return start(JAR, TEST_JVM, dataDir, logDir, env);
+  }
+
+  /**
+   * Starts {@code jar} in a JVM with {@code jvmOptions}, like {@link #start(Path, Path, Map)};
+   * stops it again if it does not become ready.
+   */
+  public static GatewayProcess start(
+      Path jar, List<String> jvmOptions, Path dataDir, Path logDir, Map<String, String> env)
+      throws Exception {
+    if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException(
-          JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
+          jar.toAbsolutePath()
+              + " is missing: run the tests with mvn verify (or build it with mvn -B -o -q -pl"
+              + " gateway-verticle -am package -DskipTests)");
     }
     GatewayProcess gateway =
         new GatewayProcess(
-            dataDir, Files.createDirectories(logDir), NatsServerProcess.freePort(), env);
-    gateway.restart();
+            jar,
+            jvmOptions,
+            Files.createDirectories(dataDir),
+            Files.createDirectories(logDir),
+            NatsServerProcess.freePort(),
+            env);
+    try {
+      gateway.restart();
+    } catch (Exception e) {
+      gateway.close();
+      throw e;
+    }
     return gateway;
   }
 
-  /** Starts the process (again) and waits until it listens and is connected to NATS. */
+  /**
+   * Starts the process (again) and waits until it listens and, given {@code SPB_NATS_URL}, is
+   * connected to NATS.
+   */
   public void restart() throws Exception {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException("the gateway process is still running");
@@ -75,26 +122,19 @@ public final class GatewayProcess implements AutoCloseable {
     logFile = logDir.resolve("gateway-" + (++starts) + ".log");
     gcLog = logDir.resolve("gateway-" + starts + "-gc.log");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the
-    // tests.
+    List<String> command = new ArrayList<>(List.of(java));
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-Xlog:gc:file=" + gcLog, "-jar", jar.toString()));
     ProcessBuilder builder =
-        new ProcessBuilder(
-                java,
-                "-Xmx256m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-Xlog:gc:file=" + gcLog,
-                "-jar",
-                JAR.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(logFile.toFile());
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
     builder.environment().putAll(env);
     builder.environment().put("SPB_DATA_DIR", dataDir.toString());
     builder.environment().put("SPB_HTTP_PORT", String.valueOf(port));
     process = builder.start();
     long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
+    boolean withNats = env.containsKey("SPB_NATS_URL");
     while (!(log().contains("listening on http://127.0.0.1:" + port)
-        && log().contains("connected to NATS"))) {
+        && (!withNats || log().contains("connected to NATS")))) {
       if (!process.isAlive()) {
         throw new IOException("the gateway exited with " + process.exitValue() + ":\n" + log());
       }
@@ -169,6 +209,47 @@ public final class GatewayProcess implements AutoCloseable {
       throw new IOException("jcmd " + String.join(" ", command) + " failed: " + out);
     }
     return out;
+  }
+
+  /** CPU time the gateway process has used so far, all its threads together. */
+  public double cpuMillis() {
+    return process.info().totalCpuDuration().orElseThrow().toNanos() / 1e6;
+  }
+
+  /** The clone URL of {@code repo}, with {@code token} as the Basic password when not null. */
+  public String gitUrl(String repo, String token) {
+    return (token == null ? baseUrl() : baseUrl().replace("http://", "http://test:" + token + "@"))
+        + "/"
+        + repo
+        + ".git";
+  }
+
+  /** Creates {@code name} through the REST API. */
+  public void createRepo(String name) throws Exception {
+    created("/api/v1/repos", "{\"name\":\"" + name + "\"}");
+  }
+
+  /** A job token minted through the REST API, as the gateway mints one for each job. */
+  public String jobToken(String repo, String job, long ttlSeconds) throws Exception {
+    String body =
+        created(
+            "/api/v1/job-tokens",
+            "{\"repo\":\"" + repo + "\",\"job\":\"" + job + "\",\"ttl\":" + ttlSeconds + "}");
+    Matcher token = TOKEN.matcher(body);
+    if (!token.find()) {
+      throw new IOException("no token in " + body);
+    }
+    return token.group(1);
+  }
+
+  private static final Pattern TOKEN = Pattern.compile("\"token\"\\s*:\\s*\"([^\"]+)\"");
+
+  private String created(String path, String body) throws Exception {
+    HttpResponse<String> r = api("POST", path, body);
+    if (r.statusCode() != 201) {
+      throw new IOException("POST " + path + " answered " + r.statusCode() + ": " + r.body());
+    }
+    return r.body();
   }
 
   public String baseUrl() {

@@ -82,6 +82,16 @@ public final class NatsServerProcess implements AutoCloseable {
     }
   }
 
+  /** Whether {@code nats-server} is on the {@code PATH}, for callers that can do without it. */
+  public static boolean installed() {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "nats-server"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   public static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0)) {
       return socket.getLocalPort();
