@@ -10,7 +10,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nats.client.Connection;
@@ -40,7 +40,7 @@ class AgentChoiceIT {
 
   @Test
   void runsTheNamedAgentRefusesAnUnknownOneAndShowsWhichRan() throws Exception {
-    try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
         TestGateway gateway =
             TestGateway.start(
                 tmp.resolve("data"),

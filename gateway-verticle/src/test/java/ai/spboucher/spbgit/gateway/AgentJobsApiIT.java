@@ -13,7 +13,7 @@ import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Message;
 import io.nats.client.Nats;
@@ -48,7 +48,7 @@ class AgentJobsApiIT {
   @Test
   void recordsTheAgentAndItsVersionAndTheModelEndpointOfExecJobsAcrossARestart() throws Exception {
     JsonObject config = new JsonObject().put("model", "gpt-test");
-    try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
         Connection runner = Nats.connect(nats.url())) {
       config.put("natsUrl", nats.url());
       String claudeJob;

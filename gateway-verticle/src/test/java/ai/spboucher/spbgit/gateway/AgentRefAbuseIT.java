@@ -10,7 +10,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
@@ -41,7 +41,7 @@ class AgentRefAbuseIT {
   private static final String REPO = "demo";
 
   @TempDir static Path tmp;
-  static NatsServerProcess nats;
+  static NatsServer nats;
   static TestGateway gateway;
   static Connection runner;
   static GitCli git;
@@ -50,7 +50,7 @@ class AgentRefAbuseIT {
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
     runner = Nats.connect(nats.url());
     awaitReady();

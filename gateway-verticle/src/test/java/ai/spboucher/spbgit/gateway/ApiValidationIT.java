@@ -3,7 +3,7 @@ package ai.spboucher.spbgit.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -41,7 +41,7 @@ class ApiValidationIT {
     gateway =
         TestGateway.start(
             tmp.resolve("data"),
-            new JsonObject().put("natsUrl", "nats://127.0.0.1:" + NatsServerProcess.freePort()));
+            new JsonObject().put("natsUrl", "nats://127.0.0.1:" + NatsServer.freePort()));
     gateway.createRepo("demo");
   }
 

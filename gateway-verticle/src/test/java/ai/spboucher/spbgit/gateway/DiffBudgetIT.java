@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.OutputStream;
@@ -46,7 +46,7 @@ class DiffBudgetIT {
 
   @Test
   void aQuadraticDiffIsAnsweredTooLargeWithinItsBudgetAndComputedOncePerCommit() throws Exception {
-    try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
         TestGateway gateway =
             TestGateway.start(
                 tmp.resolve("data"),
@@ -100,7 +100,7 @@ class DiffBudgetIT {
 
   @Test
   void aDiffStopsWhenItsOnlyClientGoesAway() throws Exception {
-    try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
         TestGateway gateway =
             TestGateway.start(
                 tmp.resolve("data"),

@@ -13,7 +13,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.PublishOptions;
@@ -53,14 +53,14 @@ class JobEnvironmentIT {
       """;
 
   @TempDir static Path tmp;
-  private static NatsServerProcess nats;
+  private static NatsServer nats;
   private static TestGateway gateway;
   private static Connection runner;
   private static GitCli git;
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
     runner = Nats.connect(nats.url());
     git = new GitCli(Files.createDirectories(tmp.resolve("home")));

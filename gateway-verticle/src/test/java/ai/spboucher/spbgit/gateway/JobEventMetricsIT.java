@@ -12,7 +12,7 @@ import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.LogFollower;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import com.google.protobuf.ByteString;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
@@ -49,7 +49,7 @@ class JobEventMetricsIT {
 
   @Test
   void countsLogLinesAndEgressRefusalsOnceWhateverViewersReplay() throws Exception {
-    try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
         TestGateway gateway =
             TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
         Connection runner = Nats.connect(nats.url())) {

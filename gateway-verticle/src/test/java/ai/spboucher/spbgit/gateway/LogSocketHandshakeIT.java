@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -38,7 +38,7 @@ class LogSocketHandshakeIT {
   private static final Logger ERRORS = Logger.getLogger(HttpErrors.class.getName());
 
   @TempDir static Path tmp;
-  static NatsServerProcess nats;
+  static NatsServer nats;
   static TestGateway gateway;
   static String logs;
   static final List<String> severe = new CopyOnWriteArrayList<>();
@@ -60,7 +60,7 @@ class LogSocketHandshakeIT {
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
     long deadline = System.currentTimeMillis() + 30_000;
     while (gateway.api("GET", "/readyz", null, null).statusCode() != 200

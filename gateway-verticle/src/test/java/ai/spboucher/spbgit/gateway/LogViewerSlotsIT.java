@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -31,7 +31,7 @@ class LogViewerSlotsIT {
   private static final int PER_ADDRESS = 5;
 
   @TempDir static Path tmp;
-  static NatsServerProcess nats;
+  static NatsServer nats;
   static TestGateway gateway;
   static String logs;
   static final HttpClient client =
@@ -39,7 +39,7 @@ class LogViewerSlotsIT {
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     gateway =
         TestGateway.start(
             tmp.resolve("data"),

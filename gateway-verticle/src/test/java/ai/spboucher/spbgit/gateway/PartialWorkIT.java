@@ -12,7 +12,7 @@ import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
@@ -44,7 +44,7 @@ class PartialWorkIT {
 
   @Test
   void aJobThatLeftOnlyPartialWorkShowsItsShaAndDiffButOffersNothingToApprove() throws Exception {
-    try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
         TestGateway gateway =
             TestGateway.start(
                 tmp.resolve("data"),

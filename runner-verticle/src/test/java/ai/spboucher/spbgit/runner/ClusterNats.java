@@ -1,12 +1,11 @@
 package ai.spboucher.spbgit.runner;
 
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,13 +17,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * A three-node NATS cluster on 127.0.0.1: three {@code nats-server} processes with routes to each
- * other, each with JetStream and its own store, named {@code n1} to {@code n3}. A test can kill a
- * node like a crash, restart it, and ask where a client is connected or which node leads a stream.
+ * A three-node NATS cluster on 127.0.0.1: three {@code nats-server} containers ({@link NatsServer},
+ * on the host's network) with routes to each other, each with JetStream and its own store, named
+ * {@code n1} to {@code n3}. A test can kill a node like a crash, restart it, and ask where a client
+ * is connected or which node leads a stream.
  */
 public final class ClusterNats implements AutoCloseable {
 
@@ -40,14 +39,14 @@ public final class ClusterNats implements AutoCloseable {
     final int clientPort;
     final int routePort;
     final int monitorPort;
-    Process process;
+    NatsServer server;
 
     Node(String name, Path dir) throws IOException {
       this.name = name;
       this.dir = dir;
-      this.clientPort = NatsServerProcess.freePort();
-      this.routePort = NatsServerProcess.freePort();
-      this.monitorPort = NatsServerProcess.freePort();
+      this.clientPort = NatsServer.freePort();
+      this.routePort = NatsServer.freePort();
+      this.monitorPort = NatsServer.freePort();
     }
   }
 
@@ -114,17 +113,13 @@ public final class ClusterNats implements AutoCloseable {
   }
 
   /** SIGKILL, like a crash: the node's store stays as it was. */
-  public void kill(String name) throws InterruptedException {
-    Node node = nodes.get(name);
-    node.process.destroyForcibly();
-    if (!node.process.waitFor(10, TimeUnit.SECONDS)) {
-      throw new IllegalStateException("nats-server " + name + " did not die from SIGKILL");
-    }
+  public void kill(String name) {
+    nodes.get(name).server.kill();
   }
 
   /** Starts a killed node again on its ports and store. */
   public void restart(String name) throws Exception {
-    launch(nodes.get(name));
+    nodes.get(name).server.restart();
   }
 
   /**
@@ -133,7 +128,7 @@ public final class ClusterNats implements AutoCloseable {
    */
   public String nodeOf(String connectionName) throws Exception {
     for (Node node : nodes.values()) {
-      if (!node.process.isAlive()) {
+      if (node.server == null || !node.server.isRunning()) {
         continue;
       }
       HttpResponse<String> r =
@@ -200,28 +195,8 @@ public final class ClusterNats implements AutoCloseable {
   }
 
   private void launch(Node node) throws Exception {
-    node.process =
-        new ProcessBuilder("nats-server", "-c", node.dir.resolve("nats-server.conf").toString())
-            .redirectErrorStream(true)
-            .redirectOutput(
-                ProcessBuilder.Redirect.appendTo(node.dir.resolve("nats-server.log").toFile()))
-            .start();
-    long deadline = System.currentTimeMillis() + 15_000;
-    while (System.currentTimeMillis() < deadline) {
-      try (Socket s = new Socket("127.0.0.1", node.clientPort)) {
-        return;
-      } catch (IOException e) {
-        if (!node.process.isAlive()) {
-          throw new IOException(
-              "nats-server "
-                  + node.name
-                  + " exited: "
-                  + Files.readString(node.dir.resolve("nats-server.log")));
-        }
-        Thread.sleep(50);
-      }
-    }
-    throw new IOException("nats-server " + node.name + " did not start on port " + node.clientPort);
+    node.server =
+        NatsServer.startConfigured(node.dir, node.clientPort, node.dir.resolve("nats-server.conf"));
   }
 
   private void awaitJetStream(Duration timeout) throws Exception {
@@ -240,13 +215,10 @@ public final class ClusterNats implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     for (Node node : nodes.values()) {
-      if (node.process != null && node.process.isAlive()) {
-        node.process.destroy();
-        if (!node.process.waitFor(10, TimeUnit.SECONDS)) {
-          node.process.destroyForcibly();
-        }
+      if (node.server != null) {
+        node.server.close();
       }
     }
   }

@@ -131,7 +131,7 @@ class DockerEngineRestartIT {
   void aFrozenEngineEndsTheJobOnceItsCallsTimeOutAndTheRunnerWaitsForItToAnswer() throws Exception {
     // A runner of its own: a short wall clock and call timeout keep the test short; a health
     // endpoint to watch.
-    int healthPort = ai.spboucher.spbgit.testsupport.NatsServerProcess.freePort();
+    int healthPort = ai.spboucher.spbgit.testsupport.NatsServer.freePort();
     bed.startRunner(
         FaultChecks.uniqueRunnerId("frozen-engine"),
         Map.of(

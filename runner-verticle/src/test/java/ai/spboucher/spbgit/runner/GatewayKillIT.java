@@ -8,7 +8,7 @@ import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.testsupport.GatewayProcess;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -48,7 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
 class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
 
   @TempDir Path tmp;
-  private NatsServerProcess nats;
+  private NatsServer nats;
   private GatewayProcess gateway;
   private Vertx runner;
 
@@ -60,7 +60,7 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
   @BeforeEach
   void start(TestInfo testInfo) throws Exception {
     JobTestBed.requireDocker();
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     // Logs under target/, kept after the run: the temporary directory goes with the test.
     gateway =
         GatewayProcess.start(

@@ -8,7 +8,7 @@ import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import ai.spboucher.spbgit.testsupport.Prerequisites;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
@@ -52,7 +52,7 @@ public final class JobTestBed implements AutoCloseable {
   public final Path tmp;
 
   /** The NATS server; null when the bed runs on NATS started elsewhere (see {@link #onNats}). */
-  public final NatsServerProcess nats;
+  public final NatsServer nats;
 
   /**
    * What the gateway, the runners and the bed's own clients connect to: one URL or a
@@ -69,7 +69,7 @@ public final class JobTestBed implements AutoCloseable {
 
   private JobTestBed(
       Path tmp,
-      NatsServerProcess nats,
+      NatsServer nats,
       String natsUrl,
       TestGateway gateway,
       GitCli git,
@@ -98,7 +98,7 @@ public final class JobTestBed implements AutoCloseable {
   public static JobTestBed start(Path tmp, String wallLimit, JsonObject gatewayOverrides)
       throws Exception {
     requireDocker();
-    NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    NatsServer nats = NatsServer.start(tmp.resolve("nats"));
     JsonObject overrides =
         new JsonObject()
             .put("natsUrl", nats.url())

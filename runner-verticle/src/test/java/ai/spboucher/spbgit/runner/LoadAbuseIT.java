@@ -17,7 +17,7 @@ import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.testsupport.GatewayProcess;
 import ai.spboucher.spbgit.testsupport.GcLog;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import com.github.dockerjava.api.model.Container;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -214,7 +214,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
   private record Watch(String jobId, Kind kind, LogViewer viewer, List<String> lines) {}
 
   @TempDir Path tmp;
-  private NatsServerProcess nats;
+  private NatsServer nats;
   private GatewayProcess gateway;
 
   @Override
@@ -251,7 +251,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
   @BeforeEach
   void start() throws Exception {
     JobTestBed.requireDocker();
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     deleteLogsOfTheLastRun();
     gateway =
         GatewayProcess.start(

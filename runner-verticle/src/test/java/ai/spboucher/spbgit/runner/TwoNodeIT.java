@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.net.Socket;
@@ -58,7 +58,7 @@ class TwoNodeIT {
   @Test
   void aJobRunsThroughSeparateProcessesWithNatsAuthentication() throws Exception {
     JobTestBed.requireDocker();
-    int natsPort = NatsServerProcess.freePort();
+    int natsPort = NatsServer.freePort();
     Path gatewayPassword =
         Files.writeString(tmp.resolve("gateway.pw"), "gw-" + System.nanoTime() + "\n");
     Path runnerPassword =
@@ -81,7 +81,7 @@ class TwoNodeIT {
     env.put("SPB_RUNNER_WORK_DIR", tmp.resolve("runner-work").toString());
     env.put("SPB_LIMIT_MEMORY", "256m");
     env.put("SPB_LIMIT_DISK", "32m");
-    int healthPort = NatsServerProcess.freePort();
+    int healthPort = NatsServer.freePort();
     env.put("SPB_RUNNER_HEALTH", "127.0.0.1:" + healthPort);
     try {
       runner = RunnerProcess.start(env, tmp.resolve("logs"));
@@ -182,7 +182,7 @@ class TwoNodeIT {
     String conf =
         Files.readString(compose.resolve("nats").resolve("nats-server.conf"))
             .replace("listen: 0.0.0.0:4222", "listen: 127.0.0.1:" + port)
-            .replace("http: 0.0.0.0:8222", "http: 127.0.0.1:" + NatsServerProcess.freePort())
+            .replace("http: 0.0.0.0:8222", "http: 127.0.0.1:" + NatsServer.freePort())
             .replace("/etc/nats/tls/", tls + "/")
             .replace(
                 "store_dir: /data",

@@ -8,8 +8,10 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real {@code nats-server -js} on a free port with its own store, which tests can stop, kill and
- * restart.
+ * A real {@code nats-server -js} process on a free port with its own store, for the benchmarks:
+ * they measure the server's CPU time by its pid and run outside Maven, without Testcontainers'
+ * settings. Tests use {@link NatsServer}, the same server in the offline-built {@code spbgit/nats}
+ * image.
  */
 public final class NatsServerProcess implements AutoCloseable {
 

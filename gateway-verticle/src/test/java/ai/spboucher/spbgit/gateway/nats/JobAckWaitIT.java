@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import ai.spboucher.spbgit.common.NatsSettings;
 import ai.spboucher.spbgit.proto.Streams;
 import ai.spboucher.spbgit.proto.Subjects;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
@@ -26,7 +26,7 @@ class JobAckWaitIT {
 
   @Test
   void theGatewayAppliesAChangedAckWaitToTheExistingConsumerAndARunnerDoesNot() throws Exception {
-    try (NatsServerProcess nats = NatsServerProcess.start(tmp.resolve("nats"));
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
         Connection connection = Nats.connect(nats.url())) {
       JetStreamManagement jsm = connection.jetStreamManagement();
       Duration configured =

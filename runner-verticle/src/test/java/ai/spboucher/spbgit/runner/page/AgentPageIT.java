@@ -10,7 +10,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.PublishOptions;
@@ -38,7 +38,7 @@ class AgentPageIT {
   private static final String HOSTILE_VERSION = "2.1.328 <img src=x onerror=\"window.__pwned=1\">";
 
   @TempDir static Path tmp;
-  static NatsServerProcess nats;
+  static NatsServer nats;
   static TestGateway gateway;
   static Connection runner;
   static Browser browser;
@@ -46,7 +46,7 @@ class AgentPageIT {
   @BeforeAll
   static void start() throws Exception {
     Browser.requireChromium();
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     gateway =
         TestGateway.start(
             tmp.resolve("data"),

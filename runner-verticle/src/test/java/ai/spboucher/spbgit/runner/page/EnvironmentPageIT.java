@@ -13,7 +13,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.PublishOptions;
@@ -44,7 +44,7 @@ class EnvironmentPageIT {
           + "approving it changes what future jobs may reach";
 
   @TempDir static Path tmp;
-  static NatsServerProcess nats;
+  static NatsServer nats;
   static TestGateway gateway;
   static Connection runner;
   static Browser browser;
@@ -52,7 +52,7 @@ class EnvironmentPageIT {
   @BeforeAll
   static void start() throws Exception {
     Browser.requireChromium();
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    nats = NatsServer.start(tmp.resolve("nats"));
     gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
     runner = Nats.connect(nats.url());
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
