@@ -8,7 +8,6 @@ import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,12 +24,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The layout without compose: nats-server, the gateway and a runner as separate processes that only
- * share NATS (and, here, the Docker engine and the gateway's HTTP port). NATS runs the compose
- * layout's own configuration ({@code docker/compose/nats/nats-server.conf}: TLS from {@code
- * gen-nats-tls.sh}, one user per role with only that role's subjects), so a job running through it
- * proves those permissions are enough, and none is violated on the way. A runner with wrong
- * credentials is refused and says so.
+ * The layout without compose: nats-server (in the compose layout's image, {@link NatsServer}), the
+ * gateway and a runner as separate processes that only share NATS (and, here, the Docker engine and
+ * the gateway's HTTP port). NATS runs the compose layout's own configuration ({@code
+ * docker/compose/nats/nats-server.conf}: TLS from {@code gen-nats-tls.sh}, one user per role with
+ * only that role's subjects), so a job running through it proves those permissions are enough, and
+ * none is violated on the way. A runner with wrong credentials is refused and says so.
  */
 class TwoNodeIT {
 
@@ -38,7 +37,7 @@ class TwoNodeIT {
       Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
 
   @TempDir Path tmp;
-  private Process nats;
+  private NatsServer nats;
   private Process gateway;
   private RunnerProcess runner;
 
@@ -47,11 +46,12 @@ class TwoNodeIT {
     if (runner != null) {
       runner.close();
     }
-    for (Process p : new Process[] {gateway, nats}) {
-      if (p != null) {
-        p.destroy();
-        p.waitFor(10, TimeUnit.SECONDS);
-      }
+    if (gateway != null) {
+      gateway.destroy();
+      gateway.waitFor(10, TimeUnit.SECONDS);
+    }
+    if (nats != null) {
+      nats.close();
     }
   }
 
@@ -86,8 +86,7 @@ class TwoNodeIT {
     try {
       runner = RunnerProcess.start(env, tmp.resolve("logs"));
     } catch (IOException e) {
-      throw new IOException(
-          e.getMessage() + "\nnats-server:\n" + Files.readString(tmp.resolve("nats.log")), e);
+      throw new IOException(e.getMessage() + "\nnats-server:\n" + Files.readString(nats.log()), e);
     }
 
     HttpClient http = HttpClient.newHttpClient();
@@ -129,7 +128,7 @@ class TwoNodeIT {
     assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + runner.log());
     assertEquals("node2", done.getString("runner_id"));
     assertTrue(done.getString("proposal_sha") != null);
-    String natsLog = Files.readString(tmp.resolve("nats.log"));
+    String natsLog = Files.readString(nats.log());
     assertFalse(
         natsLog.contains("Permissions Violation"),
         "a role needs a subject it may not use:\n" + natsLog);
@@ -162,8 +161,8 @@ class TwoNodeIT {
             .redirectErrorStream(true)
             .redirectOutput(tmp.resolve("gen-nats-tls.log").toFile());
     gen.environment().put("SPB_SECRETS_DIR", secrets.toString());
-    // The server key's owner: nats-server runs as this test's user here, not as the image's nats
-    // user.
+    // The server key's owner: NatsServer runs nats-server as the owner of its directory (this
+    // test's user), not as the image's nats user.
     gen.environment().put("SPB_NATS_UID", String.valueOf(Files.getAttribute(tmp, "unix:uid")));
     Process certs = gen.start();
     if (!certs.waitFor(60, TimeUnit.SECONDS) || certs.exitValue() != 0) {
@@ -198,22 +197,7 @@ class TwoNodeIT {
   }
 
   private void startNats(int port) throws Exception {
-    nats =
-        new ProcessBuilder(
-                "nats-server", "-c", tmp.resolve("secrets").resolve("nats.conf").toString())
-            .redirectErrorStream(true)
-            .redirectOutput(tmp.resolve("nats.log").toFile())
-            .start();
-    long deadline = System.currentTimeMillis() + 15_000;
-    while (System.currentTimeMillis() < deadline) {
-      try (Socket s = new Socket("127.0.0.1", port)) {
-        return;
-      } catch (IOException e) {
-        Thread.sleep(50);
-      }
-    }
-    throw new IOException(
-        "nats-server did not start: " + Files.readString(tmp.resolve("nats.log")));
+    nats = NatsServer.startConfigured(tmp, port, tmp.resolve("secrets").resolve("nats.conf"));
   }
 
   private int startGateway(String natsUrl, Path password, Path ca) throws Exception {
