@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.testsupport;
 
 import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -30,7 +31,8 @@ import org.testcontainers.utility.DockerImageName;
  * the server runs as the directory's owner, so the test can delete what it wrote.
  *
  * <p>Ryuk is disabled on these machines (its image would be pulled): {@link #close()} removes the
- * container, and a JVM shutdown hook removes any a test left running.
+ * container, and a JVM shutdown hook removes any a test left running (each carries the label {@code
+ * spb.test=nats}).
  *
  * <p>Threading: one test thread drives an instance; the shutdown hook only calls {@link #close()}.
  */
@@ -40,6 +42,9 @@ public final class NatsServer implements AutoCloseable {
   public static final String IMAGE = System.getProperty("spb.nats.image", "spbgit/nats:latest");
 
   private static final Set<NatsServer> RUNNING = ConcurrentHashMap.newKeySet();
+
+  /** Once found, the image stays for the run: later starts skip the look-up. */
+  private static volatile boolean imageFound;
 
   static {
     Runtime.getRuntime()
@@ -51,7 +56,7 @@ public final class NatsServer implements AutoCloseable {
   private final Path dir;
   private final int port;
   private final List<String> arguments;
-  private GenericContainer<?> container;
+  private volatile GenericContainer<?> container;
 
   private NatsServer(Path dir, int port, List<String> arguments) {
     this.dir = dir;
@@ -101,7 +106,7 @@ public final class NatsServer implements AutoCloseable {
     return dir.resolve("nats-server.log");
   }
 
-  /** Whether the server's container is running. */
+  /** Whether the server's container is running (it may have exited by itself). */
   public boolean isRunning() {
     return container != null && container.isRunning();
   }
@@ -133,39 +138,51 @@ public final class NatsServer implements AutoCloseable {
     }
   }
 
-  /** Stops the server abruptly, like a crash ({@code docker kill}: SIGKILL); the store stays. */
+  /**
+   * Stops the server abruptly, like a crash ({@code docker kill}: SIGKILL), and removes its
+   * container; the store stays for {@link #restart()}.
+   */
   public void kill() {
-    if (isRunning()) {
-      client().killContainerCmd(container.getContainerId()).exec();
-    }
-    remove();
-  }
-
-  /** Stops the server (SIGTERM, then SIGKILL after 10 s) and removes its container. */
-  @Override
-  public void close() {
-    if (isRunning()) {
+    if (container != null && container.getContainerId() != null) {
       try {
-        client().stopContainerCmd(container.getContainerId()).withTimeout(10).exec();
-      } catch (RuntimeException e) {
-        // Already gone (killed, or stopped by the hook): removing it below is all that is left.
+        client().killContainerCmd(container.getContainerId()).exec();
+      } catch (ConflictException e) {
+        // Not running: it exited by itself, which is as dead as a kill makes it.
       }
     }
     remove();
   }
 
+  /**
+   * Removes the container, stopping the server with SIGKILL: nothing is read from a closed server,
+   * and {@code docker rm -f} in one call is a tenth of a second faster than a graceful stop.
+   */
+  @Override
+  public void close() {
+    remove();
+  }
+
   private void remove() {
-    if (container != null) {
-      container.stop();
-      container = null;
-    }
+    GenericContainer<?> gone = container;
+    container = null;
     RUNNING.remove(this);
+    if (gone != null && gone.getContainerId() != null) {
+      try {
+        client().removeContainerCmd(gone.getContainerId()).withForce(true).exec();
+      } catch (NotFoundException e) {
+        // Already removed (by the shutdown hook, or by hand).
+      }
+    }
   }
 
   /** Fails in CI, skips elsewhere, unless the engine answers and has the image. */
   private static void requireImage() {
+    if (imageFound) {
+      return;
+    }
     try {
       client().inspectImageCmd(IMAGE).exec();
+      imageFound = true;
     } catch (NotFoundException e) {
       Prerequisites.unmet(
           "the image " + IMAGE + " (docker/build-images.sh --if-missing nats; ./spbgit test does)");
