@@ -44,6 +44,9 @@ final class UpstreamCall {
   private long bytesDown;
   private boolean abandoned;
   private boolean cut;
+  private boolean paused;
+  private long lastChunkNanos;
+  private long silenceTimer = -1;
 
   private UpstreamCall(
       ModelEndpoint endpoint, ModelApi api, HttpServerResponse response, Buffer body) {
@@ -119,6 +122,8 @@ final class UpstreamCall {
       response.putHeader(header.getKey(), endpoint.redactHeader(header.getValue()));
     }
     answer.exceptionHandler(this::failed);
+    lastChunkNanos = System.nanoTime();
+    watchSilence(endpoint.upstream().config().timeout().toMillis());
     if (stream) {
       response.setChunked(true);
       answer.handler(this::streamChunk);
@@ -132,10 +137,37 @@ final class UpstreamCall {
     answer.resume();
   }
 
+  /**
+   * The client's idle timeout covers the wait for the head only: past it, a provider silent for
+   * {@code SPB_MODEL_TIMEOUT} between two chunks fails the call here. While the agent's socket
+   * holds the provider back (paused), the silence is the agent's, not the provider's.
+   */
+  private void watchSilence(long delayMs) {
+    silenceTimer =
+        endpoint
+            .vertx()
+            .setTimer(
+                Math.max(1, delayMs),
+                id -> {
+                  if (outcome.future().isComplete()) {
+                    return;
+                  }
+                  long timeout = endpoint.upstream().config().timeout().toMillis();
+                  long quiet = (System.nanoTime() - lastChunkNanos) / 1_000_000;
+                  if (paused || quiet < timeout) {
+                    watchSilence(paused ? timeout : timeout - quiet);
+                    return;
+                  }
+                  failed(new TimeoutException("silent for " + quiet + " ms"));
+                  ProviderClient.abort(answer.request());
+                });
+  }
+
   private void streamChunk(Buffer chunk) {
     if (cut || outcome.future().isComplete()) {
       return;
     }
+    lastChunkNanos = System.nanoTime();
     bytesDown += chunk.length();
     byte[] bytes = chunk.getBytes();
     int through = scanner.scan(bytes, 0, bytes.length, this::streamEvent);
@@ -157,8 +189,14 @@ final class UpstreamCall {
       return;
     }
     if (response.writeQueueFull()) {
+      paused = true;
       answer.pause();
-      response.drainHandler(v -> answer.resume());
+      response.drainHandler(
+          v -> {
+            paused = false;
+            lastChunkNanos = System.nanoTime();
+            answer.resume();
+          });
     }
   }
 
@@ -190,6 +228,7 @@ final class UpstreamCall {
   }
 
   private void collect(Buffer chunk) {
+    lastChunkNanos = System.nanoTime();
     bytesDown += chunk.length();
     if (whole.length() + chunk.length() > MAX_ANSWER_BYTES) {
       ProviderClient.abort(answer.request());
@@ -237,6 +276,7 @@ final class UpstreamCall {
             : "the provider dropped the connection during its answer";
     if (whole != null || !response.headWritten()) {
       // Nothing reached the agent yet: it gets the endpoint's own error instead.
+      endpoint.vertx().cancelTimer(silenceTimer);
       outcome.fail(new UpstreamFailure(new Refusal(silent ? 504 : 502, type, message), bytesDown));
       claim.settle(Usage.NONE);
       return;
@@ -300,6 +340,7 @@ final class UpstreamCall {
     if (outcome.future().isComplete()) {
       return;
     }
+    endpoint.vertx().cancelTimer(silenceTimer);
     claim.settle(usage);
     outcome.complete(
         new ModelEndpoint.Outcome(
