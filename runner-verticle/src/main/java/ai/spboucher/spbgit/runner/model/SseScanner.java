@@ -1,7 +1,8 @@
 package ai.spboucher.spbgit.runner.model;
 
-import java.io.ByteArrayOutputStream;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * Reads server-sent events out of a byte stream as it passes, whatever the chunks it arrives in: a
@@ -26,7 +27,7 @@ final class SseScanner {
 
   static final int MAX_EVENT_BYTES = 16 << 20;
 
-  private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+  private final LineBuffer line = new LineBuffer();
   private final StringBuilder data = new StringBuilder();
   private String event = "";
   private boolean hasData;
@@ -49,22 +50,38 @@ final class SseScanner {
    */
   int scan(byte[] chunk, int from, int to, Listener listener) {
     stopped = false;
-    for (int i = from; i < to && !stopped; i++) {
-      byte b = chunk[i];
-      if (afterCr && b == '\n') {
+    int i = from;
+    while (i < to && !stopped) {
+      if (afterCr) {
         afterCr = false;
-        continue;
+        if (chunk[i] == '\n') {
+          i++;
+          continue;
+        }
       }
-      afterCr = b == '\r';
-      if (b == '\r' || b == '\n') {
-        endLine(listener, i + 1);
-      } else if (++eventBytes > MAX_EVENT_BYTES) {
-        oversized = true;
-      } else if (!oversized) {
-        line.write(b);
+      int end = i;
+      while (end < to && chunk[end] != '\n' && chunk[end] != '\r') {
+        end++;
       }
+      keep(chunk, i, end);
+      if (end == to) {
+        return to;
+      }
+      afterCr = chunk[end] == '\r';
+      i = end + 1;
+      endLine(listener, i);
     }
     return stopped ? stoppedAt : to;
+  }
+
+  /** Keeps a piece of the current line, unless its event already passed the limit. */
+  private void keep(byte[] chunk, int from, int to) {
+    eventBytes += to - from;
+    if (eventBytes > MAX_EVENT_BYTES) {
+      oversized = true;
+    } else if (!oversized) {
+      line.write(chunk, from, to - from);
+    }
   }
 
   /** Called from {@link Listener#onEvent}: scanning stops right after that event. */
@@ -108,6 +125,32 @@ final class SseScanner {
       }
       data.append(value);
       hasData = true;
+    }
+  }
+
+  /** The bytes of the line so far: ByteArrayOutputStream's synchronisation costs per event. */
+  private static final class LineBuffer {
+    private byte[] bytes = new byte[512];
+    private int size;
+
+    void write(byte[] from, int offset, int length) {
+      if (size + length > bytes.length) {
+        bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + length));
+      }
+      System.arraycopy(from, offset, bytes, size, length);
+      size += length;
+    }
+
+    int size() {
+      return size;
+    }
+
+    void reset() {
+      size = 0;
+    }
+
+    String toString(Charset charset) {
+      return new String(bytes, 0, size, charset);
     }
   }
 

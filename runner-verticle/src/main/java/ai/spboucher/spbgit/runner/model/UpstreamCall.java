@@ -171,7 +171,13 @@ final class UpstreamCall {
     bytesDown += chunk.length();
     byte[] bytes = chunk.getBytes();
     int through = scanner.scan(bytes, 0, bytes.length, this::streamEvent);
-    write(redactor.feed(bytes, 0, through));
+    byte[] out = redactor.feed(bytes, 0, through);
+    if (out == bytes) {
+      // Nothing blanked or held back: the provider's buffer goes out as it came.
+      response.write(chunk);
+    } else {
+      write(out);
+    }
     if (cut) {
       // Counted before the agent reads the error, so its next call is refused.
       Usage counted = tally.estimate();
