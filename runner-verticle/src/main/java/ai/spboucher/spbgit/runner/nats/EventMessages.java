@@ -67,6 +67,8 @@ public final class EventMessages {
         .setRequest(ByteString.copyFrom(record.request()))
         .setTruncated(record.truncated())
         .setError(record.error() == null ? "" : record.error())
+        .setPath(record.path())
+        .setStreamed(record.streamed())
         .build();
   }
 
