@@ -121,6 +121,7 @@ const WHY_STOPPED = {
   timeout: 'its wall-clock limit was reached',
   step_limit: 'the agent reached its step limit',
   provider_error: 'the model provider failed',
+  agent_unavailable: "the job's agent is not installed in its image or does not speak the runner's model provider",
 };
 
 function renderWorkLabel(work) {
@@ -226,7 +227,8 @@ function facts() {
   const rows = [
     ['Repository', job.repo],
     ['Job', el('code', { text: job.id })],
-    ['Exit reason', job.exit_reason ?? '—'],
+    ['Exit reason', el('span', { id: 'exit-reason', text: job.exit_reason
+      ? `${job.exit_reason}${WHY_STOPPED[job.exit_reason] ? ` (${WHY_STOPPED[job.exit_reason]})` : ''}` : '—' })],
     ['Base', el('code', { text: `${job.base ?? ''} ${shortSha(job.base_sha)}`.trim() || '—' })],
     ['Proposal', job.proposal_sha ? el('code', { id: 'proposal-sha', text: job.proposal_sha }) : '—'],
     ...(job.partial_sha ? [['Partial work', el('code', { id: 'partial-sha', text: job.partial_sha })]] : []),
@@ -239,8 +241,17 @@ function facts() {
     ['Runner', job.runner_id || '—'],
     ['Container', job.container_id ? el('code', { text: job.container_id }) : '—'],
   ];
+  if (job.mode === 'llm' || job.agent) {
+    // The version is the runner's once started (what the image has), before that the one the images pin.
+    rows.push(['Agent', el('span', { id: 'coding-agent', text: [job.agent ?? 'builtin', job.agent_version]
+      .filter(Boolean).join(' ') })]);
+  }
+  if (job.exec_model) {
+    rows.push(['Model endpoint', el('span', { id: 'model-endpoint',
+      text: 'given to the exec command (SPB_MODEL_BASE_URL), metered and budgeted like an agent\'s calls' })]);
+  }
   if (job.mode === 'llm' || job.model || job.provider) {
-    rows.push(['Agent', [job.mode, job.provider ?? job.spend?.provider, job.model ?? job.spend?.model]
+    rows.push(['Model', [job.mode, job.provider ?? job.spend?.provider, job.model ?? job.spend?.model]
       .filter(Boolean).join(' · ')]);
   }
   if (job.spend) {

@@ -25,9 +25,18 @@ function render(jobs) {
     el('td', {}, statusBadge(job)),
     el('td', { title: job.created_at ?? '', text: age(job.created_at) }),
     el('td', { class: 'task' }, el('a', { href: jobPagePath(job.repo, job.id), text: job.task || job.id })),
-    el('td', {}, el('a', { href: `/repos/${encodeURIComponent(job.repo)}/agent-jobs`, text: job.repo }))));
+    el('td', {}, el('a', { href: `/repos/${encodeURIComponent(job.repo)}/agent-jobs`, text: job.repo })),
+    el('td', { class: 'agent', text: agentOf(job) })));
   tbody.replaceChildren(...rows);
   document.getElementById('empty').hidden = jobs.length > 0;
+}
+
+/** An llm job's coding agent, an exec job's command (marked when it has the model endpoint). */
+function agentOf(job) {
+  if (job.mode === 'exec') {
+    return job.exec_model ? 'exec + model endpoint' : 'exec';
+  }
+  return job.agent ?? 'builtin';
 }
 
 function wireStartForm() {
@@ -41,7 +50,7 @@ function wireStartForm() {
       showError(error, 'Describe the task.');
       return;
     }
-    for (const name of ['exec', 'test_command', 'base', 'model']) {
+    for (const name of ['exec', 'test_command', 'base', 'model', 'agent']) {
       if (form[name].value.trim()) {
         body[name] = form[name].value.trim();
       }

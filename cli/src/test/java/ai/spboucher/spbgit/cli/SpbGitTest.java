@@ -61,11 +61,12 @@ class SpbGitTest {
   }
 
   @Test
-  void modelWithExecIsAUsageError() {
+  void agentWithExecIsAUsageError() {
     assertOneErrorLine(
-        CliRun.of(noConfig(), "", "agent", "run", "demo", "t", "--exec", "true", "--model", "m"),
+        CliRun.of(
+            noConfig(), "", "agent", "run", "demo", "t", "--exec", "true", "--agent", "codex"),
         ExitCode.USAGE,
-        "--model applies to llm jobs only");
+        "--agent applies to llm jobs only");
   }
 
   @Test

@@ -130,7 +130,7 @@ class ApiValidationIT {
   }
 
   @Test
-  void withoutAModelAJobNeedsAnExecCommandAndNamesNoModel() throws Exception {
+  void withoutAModelAJobNeedsAnExecCommandWithoutAModelEndpointAndAKnownAgent() throws Exception {
     // Valid by the document, refused by the handler: this gateway has no SPB_MODEL, so it cannot
     // queue an llm job.
     HttpResponse<String> llm =
@@ -147,7 +147,17 @@ class ApiValidationIT {
             "/api/v1/repos/demo/agent-jobs",
             gateway.ownerToken,
             "{\"task\":\"t\",\"exec\":\"true\",\"model\":\"gpt-test\"}");
-    assertRefused(execWithModel, "'model' applies to llm jobs only");
+    assertRefused(
+        execWithModel,
+        "no model provider is configured (SPB_MODEL), so an exec job cannot have the model"
+            + " endpoint ('model')");
+    HttpResponse<String> unknownAgent =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/demo/agent-jobs",
+            gateway.ownerToken,
+            "{\"task\":\"t\",\"agent\":\"x\"}");
+    assertRefused(unknownAgent, "unknown agent 'x' (builtin, claude-code, codex, qwen-code)");
   }
 
   @Test

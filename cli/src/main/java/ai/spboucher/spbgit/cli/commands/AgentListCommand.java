@@ -41,7 +41,8 @@ final class AgentListCommand implements Runnable {
       cli.printJson(jobs);
       return;
     }
-    Table table = new Table("ID", "REPO", "STATUS", "RESULT", "DECISION", "CREATED", "TASK");
+    Table table =
+        new Table("ID", "REPO", "STATUS", "RESULT", "DECISION", "AGENT", "CREATED", "TASK");
     for (JsonNode job : jobs) {
       table.row(
           job.path("id").asText(),
@@ -49,10 +50,19 @@ final class AgentListCommand implements Runnable {
           job.path("status").asText(),
           text(job.path("exit_reason")),
           text(job.path("decision").path("decision")),
+          agentOf(job),
           text(job.path("created_at")),
           shorten(job.path("task").asText("")));
     }
     cli.out().print(table.render());
+  }
+
+  /** An llm job's agent; {@code exec}, or {@code exec+model} with the model endpoint. */
+  private static String agentOf(JsonNode job) {
+    if ("exec".equals(job.path("mode").asText())) {
+      return job.path("exec_model").asBoolean(false) ? "exec+model" : "exec";
+    }
+    return text(job.path("agent"));
   }
 
   private static String text(JsonNode node) {

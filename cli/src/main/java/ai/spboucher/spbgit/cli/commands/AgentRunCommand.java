@@ -24,8 +24,9 @@ import picocli.CommandLine.Spec;
     description = {
       "Start an agent job on a repository. The job runs in a fresh sandbox on a runner and can only "
           + "push refs/agents/<job>/proposal; nothing is merged until you approve it.",
-      "Without --exec it is an llm job: the model-driven agent works on <task> (the gateway refuses it when no "
-          + "model provider is configured). With --exec it runs your shell command instead.",
+      "Without --exec it is an llm job: a coding agent (--agent, default the built-in one) works on <task> (the "
+          + "gateway refuses it when no model provider is configured). With --exec it runs your shell command "
+          + "instead, given the runner's metered model endpoint when you name a --model.",
       "With --follow, stream the live log (resuming after dropped connections), then print the result, the "
           + "review page and the diff stat; the exit code is 0 only if the job ended ok."
     })
@@ -64,8 +65,17 @@ final class AgentRunCommand implements Callable<Integer> {
       paramLabel = "M",
       description =
           "Model of an llm job (sent as 'model'): one the gateway allows (SPB_MODELS); default: "
-              + "the gateway's default (SPB_MODEL). Not with --exec.")
+              + "the gateway's default (SPB_MODEL). With --exec: the command gets the runner's "
+              + "model endpoint for this model (SPB_MODEL_BASE_URL), metered and budgeted.")
   String model;
+
+  @Option(
+      names = "--agent",
+      paramLabel = "AGENT",
+      description =
+          "Coding agent of an llm job (sent as 'agent'): builtin (default), claude-code, codex or "
+              + "qwen-code; the gateway refuses other names. Not with --exec.")
+  String agent;
 
   @Option(
       names = {"-f", "--follow"},
@@ -80,15 +90,18 @@ final class AgentRunCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    if (model != null && exec != null) {
+    if (agent != null && exec != null) {
       throw new ParameterException(
-          spec.commandLine(), "--model applies to llm jobs only; drop it or --exec");
+          spec.commandLine(),
+          "--agent applies to llm jobs only; drop it or --exec (an exec job gets the model "
+              + "endpoint with --model)");
     }
     ObjectNode body = ApiClient.JSON.createObjectNode().put("task", task);
     putIfSet(body, "exec", exec);
     putIfSet(body, "test_command", test);
     putIfSet(body, "base", base);
     putIfSet(body, "model", model);
+    putIfSet(body, "agent", agent);
     JsonNode job =
         JobReport.requireObject(
             cli.api().post("/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs", body),

@@ -34,6 +34,10 @@ final class AgentShowCommand implements Runnable {
     field(out, "task", node.path("task"));
     field(out, "mode", node.path("mode"));
     field(out, "model", node.path("model"));
+    String agent = agentOf(node);
+    if (!agent.isEmpty()) {
+      field(out, "agent", agent);
+    }
     field(out, "exec", node.path("exec"));
     field(out, "test", node.path("test_command"));
     field(out, "base", node.path("base").asText("") + " at " + node.path("base_sha").asText("?"));
@@ -83,6 +87,19 @@ final class AgentShowCommand implements Runnable {
               + ")");
     }
     JobReport.printOutcome(cli, node);
+  }
+
+  /**
+   * An llm job's agent and its version (the runner's once started, else the pinned one), or that an
+   * exec job has the model endpoint; empty when neither.
+   */
+  private static String agentOf(JsonNode job) {
+    if (job.path("exec_model").asBoolean(false)) {
+      return "exec command with the model endpoint";
+    }
+    String agent = job.path("agent").asText("");
+    String version = job.path("agent_version").asText("");
+    return agent.isEmpty() || version.isEmpty() ? agent : agent + " " + version;
   }
 
   private static void field(PrintWriter out, String name, JsonNode value) {

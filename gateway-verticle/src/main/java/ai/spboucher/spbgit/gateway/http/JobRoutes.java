@@ -97,7 +97,8 @@ public final class JobRoutes {
   }
 
   /**
-   * The body's shape; what the gateway allows (models, base branch) is the job service's to check.
+   * The body's shape; what the gateway allows (models, agents, base branch) is the job service's to
+   * check.
    */
   private static NewJob newJob(JsonObject body) {
     return new NewJob(
@@ -105,7 +106,8 @@ public final class JobRoutes {
         Responses.optionalString(body, "exec", NewJob.MAX_COMMAND_LENGTH),
         Responses.optionalString(body, "model", NewJob.MAX_NAME_LENGTH),
         Responses.optionalString(body, "test_command", NewJob.MAX_COMMAND_LENGTH),
-        Responses.optionalString(body, "base", NewJob.MAX_NAME_LENGTH));
+        Responses.optionalString(body, "base", NewJob.MAX_NAME_LENGTH),
+        Responses.optionalString(body, "agent", NewJob.MAX_NAME_LENGTH));
   }
 
   private void list(RoutingContext ctx) {

@@ -14,7 +14,8 @@ import java.util.function.Consumer;
  * @param status one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
  * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected",
  *     "branch", "sha", "by", "at"}}
- * @param model the model of an llm-mode job; null in exec mode
+ * @param model the model of an llm-mode job, or of an exec-mode job's model endpoint; null for an
+ *     exec-mode job without one
  * @param spend the model spend the runner metered, or null: {@code {"provider", "model",
  *     "input_tokens", "output_tokens"}}
  * @param environment the environment {@code job_created} recorded ({@code AgentEnvironment.toJson}
@@ -22,6 +23,11 @@ import java.util.function.Consumer;
  * @param imageDigest the digest of the image the runner started, or null before the start
  * @param cache {@code hit}, {@code miss} or {@code none} once started (null from a runner older
  *     than them)
+ * @param agent the coding agent of an llm-mode job ({@code CodingAgent.id()}, {@code builtin} for a
+ *     job recorded before agents), as the runner reported it once started; null in exec mode
+ * @param agentVersion the agent's version: the one the runner reported once started, before that
+ *     the version the images pin; null when neither is known (the built-in agent before its start)
+ * @param execModel whether an exec-mode job has the model endpoint (it named a {@code model})
  */
 public record Job(
     String id,
@@ -50,7 +56,10 @@ public record Job(
     JsonObject spend,
     JsonObject environment,
     String imageDigest,
-    String cache) {
+    String cache,
+    String agent,
+    String agentVersion,
+    boolean execModel) {
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -59,6 +68,11 @@ public record Job(
 
   public Job {
     refsWritten = List.copyOf(refsWritten);
+  }
+
+  /** Whether the job runs a shell command (exec mode) rather than a coding agent (llm mode). */
+  public boolean isExec() {
+    return execCommand != null && !execCommand.isBlank();
   }
 
   public boolean isFinished() {
@@ -106,8 +120,11 @@ public record Job(
         .put("detail", detail)
         .put("deadline", deadline)
         .put("refs_written", new JsonArray(refsWritten))
-        .put("mode", model == null ? "exec" : "llm")
+        .put("mode", isExec() ? "exec" : "llm")
         .put("model", model)
+        .put("agent", agent)
+        .put("agent_version", agentVersion)
+        .put("exec_model", execModel)
         .put("provider", spend == null ? null : spend.getString("provider"))
         .put("spend", spend)
         .put("proposal_sha", proposalSha)
@@ -163,6 +180,8 @@ public record Job(
     JsonObject spend;
     String imageDigest;
     String cache;
+    String agent;
+    String agentVersion;
     private final Job from;
 
     private Builder(Job from) {
@@ -180,6 +199,8 @@ public record Job(
       spend = from.spend;
       imageDigest = from.imageDigest;
       cache = from.cache;
+      agent = from.agent;
+      agentVersion = from.agentVersion;
     }
 
     private Job build() {
@@ -210,7 +231,10 @@ public record Job(
           spend,
           from.environment,
           imageDigest,
-          cache);
+          cache,
+          agent,
+          agentVersion,
+          from.execModel);
     }
   }
 }

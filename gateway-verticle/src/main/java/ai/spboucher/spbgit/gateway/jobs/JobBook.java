@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
 import ai.spboucher.spbgit.hooks.PushGate;
+import ai.spboucher.spbgit.proto.CodingAgent;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -81,6 +82,9 @@ public final class JobBook {
                         b.startedAt = entry.getString("ts");
                         b.imageDigest = entry.getString("image_digest");
                         b.cache = entry.getString("cache");
+                        b.agent = nonEmpty(entry.getString("agent"), job.agent());
+                        b.agentVersion =
+                            nonEmpty(entry.getString("agent_version"), job.agentVersion());
                       });
           case REFS_WRITTEN ->
               job.with(
@@ -144,6 +148,8 @@ public final class JobBook {
   }
 
   private static Job created(JsonObject e) {
+    String exec = e.getString("exec");
+    boolean isExec = exec != null && !exec.isBlank();
     return new Job(
         e.getString("job"),
         e.getString("repo"),
@@ -171,7 +177,11 @@ public final class JobBook {
         null,
         e.getJsonObject("environment"),
         null,
-        null);
+        null,
+        // Jobs recorded before agents ran the built-in one.
+        isExec ? null : e.getString("agent", CodingAgent.BUILTIN.id()),
+        e.getString("agent_version"),
+        e.getBoolean("exec_model", false));
   }
 
   private static String nonEmpty(String value, String fallback) {

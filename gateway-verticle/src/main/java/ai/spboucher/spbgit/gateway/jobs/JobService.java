@@ -9,6 +9,7 @@ import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
 import ai.spboucher.spbgit.hooks.RefNames;
 import ai.spboucher.spbgit.proto.CacheOutcome;
+import ai.spboucher.spbgit.proto.CodingAgent;
 import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
@@ -155,13 +156,16 @@ public final class JobService {
   }
 
   /**
-   * Records and queues a job: in exec mode when it has an {@code exec} command, otherwise in llm
-   * mode with the named (or default) model, refused at once when no model provider is configured.
+   * Records and queues a job: in exec mode when it has an {@code exec} command (given the model
+   * endpoint when it names a model), otherwise in llm mode with the named (or default) model and
+   * coding agent, refused at once when no model provider is configured.
    */
   public Future<Job> create(RepoName repo, NewJob request, Principal.Owner owner) {
     String model;
+    Optional<CodingAgent> agent;
     JobQueue connected;
     try {
+      agent = request.codingAgent();
       model = modelOf(request);
       if (RefNames.problemWith("refs/heads/" + request.baseBranch()).isPresent()) {
         throw new InvalidJobException("'base' must be a branch name");
@@ -178,7 +182,7 @@ public final class JobService {
         .compose(
             prepared -> {
               pendingTokens.put(prepared.id(), prepared.token().token());
-              return record(createdEntry(prepared, repo, request, model, owner))
+              return record(createdEntry(prepared, repo, request, model, agent, owner))
                   .onFailure(e -> pendingTokens.remove(prepared.id()));
             })
         .compose(
@@ -204,19 +208,20 @@ public final class JobService {
   }
 
   /**
-   * The model of an llm-mode job (the default when it names none), or null for an exec-mode job.
+   * The model of an llm-mode job (the default when it names none), of the model endpoint an
+   * exec-mode job asks for by naming one, or null for an exec-mode job without the endpoint.
    */
   private String modelOf(NewJob request) {
-    if (request.isExec()) {
-      if (!request.model().isBlank()) {
-        throw new InvalidJobException(
-            "'model' applies to llm jobs only; this job has an 'exec' command");
-      }
+    if (request.isExec() && request.model().isBlank()) {
       return null;
     }
     if (models.isEmpty()) {
       throw new InvalidJobException(
-          "no model provider is configured (SPB_MODEL), so jobs need an 'exec' " + "shell command");
+          request.isExec()
+              ? "no model provider is configured (SPB_MODEL), so an exec job cannot have the"
+                  + " model endpoint ('model')"
+              : "no model provider is configured (SPB_MODEL), so jobs need an 'exec' shell"
+                  + " command");
     }
     String model = request.model().isBlank() ? models.get(0) : request.model();
     if (!models.contains(model)) {
@@ -440,7 +445,11 @@ public final class JobService {
               .put(
                   "image_digest",
                   change.getImageDigest().isEmpty() ? null : change.getImageDigest())
-              .put("cache", cacheOutcome(change.getCache())));
+              .put("cache", cacheOutcome(change.getCache()))
+              .put("agent", change.getAgent().isEmpty() ? null : change.getAgent())
+              .put(
+                  "agent_version",
+                  change.getAgentVersion().isEmpty() ? null : change.getAgentVersion()));
     }
     if (change.getStatus() == JobStatus.FINISHED) {
       return finish(
@@ -593,9 +602,18 @@ public final class JobService {
     return new Prepared(id, deadline, token, baseSha, environment);
   }
 
-  /** The request's test command wins over the environment's default ({@code test} in the file). */
+  /**
+   * The request's test command wins over the environment's default ({@code test} in the file). An
+   * llm job's agent is recorded with the version the images pin (null for the built-in agent, whose
+   * version is the runner's agent jar: {@code job_started} says which).
+   */
   private static JsonObject createdEntry(
-      Prepared job, RepoName repo, NewJob request, String model, Principal.Owner owner) {
+      Prepared job,
+      RepoName repo,
+      NewJob request,
+      String model,
+      Optional<CodingAgent> agent,
+      Principal.Owner owner) {
     String testCommand =
         request.testCommand().isEmpty() ? job.environment().test() : request.testCommand();
     return entry(JobBook.CREATED, job.id())
@@ -609,8 +627,13 @@ public final class JobService {
         .put("token_expires", job.token().expiresAt().toString())
         .put("deadline", job.deadline().toString())
         .put("base_sha", job.baseSha())
-        .put("mode", model == null ? "exec" : "llm")
+        .put("mode", request.isExec() ? "exec" : "llm")
         .put("model", model)
+        .put("agent", agent.map(CodingAgent::id).orElse(null))
+        .put(
+            "agent_version",
+            agent.map(CodingAgent::pinnedVersion).filter(v -> !v.isEmpty()).orElse(null))
+        .put("exec_model", request.isExec() && model != null)
         .put("image", job.environment().image())
         .put("environment", job.environment().toJson().put("blob", job.environment().blob()));
   }
@@ -623,8 +646,10 @@ public final class JobService {
         .setCloneUrl(cloneUrl.apply(RepoName.of(job.repo())))
         .setBaseRef(job.baseRef())
         .setTask(job.task())
-        .setMode(job.model() == null ? Mode.MODE_EXEC : Mode.MODE_LLM)
+        .setMode(job.isExec() ? Mode.MODE_EXEC : Mode.MODE_LLM)
         .setModel(job.model() == null ? "" : job.model())
+        .setAgent(job.isExec() ? "" : job.agent())
+        .setExecModel(job.execModel())
         .setExecCommand(job.execCommand() == null ? "" : job.execCommand())
         .setTestCommand(job.testCommand() == null ? "" : job.testCommand())
         .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))

@@ -12,6 +12,7 @@ import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.proto.CodingAgent;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -62,7 +63,7 @@ class JobServiceTest {
   private static final RepoName REPO = RepoName.of("demo");
   private static final Principal.Owner OWNER = new Principal.Owner("pat-1");
   private static final NewJob EXEC_JOB =
-      new NewJob("say hello", "echo hello > hello.txt", "", "", "");
+      new NewJob("say hello", "echo hello > hello.txt", "", "", "", "");
 
   @TempDir Path tmp;
   private final MovableClock clock = new MovableClock(Instant.parse("2026-12-01T10:00:00Z"));
@@ -232,7 +233,8 @@ class JobServiceTest {
   void refusesWhatTheGatewayDoesNotAllowBeforeRecordingAnything() throws Exception {
     assertEquals(
         "no model provider is configured (SPB_MODEL), so jobs need an 'exec' shell command",
-        failure(() -> jobs.create(REPO, new NewJob("think", "", "", "", ""), OWNER)).getMessage());
+        failure(() -> jobs.create(REPO, new NewJob("think", "", "", "", "", ""), OWNER))
+            .getMessage());
     JobService withModels = startService(List.of("model-a", "model-b"));
     on(
         () -> {
@@ -240,26 +242,159 @@ class JobServiceTest {
           return Future.succeededFuture();
         });
     Throwable unlisted =
-        failure(() -> withModels.create(REPO, new NewJob("think", "", "model-c", "", ""), OWNER));
+        failure(
+            () -> withModels.create(REPO, new NewJob("think", "", "model-c", "", "", ""), OWNER));
     assertInstanceOf(InvalidJobException.class, unlisted);
     assertEquals(
         "model 'model-c' is not allowed; allowed: model-a, model-b", unlisted.getMessage());
+    assertEquals(
+        "model 'model-c' is not allowed; allowed: model-a, model-b",
+        failure(
+                () ->
+                    withModels.create(
+                        REPO, new NewJob("think", "true", "model-c", "", "", ""), OWNER))
+            .getMessage(),
+        "an exec job's model endpoint is checked like an llm job's model");
+    Throwable unknownAgent =
+        failure(() -> withModels.create(REPO, new NewJob("think", "", "", "", "", "aider"), OWNER));
+    assertInstanceOf(InvalidJobException.class, unknownAgent);
+    assertEquals(
+        "unknown agent 'aider' (builtin, claude-code, codex, qwen-code)",
+        unknownAgent.getMessage());
+    Throwable agentWithExec =
+        failure(
+            () ->
+                withModels.create(
+                    REPO, new NewJob("think", "true", "", "", "", "claude-code"), OWNER));
+    assertInstanceOf(InvalidJobException.class, agentWithExec);
+    assertTrue(
+        agentWithExec.getMessage().startsWith("'agent' applies to llm jobs only"),
+        agentWithExec.getMessage());
+    assertEquals(
+        "no model provider is configured (SPB_MODEL), so an exec job cannot have the model"
+            + " endpoint ('model')",
+        failure(() -> jobs.create(REPO, new NewJob("think", "true", "model-a", "", "", ""), OWNER))
+            .getMessage());
     assertInstanceOf(
         InvalidJobException.class,
         failure(
-            () -> withModels.create(REPO, new NewJob("think", "true", "model-a", "", ""), OWNER)));
-    assertInstanceOf(
-        InvalidJobException.class,
-        failure(() -> withModels.create(REPO, new NewJob("think", "true", "", "", "a..b"), OWNER)));
+            () -> withModels.create(REPO, new NewJob("think", "true", "", "", "a..b", ""), OWNER)));
     assertInstanceOf(
         JobStateException.class,
         failure(
-            () -> withModels.create(REPO, new NewJob("think", "true", "", "", "develop"), OWNER)));
+            () ->
+                withModels.create(
+                    REPO, new NewJob("think", "true", "", "", "develop", ""), OWNER)));
     assertEquals(0, audit.size());
 
-    Job llm = on(() -> withModels.create(REPO, new NewJob("think", "", "", "", ""), OWNER));
+    Job llm = on(() -> withModels.create(REPO, new NewJob("think", "", "", "", "", ""), OWNER));
     assertEquals("model-a", llm.model());
     assertEquals(Mode.MODE_LLM, queue.published.get(0).getMode());
+  }
+
+  @Test
+  void recordsTheAgentItsPinnedVersionAndWhatTheRunnerReportedAndRestoresThemOnReplay()
+      throws Exception {
+    JobService withModels = startService(List.of("model-a", "model-b"));
+    on(
+        () -> {
+          withModels.attach(queue);
+          return Future.succeededFuture();
+        });
+    Job claude =
+        on(
+            () ->
+                withModels.create(
+                    REPO, new NewJob("think", "", "model-b", "", "", "claude-code"), OWNER));
+    assertEquals("claude-code", claude.agent());
+    assertEquals(CodingAgent.CLAUDE_CODE.pinnedVersion(), claude.agentVersion());
+    JobRequest request = queue.published.get(0);
+    assertEquals(Mode.MODE_LLM, request.getMode());
+    assertEquals("claude-code", request.getAgent());
+    assertEquals("model-b", request.getModel());
+    assertFalse(request.getExecModel());
+    JsonObject created = entry(claude.id(), JobBook.CREATED);
+    assertEquals("claude-code", created.getString("agent"));
+    assertEquals(CodingAgent.CLAUDE_CODE.pinnedVersion(), created.getString("agent_version"));
+    assertEquals(false, created.getBoolean("exec_model"));
+
+    Job builtin = on(() -> withModels.create(REPO, new NewJob("think", "", "", "", "", ""), OWNER));
+    assertEquals("builtin", builtin.agent());
+    assertNull(builtin.agentVersion(), "the built-in agent is the runner's jar: no pinned version");
+    assertEquals("builtin", queue.published.get(1).getAgent());
+
+    Job metered =
+        on(
+            () ->
+                withModels.create(
+                    REPO,
+                    new NewJob("run my agent", "./my-agent.sh", "model-b", "", "", ""),
+                    OWNER));
+    JobRequest execRequest = queue.published.get(2);
+    assertEquals(Mode.MODE_EXEC, execRequest.getMode());
+    assertTrue(execRequest.getExecModel());
+    assertEquals("model-b", execRequest.getModel());
+    assertEquals("", execRequest.getAgent());
+    JsonObject execCreated = entry(metered.id(), JobBook.CREATED);
+    assertEquals("exec", execCreated.getString("mode"));
+    assertEquals(true, execCreated.getBoolean("exec_model"));
+    assertNull(execCreated.getString("agent"));
+    JsonObject execJson = metered.toJson(WorkShas.NONE);
+    assertEquals("exec", execJson.getString("mode"));
+    assertEquals(true, execJson.getBoolean("exec_model"));
+    assertNull(execJson.getString("agent"));
+    on(() -> withModels.create(REPO, EXEC_JOB, OWNER));
+    assertFalse(queue.published.get(3).getExecModel(), "no model, no endpoint");
+
+    assertTrue(
+        queue
+            .deliver(
+                JobEvent.newBuilder()
+                    .setJobId(claude.id())
+                    .setStatus(
+                        StatusChange.newBuilder()
+                            .setStatus(JobStatus.STARTED)
+                            .setRunnerId("runner-1")
+                            .setContainerId("container-1")
+                            .setAgent("claude-code")
+                            .setAgentVersion("2.1.329"))
+                    .build())
+            .succeeded());
+    JsonObject started = entry(claude.id(), JobBook.STARTED);
+    assertEquals("claude-code", started.getString("agent"));
+    assertEquals("2.1.329", started.getString("agent_version"));
+    JsonObject json = withModels.get(claude.id()).orElseThrow().toJson(WorkShas.NONE);
+    assertEquals("claude-code", json.getString("agent"));
+    assertEquals("2.1.329", json.getString("agent_version"), "the runner's version wins");
+    assertEquals(false, json.getBoolean("exec_model"));
+
+    JobService restarted = startService(List.of("model-a"));
+    Job replayed = on(() -> Future.succeededFuture(restarted.get(claude.id()).orElseThrow()));
+    assertEquals("claude-code", replayed.agent());
+    assertEquals("2.1.329", replayed.agentVersion());
+    Job replayedExec = on(() -> Future.succeededFuture(restarted.get(metered.id()).orElseThrow()));
+    assertTrue(replayedExec.execModel());
+    assertEquals("model-b", replayedExec.model());
+  }
+
+  @Test
+  void aJobRecordedBeforeAgentsRanTheBuiltInOne() {
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                new JsonObject()
+                    .put("event", JobBook.CREATED)
+                    .put("job", "j-llm")
+                    .put("exec", "")
+                    .put("model", "model-a"),
+                new JsonObject()
+                    .put("event", JobBook.CREATED)
+                    .put("job", "j-exec")
+                    .put("exec", "true")));
+    assertEquals("builtin", book.get("j-llm").orElseThrow().agent());
+    assertEquals("llm", book.get("j-llm").orElseThrow().toJson(WorkShas.NONE).getString("mode"));
+    assertNull(book.get("j-exec").orElseThrow().agent());
+    assertFalse(book.get("j-exec").orElseThrow().execModel());
   }
 
   @Test
@@ -293,6 +428,12 @@ class JobServiceTest {
 
   private Job job(String id) throws Exception {
     return on(() -> Future.succeededFuture(jobs.get(id).orElseThrow()));
+  }
+
+  private JsonObject entry(String jobId, String event) {
+    return audit
+        .entries(e -> jobId.equals(e.getString("job")) && event.equals(e.getString("event")))
+        .get(0);
   }
 
   private List<String> events(String jobId) {

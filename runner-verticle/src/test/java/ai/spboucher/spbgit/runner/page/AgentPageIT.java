@@ -1,0 +1,188 @@
+package ai.spboucher.spbgit.runner.page;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.gateway.GitCli;
+import ai.spboucher.spbgit.gateway.NatsServerProcess;
+import ai.spboucher.spbgit.gateway.TestGateway;
+import ai.spboucher.spbgit.proto.CodingAgent;
+import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.StatusChange;
+import ai.spboucher.spbgit.proto.Subjects;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.PublishOptions;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+
+/**
+ * The proposal page and the jobs list say which agent a job runs: the agent and its pinned version,
+ * then the version the runner reported (shown as text whatever it holds), and for an exec job with
+ * the model endpoint, that it has it. Real headless Chromium, gateway, NATS and git; the test
+ * reports the start and end as a runner does.
+ */
+class AgentPageIT {
+
+  private static final String HOSTILE_VERSION = "2.1.328 <img src=x onerror=\"window.__pwned=1\">";
+
+  @TempDir static Path tmp;
+  static NatsServerProcess nats;
+  static TestGateway gateway;
+  static Connection runner;
+  static Browser browser;
+
+  @BeforeAll
+  static void start() throws Exception {
+    Browser.requireChromium();
+    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    gateway =
+        TestGateway.start(
+            tmp.resolve("data"),
+            new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
+    runner = Nats.connect(nats.url());
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
+      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
+      Thread.sleep(100);
+    }
+    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    gateway.createRepo("demo");
+    git.ok(
+        git.workTree(tmp, "demo"),
+        "push",
+        "-q",
+        gateway.pushUrl("demo", gateway.ownerToken),
+        "main");
+    browser = Browser.start(tmp.resolve("chromium"), gateway.baseUrl);
+    browser.signIn(gateway.ownerToken, "/agent-jobs");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (browser != null) {
+      browser.close();
+    }
+    if (runner != null) {
+      runner.close();
+    }
+    if (gateway != null) {
+      gateway.close();
+    }
+    if (nats != null) {
+      nats.close();
+    }
+  }
+
+  @Test
+  void showsTheAgentItsVersionAsTextAndTheModelEndpointOfAnExecJob() throws Exception {
+    String claude = create(new JsonObject().put("task", "Fix it").put("agent", "claude-code"));
+    openJob(claude);
+    assertEquals(
+        "claude-code " + CodingAgent.CLAUDE_CODE.pinnedVersion(),
+        browser.text("coding-agent"),
+        "the pinned version before a runner reports one");
+
+    publishStatus(
+        claude,
+        1,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId("r1")
+            .setContainerId("c1")
+            .setAgent("claude-code")
+            .setAgentVersion(HOSTILE_VERSION)
+            .build());
+    publishStatus(
+        claude,
+        2,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.FINISHED)
+            .setExitReason("agent_unavailable")
+            .setRunnerId("r1")
+            .setDetail("claude-code speaks anthropic; this runner's provider is openai")
+            .build());
+    browser.waitFor(
+        d -> d.findElement(By.id("status")).getText().startsWith("finished") ? true : null);
+    assertEquals("claude-code " + HOSTILE_VERSION, browser.text("coding-agent"));
+    assertTrue(
+        browser.driver.findElements(By.cssSelector("#facts img")).isEmpty(), "the version is text");
+    assertEquals(null, browser.js("return window.__pwned ?? null"));
+    assertTrue(
+        browser.text("exit-reason").startsWith("agent_unavailable ("), browser.text("exit-reason"));
+    assertEquals(
+        Boolean.TRUE,
+        browser.js(
+            "const facts = [...document.querySelectorAll('#facts dt')].map(dt => dt.textContent);"
+                + " return facts.indexOf('Agent') >= 0 && facts.indexOf('Agent') < facts.indexOf('Model')"),
+        "the agent is shown next to the model");
+    assertTrue(browser.driver.findElements(By.id("model-endpoint")).isEmpty(), "an llm job");
+
+    String exec =
+        create(
+            new JsonObject()
+                .put("task", "Run my agent")
+                .put("exec", "my-agent")
+                .put("model", "gpt-test"));
+    openJob(exec);
+    assertTrue(
+        browser.text("model-endpoint").startsWith("given to the exec command (SPB_MODEL_BASE_URL)"),
+        browser.text("model-endpoint"));
+    assertTrue(browser.driver.findElements(By.id("coding-agent")).isEmpty(), "no coding agent");
+    String plainExec = create(new JsonObject().put("task", "Just run").put("exec", "true"));
+
+    browser.open("/repos/demo/agent-jobs");
+    browser.waitFor(
+        d -> d.findElements(By.cssSelector("#jobs tbody tr")).size() == 3 ? true : null);
+    assertEquals("claude-code", agentCell(claude));
+    assertEquals("exec + model endpoint", agentCell(exec));
+    assertEquals("exec", agentCell(plainExec));
+    assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
+  }
+
+  private static String agentCell(String job) {
+    WebElement row = browser.driver.findElement(By.cssSelector("#jobs tr[data-job='" + job + "']"));
+    List<WebElement> cells = row.findElements(By.tagName("td"));
+    return cells.get(cells.size() - 1).getText();
+  }
+
+  private static String create(JsonObject body) throws Exception {
+    HttpResponse<String> created =
+        gateway.api("POST", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken, body.encode());
+    assertEquals(201, created.statusCode(), created.body());
+    return new JsonObject(created.body()).getString("id");
+  }
+
+  private static void openJob(String id) {
+    browser.open("/repos/demo/agent-jobs/" + id);
+    browser.waitFor(d -> d.findElement(By.id("task")).getText().equals("Loading…") ? null : true);
+  }
+
+  private static void publishStatus(String id, long sequence, StatusChange change)
+      throws Exception {
+    JobEvent event =
+        JobEvent.newBuilder()
+            .setJobId(id)
+            .setSequence(sequence)
+            .setTimestampEpochMs(System.currentTimeMillis())
+            .setStatus(change)
+            .build();
+    runner
+        .jetStream()
+        .publish(
+            Subjects.statusEvents(id),
+            event.toByteArray(),
+            PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  }
+}
