@@ -14,6 +14,7 @@ import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.runner.model.FakeProvider;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -66,7 +67,11 @@ class AgentJobsIT {
   @BeforeAll
   static void start() throws Exception {
     JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
-    bed = JobTestBed.start(tmp, "240s");
+    bed =
+        JobTestBed.start(
+            tmp,
+            "240s",
+            new JsonObject().put("model", CLAUDE).put("models", String.join(",", CLAUDE, GPT)));
     // Outside the data directories the test searches for the key.
     keyDir = Files.createTempDirectory("agents-it-key");
     bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\n"));
@@ -101,12 +106,20 @@ class AgentJobsIT {
     startRunner("anthropic", CLAUDE, JobTestBed.IMAGE, Map.of());
     Conversation talk =
         new Conversation(
-            "tool_result",
+            "\"tool_result\"",
+            // Its own fetch tool reaches outside first: the egress proxy refuses it.
+            fake.toolCall(
+                "WebFetch",
+                json("url", "https://example.com/", "prompt", "What does it say?"),
+                700,
+                40),
             fake.toolCall("Write", json("file_path", TARGET, "content", CONTENT), 1200, 80),
             fake.text("I wrote hello.txt.", 1400, 12));
     talk.script(usesTool("Write"));
 
-    assertAgentWroteTheFile("claude-code", "2.1.328", talk);
+    List<EgressAttempt> outside = assertAgentWroteTheFile("claude-code", "2.1.328", CLAUDE, talk);
+    // WebFetch asks api.anthropic.com about the domain before it fetches: refused, so it gives up.
+    assertFalse(outside.isEmpty(), "its WebFetch was refused and recorded");
   }
 
   @Test
@@ -123,7 +136,7 @@ class AgentJobsIT {
             fake.text("I added hello.txt.", 2300, 14));
     talk.script(usesTool("exec_command"));
 
-    assertAgentWroteTheFile("codex", "0.169.0", talk);
+    assertAgentWroteTheFile("codex", "0.169.0", GPT, talk);
   }
 
   @Test
@@ -136,41 +149,40 @@ class AgentJobsIT {
             fake.text("I wrote hello.txt.", 1000, 10));
     talk.script(usesTool("write_file"));
 
-    assertAgentWroteTheFile("qwen-code", "0.24.4", talk);
+    assertAgentWroteTheFile("qwen-code", "0.24.4", GPT, talk);
   }
 
   /**
-   * A two-turn conversation that answers by what the request carries, not by its place in the
-   * script: the tool call until the request holds the tool's result ({@code resultMarker}), then
-   * the final text, held until the test has looked inside the container. A CLI's retry or fallback
-   * (Claude Code asks again without streaming when a stream fails) then gets the same turn again
-   * instead of the next one.
+   * A conversation that answers by what the request carries, not by its place in the script: turn
+   * {@code n} once the request holds {@code n} tool results ({@code resultMarker}); the last turn
+   * is held until the test has looked inside the container. A CLI's retry or fallback (Claude Code
+   * asks again without streaming when a stream fails) then gets the same turn again instead of the
+   * next one.
    */
   final class Conversation {
     final String resultMarker;
-    final FakeProvider.Responder toolTurn;
-    final FakeProvider.Responder finalTurn;
+    final List<FakeProvider.Responder> turns;
     final CountDownLatch resultSent = new CountDownLatch(1);
     final CountDownLatch inspected = new CountDownLatch(1);
 
-    Conversation(
-        String resultMarker, FakeProvider.Responder toolTurn, FakeProvider.Responder finalTurn) {
+    Conversation(String resultMarker, FakeProvider.Responder... turns) {
       this.resultMarker = resultMarker;
-      this.toolTurn = toolTurn;
-      this.finalTurn = finalTurn;
+      this.turns = List.of(turns);
     }
 
     void script(Predicate<FakeProvider.Received> agentLoop) {
       fake.scriptOnly(agentLoop);
-      for (int i = 0; i < 8; i++) {
+      for (int i = 0; i < 12; i++) {
         fake.then(
             request -> {
-              if (!request.text().contains(resultMarker)) {
-                return toolTurn.apply(request);
+              int results =
+                  request.text().split(java.util.regex.Pattern.quote(resultMarker), -1).length - 1;
+              int turn = Math.min(results, turns.size() - 1);
+              if (turn == turns.size() - 1) {
+                resultSent.countDown();
+                await(inspected);
               }
-              resultSent.countDown();
-              await(inspected);
-              return finalTurn.apply(request);
+              return turns.get(turn).apply(request);
             });
       }
     }
@@ -181,13 +193,16 @@ class AgentJobsIT {
    * container; then checks the proposal, the spend, the log, the data directories and the egress
    * record.
    */
-  void assertAgentWroteTheFile(String agent, String version, Conversation talk) throws Exception {
-    String id = agent + "-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(
-        bed.request("demo", id, Mode.MODE_LLM, "Create hello.txt.", 200)
-            .setAgent(agent)
-            .setTestCommand("grep -q 'written by the agent' hello.txt")
-            .build());
+  List<EgressAttempt> assertAgentWroteTheFile(
+      String agent, String version, String model, Conversation talk) throws Exception {
+    String id =
+        create(
+                new JsonObject()
+                    .put("task", "Create hello.txt.")
+                    .put("agent", agent)
+                    .put("model", model)
+                    .put("test_command", "grep -q 'written by the agent' hello.txt"))
+            .getString("id");
 
     assertTrue(
         talk.resultSent.await(150, TimeUnit.SECONDS),
@@ -205,6 +220,10 @@ class AgentJobsIT {
     assertEquals(agent, started.getAgent());
     assertEquals(version, started.getAgentVersion());
     assertTrue(log.contains("tests passed"), context);
+    JsonObject job = bed.awaitFinished("demo", id);
+    assertEquals("ok", job.getString("exit_reason"), job.encodePrettily());
+    assertEquals(agent, job.getString("agent"), job.encodePrettily());
+    assertEquals(version, job.getString("agent_version"), job.encodePrettily());
 
     GitCli.Result file =
         bed.git.ok(
@@ -216,6 +235,9 @@ class AgentJobsIT {
     assertEquals(
         reported.inputTokens() + reported.cacheReadTokens(), finished.getInputTokens(), context);
     assertEquals(reported.outputTokens(), finished.getOutputTokens(), context);
+    JsonObject audited = finishedEntry(id);
+    assertEquals(finished.getInputTokens(), audited.getLong("input_tokens"), audited.encode());
+    assertEquals(finished.getOutputTokens(), audited.getLong("output_tokens"), audited.encode());
     List<ModelCall> calls = bed.modelCalls(id);
     assertEquals(fake.received().size(), calls.size(), "every call recorded" + context);
     assertEquals(
@@ -231,7 +253,7 @@ class AgentJobsIT {
     assertFalse(log.contains(KEY), "the key is in the log");
     assertKeyNotUnder(bed.gateway.dataDir);
     assertKeyNotUnder(tmp);
-    assertOutsideAttemptsRefused(id, context);
+    return assertOutsideAttemptsRefused(id, context);
   }
 
   // --- a breach stops the CLI, its work is pushed as partial
@@ -331,7 +353,6 @@ class AgentJobsIT {
   void anExecJobWithTheModelEndpointCallsItWithCurlAndIsMetered() throws Exception {
     startRunner("anthropic", CLAUDE, JobTestBed.IMAGE, Map.of());
     fake.then(fake.text("hello from the model", 321, 45));
-    String id = "exec-model-" + Long.toString(System.nanoTime(), 36);
     // The placeholder key, the base URL and the conventional variable are the entrypoint's.
     String command =
         "test \"$ANTHROPIC_BASE_URL\" = \"$SPB_MODEL_BASE_URL\" && test -n \"$ANTHROPIC_API_KEY\" && "
@@ -342,11 +363,14 @@ class AgentJobsIT {
             + CLAUDE
             + "\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}' "
             + "> answer.json && env | grep -c '^SPB_MODEL_BASE_URL=http://127.0.0.1:3129$'";
-    bed.publish(
-        bed.request("demo", id, Mode.MODE_EXEC, "", 60)
-            .setExecCommand(command)
-            .setExecModel(true)
-            .build());
+    JsonObject created =
+        create(
+            new JsonObject()
+                .put("task", "ask the model")
+                .put("exec", command)
+                .put("model", CLAUDE));
+    assertTrue(created.getBoolean("exec_model"), created.encodePrettily());
+    String id = created.getString("id");
 
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
     String log = bed.log(id);
@@ -361,9 +385,27 @@ class AgentJobsIT {
     assertFalse(answer.output().contains(KEY));
     assertFalse(log.contains(KEY));
     assertEquals(KEY, fake.received().get(0).header("x-api-key"));
+    JsonObject audited = finishedEntry(id);
+    assertEquals(321L, audited.getLong("input_tokens"), audited.encode());
+    assertEquals(45L, audited.getLong("output_tokens"), audited.encode());
   }
 
   // --- helpers
+  static JsonObject create(JsonObject body) throws Exception {
+    var r = bed.createJob("demo", body);
+    assertEquals(201, r.statusCode(), r.body());
+    return new JsonObject(r.body());
+  }
+
+  static JsonObject finishedEntry(String id) throws Exception {
+    List<JsonObject> finished =
+        bed.auditEntries(id).stream()
+            .filter(e -> "job_finished".equals(e.getString("event")))
+            .toList();
+    assertEquals(1, finished.size(), finished.toString());
+    return finished.get(0);
+  }
+
   // -----------------------------------------------------------------------------------------------------
 
   void startRunner(String provider, String model, String image, Map<String, String> extra)
@@ -431,7 +473,7 @@ class AgentJobsIT {
    * Every attempt the job made besides its model calls and its git relay went to the egress proxy,
    * which refused it (the job's allow-list is empty) and recorded it; none hung the job.
    */
-  void assertOutsideAttemptsRefused(String id, String context) throws Exception {
+  List<EgressAttempt> assertOutsideAttemptsRefused(String id, String context) throws Exception {
     List<EgressAttempt> attempts = bed.egressAttempts(id);
     List<EgressAttempt> outside =
         attempts.stream().filter(a -> a.getVia().equals("proxy")).toList();
@@ -449,6 +491,7 @@ class AgentJobsIT {
         fake.received().size(),
         attempts.stream().filter(a -> a.getVia().equals("model_endpoint")).count(),
         "each model call is an egress attempt too" + context);
+    return outside;
   }
 
   /** No file under {@code dir} holds the key. */
