@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.proto.CodingAgent;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -23,7 +24,8 @@ record InstalledAgents(Map<String, String> versions) {
           : InstalledAgents.class.getPackage().getImplementationVersion();
 
   InstalledAgents {
-    versions = Map.copyOf(versions);
+    // In the label's order, for the refusal's list.
+    versions = Collections.unmodifiableMap(new LinkedHashMap<>(versions));
   }
 
   /** Parses the label's value; null or blank (an image built before agents) means none. */
