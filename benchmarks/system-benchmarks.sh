@@ -37,7 +37,7 @@ run() {
 if [ $# -gt 0 ]; then
   run "$@"
 else
-  for name in PublishLatency Dispatch LogLatency LogThroughput FanOut Queue; do
+  for name in PublishLatency Dispatch LogLatency LogThroughput FanOut Queue Environment; do
     run "$name"
   done
 fi

@@ -1,10 +1,14 @@
 package ai.spboucher.spbgit.benchmarks;
 
+import ai.spboucher.spbgit.testsupport.GatewayProcess;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Times a small push end to end, the way a job pushes its proposal: one new commit with one small
@@ -31,18 +35,28 @@ final class SmallPushTiming {
 
   private SmallPushTiming() {}
 
-  static Result measure(Path gatewayJar, int warmups, int pushes)
-      throws IOException, InterruptedException {
+  static Result measure(Path gatewayJar, int warmups, int pushes) throws Exception {
     Path work = Files.createTempDirectory("spb-push-bench");
-    try (GatewayProcess gateway = GatewayProcess.start(gatewayJar, work.resolve("gateway"))) {
-      Git git = new Git(Files.createDirectories(work.resolve("home")));
+    // The gateway serves git and the repository API without NATS; it gets one, when nats-server is
+    // installed, only so that it runs as deployed, not retrying a connection in the background.
+    // Closed in reverse order: the gateway first, so it closes its NATS connection cleanly.
+    try (NatsServerProcess nats =
+            NatsServerProcess.installed() ? NatsServerProcess.start(work.resolve("nats")) : null;
+        GatewayProcess gateway =
+            GatewayProcess.start(
+                gatewayJar,
+                List.of(),
+                work.resolve("gateway").resolve("data"),
+                work.resolve("gateway"),
+                nats == null ? Map.of() : Map.of("SPB_NATS_URL", nats.url()))) {
+      GitCli git = new GitCli(Files.createDirectories(work.resolve("home")));
       gateway.createRepo(PreReceiveGateBenchmark.REPO);
       String ownerUrl = gateway.gitUrl(PreReceiveGateBenchmark.REPO, gateway.ownerToken());
       Path jobTree = Files.createDirectories(work.resolve("job"));
-      git.run(jobTree, "init", "-q", "-b", "main");
+      git.ok(jobTree, "init", "-q", "-b", "main");
       commit(git, jobTree, "README.md", "the repository a job works on\n");
-      git.run(jobTree, "push", "-q", ownerUrl, "main");
-      git.run(work, "clone", "-q", gateway.gitUrl(PreReceiveGateBenchmark.REPO, null), "owner");
+      git.ok(jobTree, "push", "-q", ownerUrl, "main");
+      git.ok(work, "clone", "-q", gateway.gitUrl(PreReceiveGateBenchmark.REPO, null), "owner");
       Path ownerTree = work.resolve("owner");
 
       List<Timing> jobPushes = new ArrayList<>();
@@ -79,27 +93,27 @@ final class SmallPushTiming {
           Stats.median(jobPushes.stream().map(Timing::gatewayCpuMs).toList()),
           Stats.median(ownerPushes.stream().map(Timing::gatewayCpuMs).toList()),
           pushes,
-          gateway.withNats());
+          nats != null);
     } finally {
       TempDirs.delete(work);
     }
   }
 
-  private static void commit(Git git, Path tree, String file, String content)
+  private static void commit(GitCli git, Path tree, String file, String content)
       throws IOException, InterruptedException {
     Path path = tree.resolve(file);
     Files.createDirectories(path.getParent());
     Files.writeString(path, content);
-    git.run(tree, "add", file);
-    git.run(tree, "commit", "-q", "-m", "add " + file);
+    git.ok(tree, "add", file);
+    git.ok(tree, "commit", "-q", "-m", "add " + file);
   }
 
   private static Timing timedPush(
-      GatewayProcess gateway, Git git, Path tree, String url, String refspec)
+      GatewayProcess gateway, GitCli git, Path tree, String url, String refspec)
       throws IOException, InterruptedException {
     double cpu = gateway.cpuMillis();
     long start = System.nanoTime();
-    git.run(tree, "push", "-q", url, refspec);
+    git.ok(tree, "push", "-q", url, refspec);
     double wallMs = (System.nanoTime() - start) / 1e6;
     return new Timing(wallMs, gateway.cpuMillis() - cpu);
   }

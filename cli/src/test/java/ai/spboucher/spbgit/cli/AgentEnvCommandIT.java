@@ -3,8 +3,8 @@ package ai.spboucher.spbgit.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.gateway.TestGateway;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;

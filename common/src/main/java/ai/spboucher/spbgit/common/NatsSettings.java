@@ -18,8 +18,11 @@ import java.util.Map;
  * SPB_NATS_*} environment variables: {@code SPB_NATS_URL} ({@code nats://} or {@code tls://},
  * several comma-separated), {@code SPB_NATS_CREDS} (a {@code .creds} file: JWT and nkey seed), or
  * {@code SPB_NATS_USER} with {@code SPB_NATS_PASSWORD} / {@code SPB_NATS_PASSWORD_FILE}, and {@code
- * SPB_NATS_CA} (a PEM file of the CA that signed the server's certificate, for {@code tls://}).
- * {@link #toString()} leaves the password out.
+ * SPB_NATS_CA} (a PEM file of the CA that signed the server's certificate, for {@code tls://}), and
+ * {@code SPB_JOB_ACK_WAIT}: how long a job request delivered to a runner waits for its
+ * acknowledgement before JetStream delivers it again. Both sides read it because whichever connects
+ * first creates the job consumers; the gateway also applies it to the default image's consumer that
+ * exists. {@link #toString()} leaves the password out.
  *
  * @param url the server URL or URLs
  * @param credsFile the {@code .creds} file, or null
@@ -27,8 +30,10 @@ import java.util.Map;
  * @param password the user's password ({@code SPB_NATS_PASSWORD_FILE} already read), empty without
  *     one
  * @param caFile the CA certificate to trust, or null for the JDK's CAs
+ * @param jobAckWait the job consumers' ack wait, from 1 s to 1 h
  */
-public record NatsSettings(String url, Path credsFile, String user, String password, Path caFile) {
+public record NatsSettings(
+    String url, Path credsFile, String user, String password, Path caFile, Duration jobAckWait) {
 
   public static final String DEFAULT_URL = "nats://127.0.0.1:4222";
 
@@ -40,7 +45,14 @@ public record NatsSettings(String url, Path credsFile, String user, String passw
           "SPB_NATS_USER",
           "SPB_NATS_PASSWORD",
           "SPB_NATS_PASSWORD_FILE",
-          "SPB_NATS_CA");
+          "SPB_NATS_CA",
+          "SPB_JOB_ACK_WAIT");
+
+  /**
+   * The default {@code SPB_JOB_ACK_WAIT}. A runner acks a job as soon as it takes it; this only
+   * covers a runner dying between fetch and ack.
+   */
+  public static final Duration DEFAULT_JOB_ACK_WAIT = Duration.ofSeconds(30);
 
   public NatsSettings {
     if (url == null || !url.matches("(nats|tls)://.+")) {
@@ -49,6 +61,9 @@ public record NatsSettings(String url, Path credsFile, String user, String passw
     }
     requireReadable("SPB_NATS_CREDS", credsFile);
     requireReadable("SPB_NATS_CA", caFile);
+    if (jobAckWait.toSeconds() < 1 || jobAckWait.compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException("SPB_JOB_ACK_WAIT must be between 1s and 1h");
+    }
     user = user == null || user.isBlank() ? null : user;
     password = password == null ? "" : password;
   }
@@ -64,7 +79,8 @@ public record NatsSettings(String url, Path credsFile, String user, String passw
         path(env, "SPB_NATS_CREDS"),
         env.get("SPB_NATS_USER"),
         password(env),
-        path(env, "SPB_NATS_CA"));
+        path(env, "SPB_NATS_CA"),
+        jobAckWait(env));
   }
 
   /**
@@ -102,6 +118,8 @@ public record NatsSettings(String url, Path credsFile, String user, String passw
         + (password.isEmpty() ? "" : "(set)")
         + ", caFile="
         + caFile
+        + ", jobAckWait="
+        + jobAckWait
         + "]";
   }
 
@@ -145,6 +163,18 @@ public record NatsSettings(String url, Path credsFile, String user, String passw
   private static void requireReadable(String variable, Path file) {
     if (file != null && !Files.isReadable(file)) {
       throw new IllegalArgumentException(variable + " file is not readable: " + file);
+    }
+  }
+
+  private static Duration jobAckWait(Map<String, String> env) {
+    String value = env.get("SPB_JOB_ACK_WAIT");
+    if (value == null || value.isBlank()) {
+      return DEFAULT_JOB_ACK_WAIT;
+    }
+    try {
+      return ConfigUnits.parseDuration(value.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("SPB_JOB_ACK_WAIT: " + e.getMessage(), e);
     }
   }
 

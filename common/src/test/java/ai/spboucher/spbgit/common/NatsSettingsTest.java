@@ -9,6 +9,7 @@ import io.nats.client.Options;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,9 @@ class NatsSettingsTest {
             Map.of("SPB_NATS_URL", "http://127.0.0.1:4222"),
             Map.of("SPB_NATS_CREDS", tmp.resolve("missing.creds").toString()),
             Map.of("SPB_NATS_CA", tmp.resolve("missing-ca.pem").toString()),
+            Map.of("SPB_JOB_ACK_WAIT", "0s"),
+            Map.of("SPB_JOB_ACK_WAIT", "2h"),
+            Map.of("SPB_JOB_ACK_WAIT", "soon"),
             Map.of(
                 "SPB_NATS_USER",
                 "runner",
@@ -65,6 +69,14 @@ class NatsSettingsTest {
                       .orElseThrow()),
           refused.getMessage());
     }
+  }
+
+  @Test
+  void readsTheJobAckWaitWithThirtySecondsByDefault() {
+    assertEquals(Duration.ofSeconds(30), NatsSettings.fromEnvironment(Map.of()).jobAckWait());
+    assertEquals(
+        Duration.ofSeconds(3),
+        NatsSettings.fromEnvironment(Map.of("SPB_JOB_ACK_WAIT", "3s")).jobAckWait());
   }
 
   @Test

@@ -79,6 +79,7 @@ public record GatewayConfig(
           Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
           Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
           Map.entry("SPB_NATS_CA", "natsCa"),
+          Map.entry("SPB_JOB_ACK_WAIT", "jobAckWait"),
           Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
           Map.entry("SPB_LOG_RETENTION", "logRetention"),
           Map.entry("SPB_MODEL", "model"),

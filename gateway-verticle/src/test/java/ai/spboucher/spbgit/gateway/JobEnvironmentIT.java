@@ -12,6 +12,8 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.PublishOptions;

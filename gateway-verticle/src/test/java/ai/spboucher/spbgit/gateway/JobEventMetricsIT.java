@@ -10,6 +10,9 @@ import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.LogChunk;
 import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.LogFollower;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import com.google.protobuf.ByteString;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
@@ -17,20 +20,13 @@ import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -105,7 +101,7 @@ class JobEventMetricsIT {
       JsonArray attempts =
           new JsonArray(gateway.api("GET", job + "/egress", gateway.ownerToken, null).body());
       assertEquals(3, attempts.size(), attempts.encode());
-      assertEquals(5, followLog(gateway, job).size());
+      assertEquals(5, followLog(gateway, id).size());
 
       // The ordered consumers reconnect by themselves and resume after what they already delivered.
       nats.kill();
@@ -239,38 +235,10 @@ class JobEventMetricsIT {
    * Every log frame of the websocket, from the start: a replay, then the live tail (nothing more
    * comes).
    */
-  private static List<JsonObject> followLog(TestGateway gateway, String job) throws Exception {
-    LinkedBlockingQueue<JsonObject> frames = new LinkedBlockingQueue<>();
-    WebSocket socket =
-        HttpClient.newHttpClient()
-            .newWebSocketBuilder()
-            .header("Authorization", "Bearer " + gateway.ownerToken)
-            .buildAsync(
-                URI.create(gateway.baseUrl.replace("http", "ws") + job + "/logs?after=0"),
-                new WebSocket.Listener() {
-                  private final StringBuilder partial = new StringBuilder();
-
-                  @Override
-                  public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
-                    partial.append(data);
-                    if (last) {
-                      frames.add(new JsonObject(partial.toString()));
-                      partial.setLength(0);
-                    }
-                    ws.request(1);
-                    return CompletableFuture.completedFuture(null);
-                  }
-                })
-            .get(30, TimeUnit.SECONDS);
-    List<JsonObject> logs = new ArrayList<>();
-    JsonObject frame;
-    while ((frame = frames.poll(3, TimeUnit.SECONDS)) != null) {
-      if ("log".equals(frame.getString("type"))) {
-        logs.add(frame);
-      }
+  private static List<JsonObject> followLog(TestGateway gateway, String id) throws Exception {
+    try (LogFollower log = LogFollower.open(gateway.baseUrl, gateway.ownerToken, "demo", id, 0)) {
+      return log.logsUntilQuiet(Duration.ofSeconds(3));
     }
-    socket.abort();
-    return logs;
   }
 
   private static Map<String, Double> awaitMetrics(TestGateway gateway, Map<String, Double> expected)

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.ShiftedClock;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -11,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -35,9 +38,12 @@ class JobTokenGateIT {
   static String head;
   static ForgedTokens forged;
 
+  /** The gateway's clock: a token's expiry passes without waiting for it. */
+  static final ShiftedClock clock = new ShiftedClock();
+
   @BeforeAll
   static void startGateway() throws Exception {
-    gateway = TestGateway.start(tmp.resolve("data"));
+    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject(), clock);
     git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     gateway.createRepo("demo");
     gateway.createRepo("other");
@@ -228,7 +234,7 @@ class JobTokenGateIT {
         "-q",
         gateway.pushUrl("demo", token),
         "main:refs/agents/" + JOB + "/before-expiry");
-    Thread.sleep(3_000);
+    clock.shift(Duration.ofSeconds(3));
     assertRefused(token, "expired");
   }
 

@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.testsupport.GitCli;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

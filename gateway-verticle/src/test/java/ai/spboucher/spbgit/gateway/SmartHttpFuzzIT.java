@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import ai.spboucher.spbgit.hooks.Fuzz;
 import ai.spboucher.spbgit.hooks.GitRefFormat;
 import ai.spboucher.spbgit.hooks.RefNameFuzz;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

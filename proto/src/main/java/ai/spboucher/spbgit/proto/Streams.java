@@ -32,22 +32,21 @@ public final class Streams {
    */
   public static final Duration EVENT_DUPLICATE_WINDOW = Duration.ofMinutes(15);
 
-  /**
-   * A runner acks a job as soon as it takes it; this only covers a runner dying between fetch and
-   * ack.
-   */
-  public static final Duration JOB_ACK_WAIT = Duration.ofSeconds(30);
-
   private Streams() {}
 
   /**
    * Creates the streams and durable consumers that are missing; with {@code update}, also applies
-   * {@code eventRetention} and {@code replicas} to existing streams. The gateway owns these
-   * settings and updates; runners only create what is missing, so they never undo the operator's
-   * configuration.
+   * {@code eventRetention} and {@code replicas} to existing streams and {@code jobAckWait} (how
+   * long a delivered job request waits for its ack before it is delivered again) to the default
+   * image's consumer. The gateway owns these settings and updates; runners only create what is
+   * missing, so they never undo the operator's configuration.
    */
   public static void ensure(
-      JetStreamManagement jsm, Duration eventRetention, int replicas, boolean update)
+      JetStreamManagement jsm,
+      Duration eventRetention,
+      int replicas,
+      Duration jobAckWait,
+      boolean update)
       throws IOException, JetStreamApiException {
     upsert(
         jsm,
@@ -74,7 +73,7 @@ public final class Streams {
         update);
     // The default image's consumer exists from the start, whoever connects first; runners add their
     // images'.
-    ensureRunnersConsumer(jsm, Subjects.DEFAULT_IMAGE, update);
+    ensureRunnersConsumer(jsm, Subjects.DEFAULT_IMAGE, jobAckWait, update);
     upsertConsumer(
         jsm,
         Subjects.EVENTS_STREAM,
@@ -89,11 +88,13 @@ public final class Streams {
   }
 
   /**
-   * Creates {@code image}'s durable pull consumer ({@link Subjects#runnersConsumer}) if missing: a
-   * runner calls it for each image it offers. Requests published before it existed are delivered
-   * too (the stream keeps them).
+   * Creates {@code image}'s durable pull consumer ({@link Subjects#runnersConsumer}) with {@code
+   * jobAckWait} if missing (with {@code update}, applies it to an existing one): a runner calls it
+   * for each image it offers. Requests published before it existed are delivered too (the stream
+   * keeps them).
    */
-  public static void ensureRunnersConsumer(JetStreamManagement jsm, String image, boolean update)
+  public static void ensureRunnersConsumer(
+      JetStreamManagement jsm, String image, Duration jobAckWait, boolean update)
       throws IOException, JetStreamApiException {
     upsertConsumer(
         jsm,
@@ -101,7 +102,7 @@ public final class Streams {
         ConsumerConfiguration.builder()
             .durable(Subjects.runnersConsumer(image))
             .ackPolicy(AckPolicy.Explicit)
-            .ackWait(JOB_ACK_WAIT)
+            .ackWait(jobAckWait)
             .deliverPolicy(DeliverPolicy.All)
             .filterSubject(Subjects.jobRequests(image))
             .build(),

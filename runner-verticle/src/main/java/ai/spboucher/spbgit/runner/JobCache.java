@@ -20,6 +20,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +51,8 @@ final class JobCache {
 
   private static final System.Logger LOG = System.getLogger(JobCache.class.getName());
   private static final LinkOption[] NO_FOLLOW = {LinkOption.NOFOLLOW_LINKS};
+
+  private static final int COPY_BUFFER = 1 << 20;
 
   private final Path root;
   private final long limitBytes;
@@ -133,7 +136,16 @@ final class JobCache {
       }
       Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
     }
-    try (InputStream in = new BufferedInputStream(Files.newInputStream(tar));
+    // Directories this restore made or found real. Nothing else writes the volume while it runs
+    // (the
+    // clone container is gone, the agent's not yet created) and a directory is never replaced here,
+    // so one checked stays one: a path is checked once, not once per entry under it.
+    Set<Path> realDirectories = new HashSet<>();
+    // A dependency cache is mostly a few big files (shared libraries, wheels): copied in 1 MiB
+    // steps,
+    // not InputStream.transferTo's 8 KiB.
+    byte[] buffer = new byte[COPY_BUFFER];
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(tar), 1 << 16);
         TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
       for (TarArchiveEntry entry = entries.getNextEntry();
           entry != null;
@@ -144,10 +156,10 @@ final class JobCache {
               "cache entry " + entry.getName() + " is outside the cache paths " + cachePaths);
         }
         Path target = workDir.resolve(name.substring("/work/".length()));
-        Path parent = realDirectories(workDir, target.getParent(), uid);
+        Path parent = realDirectories(workDir, target.getParent(), uid, realDirectories);
         Path path = parent.resolve(target.getFileName());
         if (entry.isDirectory()) {
-          realDirectories(workDir, path, uid);
+          realDirectories(workDir, path, uid, realDirectories);
         } else if (entry.isSymbolicLink()) {
           replaceable(path);
           Files.createSymbolicLink(path, Path.of(entry.getLinkName()));
@@ -160,7 +172,9 @@ final class JobCache {
                   StandardOpenOption.CREATE_NEW,
                   StandardOpenOption.WRITE,
                   LinkOption.NOFOLLOW_LINKS)) {
-            entries.transferTo(out);
+            for (int n = entries.read(buffer); n > 0; n = entries.read(buffer)) {
+              out.write(buffer, 0, n);
+            }
           }
           Files.setPosixFilePermissions(path, permissions(entry.getMode()));
         } else {
@@ -193,12 +207,19 @@ final class JobCache {
 
   /**
    * Makes every directory from {@code workDir} to {@code dir}, refusing a link or a file on the
-   * way.
+   * way; skips those in {@code checked}, and adds those it checks.
    */
-  private static Path realDirectories(Path workDir, Path dir, int uid) throws IOException {
+  private static Path realDirectories(Path workDir, Path dir, int uid, Set<Path> checked)
+      throws IOException {
+    if (checked.contains(dir)) {
+      return dir;
+    }
     Path at = workDir;
     for (Path part : workDir.relativize(dir)) {
       at = at.resolve(part);
+      if (!checked.add(at)) {
+        continue;
+      }
       if (Files.isSymbolicLink(at)) {
         throw new IOException("cache restore refused: " + at + " is a link");
       }

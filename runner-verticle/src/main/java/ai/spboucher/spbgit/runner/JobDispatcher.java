@@ -4,7 +4,6 @@ import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.Streams;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
@@ -245,7 +244,7 @@ final class JobDispatcher {
   private List<JetStreamSubscription> subscribe() throws IOException, JetStreamApiException {
     List<JetStreamSubscription> subscriptions = new ArrayList<>();
     for (String image : images.keySet()) {
-      Streams.ensureRunnersConsumer(nats.management(), image, false);
+      nats.ensureRunnersConsumer(image);
       subscriptions.add(
           nats.jetStream()
               .subscribe(

@@ -89,6 +89,7 @@ public record RunnerConfig(
           Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
           Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
           Map.entry("SPB_NATS_CA", "natsCa"),
+          Map.entry("SPB_JOB_ACK_WAIT", "jobAckWait"),
           Map.entry("SPB_RUNNER_ID", "runnerId"),
           Map.entry("SPB_RUNNER_SLOTS", "slots"),
           Map.entry("SPB_AGENT_IMAGE", "agentImage"),

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.runner.docker.WorkVolume;
+import ai.spboucher.spbgit.testsupport.Prerequisites;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Frame;
 import java.nio.charset.StandardCharsets;

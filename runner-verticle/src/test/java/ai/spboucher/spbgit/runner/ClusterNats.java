@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;

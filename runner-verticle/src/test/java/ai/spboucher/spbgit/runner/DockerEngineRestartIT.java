@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
+import ai.spboucher.spbgit.testsupport.Prerequisites;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -130,7 +131,7 @@ class DockerEngineRestartIT {
   void aFrozenEngineEndsTheJobOnceItsCallsTimeOutAndTheRunnerWaitsForItToAnswer() throws Exception {
     // A runner of its own: a short wall clock and call timeout keep the test short; a health
     // endpoint to watch.
-    int healthPort = ai.spboucher.spbgit.gateway.NatsServerProcess.freePort();
+    int healthPort = ai.spboucher.spbgit.testsupport.NatsServerProcess.freePort();
     bed.startRunner(
         FaultChecks.uniqueRunnerId("frozen-engine"),
         Map.of(

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.testsupport.GatewayProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

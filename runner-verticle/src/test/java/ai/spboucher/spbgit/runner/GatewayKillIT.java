@@ -4,10 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.GitCli;
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
+import ai.spboucher.spbgit.testsupport.GatewayProcess;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

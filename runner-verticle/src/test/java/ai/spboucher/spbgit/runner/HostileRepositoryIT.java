@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.proto.EgressAttempt;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.LogStream;
@@ -13,6 +12,7 @@ import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.runner.model.FakeProvider;
 import ai.spboucher.spbgit.runner.nats.EventMessages;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;

@@ -3,12 +3,13 @@ package ai.spboucher.spbgit.runner;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import ai.spboucher.spbgit.gateway.GitCli;
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.Prerequisites;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import io.nats.client.Connection;
@@ -214,6 +215,11 @@ public final class JobTestBed implements AutoCloseable {
     env.put("SPB_LIMIT_DISK", "32m");
     env.put("SPB_LIMIT_CPUS", "1");
     env.put("SPB_LIMIT_PIDS", "128");
+    // Whichever of the gateway and a runner connects first creates the job consumer: both agree.
+    String ackWait = gatewayOverrides.getString("jobAckWait");
+    if (ackWait != null) {
+      env.put("SPB_JOB_ACK_WAIT", ackWait);
+    }
     return env;
   }
 

@@ -12,6 +12,7 @@ import ai.spboucher.spbgit.proto.LogChunk;
 import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.testsupport.ShiftedClock;
 import com.google.protobuf.ByteString;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
@@ -22,11 +23,7 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -197,32 +194,5 @@ class LateEventIT {
                 .setStream(LogStream.STDOUT)
                 .setData(ByteString.copyFromUtf8(text)))
         .build();
-  }
-
-  /**
-   * The system clock, moved forward on demand: the gateway's deadlines pass without waiting for
-   * them.
-   */
-  static final class ShiftedClock extends Clock {
-    private volatile Duration offset = Duration.ZERO;
-
-    void shift(Duration by) {
-      offset = offset.plus(by);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.now().plus(offset);
-    }
   }
 }

@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.ModelCall;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.runner.model.FakeProvider;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.proto.EgressAttempt;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -14,6 +13,7 @@ import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.model.FakeProvider;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import com.github.dockerjava.api.command.BuildImageResultCallback;
 import io.nats.client.Connection;
 import io.nats.client.Nats;

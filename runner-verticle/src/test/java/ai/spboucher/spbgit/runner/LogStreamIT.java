@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.testsupport.LogFollower;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -17,11 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,11 +52,13 @@ class LogStreamIT {
         bed.submit("logs", "for i in $(seq 1 400); do echo line-$i; sleep 0.01; done", null)
             .getString("id");
     bed.await("logs", id, "started", Duration.ofSeconds(60));
-    Viewer first = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    LogFollower first =
+        LogFollower.open(bed.gateway.baseUrl, bed.gateway.ownerToken, "logs", id, 0);
     List<JsonObject> seen = new ArrayList<>(first.take(3));
-    first.socket.sendClose(WebSocket.NORMAL_CLOSURE, "bye").join();
+    first.socket().sendClose(WebSocket.NORMAL_CLOSURE, "bye").join();
     long last = seen.get(seen.size() - 1).getLong("seq");
-    Viewer second = Viewer.open(id, last, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    LogFollower second =
+        LogFollower.open(bed.gateway.baseUrl, bed.gateway.ownerToken, "logs", id, last);
     JsonObject end = second.readUntilEnd(seen);
     assertEquals("ok", end.getString("exit_reason"));
 
@@ -85,24 +84,28 @@ class LogStreamIT {
     String id =
         bed.submit("logs", "for i in $(seq 1 300); do echo many-$i; sleep 0.005; done", null)
             .getString("id");
-    List<Viewer> early = new ArrayList<>();
+    List<LogFollower> early = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
-      early.add(Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken));
+      early.add(LogFollower.open(bed.gateway.baseUrl, bed.gateway.ownerToken, "logs", id, 0));
     }
     bed.await("logs", id, "started", Duration.ofSeconds(60));
     List<JsonObject> firstFrames = early.get(0).take(2);
     // Joins the job's shared feed part way, from where it stands; and one more that starts from
     // scratch.
-    Viewer resumed =
-        Viewer.open(
-            id, firstFrames.get(1).getLong("seq"), bed.gateway.baseUrl, bed.gateway.ownerToken);
-    Viewer late = Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    LogFollower resumed =
+        LogFollower.open(
+            bed.gateway.baseUrl,
+            bed.gateway.ownerToken,
+            "logs",
+            id,
+            firstFrames.get(1).getLong("seq"));
+    LogFollower late = LogFollower.open(bed.gateway.baseUrl, bed.gateway.ownerToken, "logs", id, 0);
     List<JsonObject> resumedFrames = new ArrayList<>(firstFrames);
     assertEquals("ok", resumed.readUntilEnd(resumedFrames).getString("exit_reason"));
     assertEveryLineOnceInOrder(resumedFrames, "many-", 300);
-    List<Viewer> all = new ArrayList<>(early);
+    List<LogFollower> all = new ArrayList<>(early);
     all.add(late);
-    for (Viewer viewer : all) {
+    for (LogFollower viewer : all) {
       List<JsonObject> frames = new ArrayList<>();
       if (viewer == early.get(0)) {
         frames.addAll(firstFrames);
@@ -117,7 +120,8 @@ class LogStreamIT {
     String busy = bed.submit("logs", "sleep 8", null).getString("id");
     bed.await("logs", busy, "started", Duration.ofSeconds(60));
     String queued = bed.submit("logs", "echo never", null).getString("id");
-    Viewer viewer = Viewer.open(queued, 0, bed.gateway.baseUrl, bed.gateway.ownerToken);
+    LogFollower viewer =
+        LogFollower.open(bed.gateway.baseUrl, bed.gateway.ownerToken, "logs", queued, 0);
     assertEquals(
         202,
         post(
@@ -168,7 +172,8 @@ class LogStreamIT {
     bed.restartGateway();
     assertEquals(before, awaitLog(id), "complete and in order on a restarted gateway");
     List<JsonObject> frames = new ArrayList<>();
-    Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken).readUntilEnd(frames);
+    LogFollower.open(bed.gateway.baseUrl, bed.gateway.ownerToken, "logs", id, 0)
+        .readUntilEnd(frames);
     assertEquals(before, frames.stream().map(f -> f.getString("data")).reduce("", String::concat));
   }
 
@@ -228,7 +233,8 @@ class LogStreamIT {
     bed.awaitFinished("logs", id);
     List<JsonObject> frames = new ArrayList<>();
     JsonObject end =
-        Viewer.open(id, 0, bed.gateway.baseUrl, bed.gateway.ownerToken).readUntilEnd(frames);
+        LogFollower.open(bed.gateway.baseUrl, bed.gateway.ownerToken, "logs", id, 0)
+            .readUntilEnd(frames);
     assertEquals("ok", end.getString("exit_reason"));
     assertTrue(frames.stream().anyMatch(f -> f.getString("data").contains("only-line")));
   }
@@ -443,71 +449,6 @@ class LogStreamIT {
         b.header("X-CSRF-Token", csrf);
       }
       return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    }
-  }
-
-  /** A websocket log viewer collecting frames. */
-  record Viewer(WebSocket socket, LinkedBlockingQueue<JsonObject> frames) {
-    static Viewer open(String id, long after, String baseUrl, String token) {
-      LinkedBlockingQueue<JsonObject> frames = new LinkedBlockingQueue<>();
-      WebSocket socket =
-          http.newWebSocketBuilder()
-              .header("Authorization", "Bearer " + token)
-              .header("Origin", baseUrl)
-              .buildAsync(
-                  URI.create(
-                      baseUrl.replace("http", "ws")
-                          + "/api/v1/repos/logs/agent-jobs/"
-                          + id
-                          + "/logs?after="
-                          + after),
-                  new WebSocket.Listener() {
-                    private final StringBuilder partial = new StringBuilder();
-
-                    @Override
-                    public CompletionStage<?> onText(
-                        WebSocket ws, CharSequence data, boolean last) {
-                      partial.append(data);
-                      if (last) {
-                        frames.add(new JsonObject(partial.toString()));
-                        partial.setLength(0);
-                      }
-                      ws.request(1);
-                      return CompletableFuture.completedFuture(null);
-                    }
-                  })
-              .join();
-      return new Viewer(socket, frames);
-    }
-
-    List<JsonObject> take(int logFrames) throws InterruptedException {
-      List<JsonObject> logs = new ArrayList<>();
-      while (logs.size() < logFrames) {
-        JsonObject frame = frames.poll(60, TimeUnit.SECONDS);
-        if (frame == null) {
-          throw new AssertionError("no frame within 60 s after " + logs.size());
-        }
-        if ("log".equals(frame.getString("type"))) {
-          logs.add(frame);
-        }
-      }
-      return logs;
-    }
-
-    JsonObject readUntilEnd(List<JsonObject> logs) throws InterruptedException {
-      while (true) {
-        JsonObject frame = frames.poll(90, TimeUnit.SECONDS);
-        if (frame == null) {
-          throw new AssertionError("no end frame; got " + logs.size() + " log frames");
-        }
-        switch (frame.getString("type")) {
-          case "log" -> logs.add(frame);
-          case "end" -> {
-            return frame;
-          }
-          default -> {}
-        }
-      }
     }
   }
 }

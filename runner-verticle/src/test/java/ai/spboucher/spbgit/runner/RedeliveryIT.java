@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.Streams;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,12 +27,17 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class RedeliveryIT {
 
+  /** Short, so the test waits for a redelivery seconds rather than the default 30 s. */
+  static final Duration ACK_WAIT = Duration.ofSeconds(3);
+
   @TempDir Path tmp;
   JobTestBed bed;
 
   @BeforeEach
   void start() throws Exception {
-    bed = JobTestBed.start(tmp, "60s");
+    bed =
+        JobTestBed.start(
+            tmp, "60s", new JsonObject().put("jobAckWait", ACK_WAIT.toSeconds() + "s"));
     bed.createRepo("demo", Map.of("README.md", "hello\n"));
   }
 
@@ -53,6 +57,10 @@ class RedeliveryIT {
           "the stalled runner asks for jobs",
           Duration.ofSeconds(20),
           () -> bed.runnersConsumer().getNumWaiting() > 0);
+      assertEquals(
+          ACK_WAIT,
+          bed.runnersConsumer().getConsumerConfiguration().getAckWait(),
+          "the job consumer has the configured SPB_JOB_ACK_WAIT");
       // From here on the stalled runner hears nothing: the request is delivered to it and waits in
       // the link.
       link.holdToClient();
@@ -67,8 +75,7 @@ class RedeliveryIT {
       link.holdToServer();
 
       bed.startRunner("healthy", Map.of());
-      JsonObject started =
-          bed.await("demo", id, "started", Streams.JOB_ACK_WAIT.plus(Duration.ofSeconds(60)));
+      JsonObject started = bed.await("demo", id, "started", ACK_WAIT.plus(Duration.ofSeconds(60)));
       assertEquals(
           "healthy", started.getString("runner_id"), "the request went to the other runner");
       assertEquals(

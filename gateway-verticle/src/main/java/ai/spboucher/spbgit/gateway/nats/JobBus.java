@@ -51,6 +51,7 @@ public final class JobBus implements JobQueue, AutoCloseable {
   private final JetStream jetStream;
   private final Duration logRetention;
   private final int replicas;
+  private final Duration jobAckWait;
 
   /**
    * Where observing starts: events stored before the gateway connected are not this process's to
@@ -63,12 +64,14 @@ public final class JobBus implements JobQueue, AutoCloseable {
   private volatile LiveEvents live;
   private Thread consumer;
 
-  private JobBus(Connection connection, Duration logRetention, int replicas) throws IOException {
+  private JobBus(Connection connection, Duration logRetention, int replicas, Duration jobAckWait)
+      throws IOException {
     this.connection = connection;
     // Made once: building a JetStream context parses the server's version and options each time.
     this.jetStream = connection.jetStream();
     this.logRetention = logRetention;
     this.replicas = replicas;
+    this.jobAckWait = jobAckWait;
   }
 
   /**
@@ -88,7 +91,8 @@ public final class JobBus implements JobQueue, AutoCloseable {
     } catch (GeneralSecurityException e) {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
     }
-    return new JobBus(Nats.connectReconnectOnConnect(options), logRetention, replicas);
+    return new JobBus(
+        Nats.connectReconnectOnConnect(options), logRetention, replicas, nats.jobAckWait());
   }
 
   /** Reading jobs' logs back from the events stream, on {@code replayPool}. */
@@ -170,7 +174,8 @@ public final class JobBus implements JobQueue, AutoCloseable {
             Thread.sleep(250);
             continue;
           }
-          Streams.ensure(connection.jetStreamManagement(), logRetention, replicas, true);
+          Streams.ensure(
+              connection.jetStreamManagement(), logRetention, replicas, jobAckWait, true);
           subscription =
               connection
                   .jetStream()

@@ -3,7 +3,7 @@ package ai.spboucher.spbgit.gateway.environment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import ai.spboucher.spbgit.gateway.GitCli;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.eclipse.jgit.lib.Repository;

@@ -219,10 +219,14 @@ public record SandboxSpec(
     if (workIsMounted) {
       binds.add(new Bind(workDir.toString(), new Volume("/work")));
     } else {
-      // Without a host-side size-capped volume, Docker's own tmpfs caps /work instead.
+      // Without a host-side size-capped volume, Docker's own tmpfs caps /work instead. Docker
+      // mounts
+      // a tmpfs noexec unless told "exec"; /work holds what the job builds and runs (a venv's
+      // bin/pip, node_modules/.bin, a compiled test binary), as the host volume, mounted exec,
+      // does. The container is the boundary, not the mount flag.
       tmpfs.put(
           "/work",
-          "rw,nosuid,nodev,size=" + diskBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700");
+          "rw,exec,nosuid,nodev,size=" + diskBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700");
     }
     if (noticeDir != null) {
       // Read-only and runner-owned: the agent can read the notice but cannot swap the directory for

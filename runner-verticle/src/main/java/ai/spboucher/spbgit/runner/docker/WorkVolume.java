@@ -45,7 +45,7 @@ public final class WorkVolume {
             "-t",
             "tmpfs",
             "-o",
-            "size=" + sizeBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700,nosuid,nodev",
+            "size=" + sizeBytes + ",uid=" + uid + ",gid=" + uid + ",mode=0700,exec,nosuid,nodev",
             "tmpfs",
             dir.toString());
     if (!mounted) {

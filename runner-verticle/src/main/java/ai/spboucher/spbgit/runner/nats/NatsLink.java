@@ -21,9 +21,11 @@ public final class NatsLink implements AutoCloseable {
   private final Connection connection;
   private final JetStream jetStream;
   private final JetStreamManagement management;
+  private final Duration jobAckWait;
 
-  private NatsLink(Connection connection) throws IOException {
+  private NatsLink(Connection connection, Duration jobAckWait) throws IOException {
     this.connection = connection;
+    this.jobAckWait = jobAckWait;
     this.jetStream = connection.jetStream();
     this.management = connection.jetStreamManagement();
   }
@@ -50,7 +52,7 @@ public final class NatsLink implements AutoCloseable {
     IOException last = null;
     for (int attempt = 0; attempt < 60; attempt++) {
       try {
-        return new NatsLink(Nats.connect(options));
+        return new NatsLink(Nats.connect(options), nats.jobAckWait());
       } catch (IOException e) {
         if (NatsSettings.isAuthorizationFailure(e)) {
           throw new IOException("NATS at " + url + " refused this runner's credentials", e);
@@ -66,7 +68,15 @@ public final class NatsLink implements AutoCloseable {
    * Creates or updates the streams; call after connecting and again after a failed fetch. Blocking.
    */
   public void ensureStreams() throws IOException, JetStreamApiException {
-    Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1, false);
+    Streams.ensure(connection.jetStreamManagement(), Streams.EVENT_RETENTION, 1, jobAckWait, false);
+  }
+
+  /**
+   * Creates {@code image}'s job consumer with the configured ack wait if it is missing (an existing
+   * one is left as it is). Blocking.
+   */
+  public void ensureRunnersConsumer(String image) throws IOException, JetStreamApiException {
+    Streams.ensureRunnersConsumer(management, image, jobAckWait, false);
   }
 
   public Connection connection() {

@@ -1,10 +1,11 @@
 package ai.spboucher.spbgit.runner.bench;
 
-import ai.spboucher.spbgit.gateway.GitCli;
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.runner.JobTestBed;
+import ai.spboucher.spbgit.testsupport.GcLog;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Nats;

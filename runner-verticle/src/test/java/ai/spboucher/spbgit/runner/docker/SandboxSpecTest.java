@@ -74,6 +74,9 @@ class SandboxSpecTest {
     String work = unmounted.hostConfig().getTmpFs().get("/work");
     assertTrue(work.contains("size=" + (32L << 20)), work);
     assertTrue(work.contains(",uid=70000,gid=70000,"), "owned by the sandbox uid: " + work);
+    assertTrue(
+        java.util.List.of(work.split(",")).contains("exec"),
+        "Docker mounts a tmpfs noexec unless told exec; what the job builds must run: " + work);
     assertEquals("70000:70000", unmounted.user());
   }
 

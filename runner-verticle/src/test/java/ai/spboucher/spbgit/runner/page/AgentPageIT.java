@@ -3,14 +3,14 @@ package ai.spboucher.spbgit.runner.page;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.GitCli;
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
 import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.CodingAgent;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.PublishOptions;

@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.runner.page;
 
-import ai.spboucher.spbgit.runner.Prerequisites;
+import ai.spboucher.spbgit.testsupport.Prerequisites;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,7 +1,5 @@
-package ai.spboucher.spbgit.runner;
+package ai.spboucher.spbgit.testsupport;
 
-import ai.spboucher.spbgit.gateway.NatsServerProcess;
-import ai.spboucher.spbgit.runner.bench.GcLog;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,8 +9,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The gateway as its own operating-system process, from the packaged {@code spb-gateway.jar} (built
@@ -20,11 +22,21 @@ import java.util.concurrent.TimeUnit;
  * again on the same data directory and port: jobs already running keep reaching it at the clone URL
  * they were given. Each start writes a GC log next to its output, for what its heap held.
  */
-final class GatewayProcess implements AutoCloseable {
+public final class GatewayProcess implements AutoCloseable {
 
-  static final Path JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
+  public static final Path JAR = Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
+
+  /**
+   * A small heap and the client compiler: in the tests this is one of several JVMs sharing two
+   * cores. Benchmarks pass none and measure the JVM's defaults, as an operator runs it.
+   */
+  public static final List<String> TEST_JVM =
+      List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
   private static final long READY_TIMEOUT_MS = 60_000;
 
+  private final Path jar;
+  private final List<String> jvmOptions;
   private final Path dataDir;
   private final Path logDir;
   private final int port;
@@ -35,7 +47,15 @@ final class GatewayProcess implements AutoCloseable {
   private Path gcLog;
   private int starts;
 
-  private GatewayProcess(Path dataDir, Path logDir, int port, Map<String, String> env) {
+  private GatewayProcess(
+      Path jar,
+      List<String> jvmOptions,
+      Path dataDir,
+      Path logDir,
+      int port,
+      Map<String, String> env) {
+    this.jar = jar;
+    this.jvmOptions = List.copyOf(jvmOptions);
     this.dataDir = dataDir;
     this.logDir = logDir;
     this.port = port;
@@ -46,20 +66,46 @@ final class GatewayProcess implements AutoCloseable {
    * Starts the gateway on a free port with {@code env} (its {@code SPB_*} settings) and waits until
    * it is ready.
    */
-  static GatewayProcess start(Path dataDir, Path logDir, Map<String, String> env) throws Exception {
-    if (!Files.isRegularFile(JAR)) {
+  public static GatewayProcess start(Path dataDir, Path logDir, Map<String, String> env)
+      throws Exception {
+    return start(JAR, TEST_JVM, dataDir, logDir, env);
+  }
+
+  /**
+   * Starts {@code jar} in a JVM with {@code jvmOptions}, like {@link #start(Path, Path, Map)};
+   * stops it again if it does not become ready.
+   */
+  public static GatewayProcess start(
+      Path jar, List<String> jvmOptions, Path dataDir, Path logDir, Map<String, String> env)
+      throws Exception {
+    if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException(
-          JAR.toAbsolutePath() + " is missing: run the tests with mvn verify");
+          jar.toAbsolutePath()
+              + " is missing: run the tests with mvn verify (or build it with mvn -B -o -q -pl"
+              + " gateway-verticle -am package -DskipTests)");
     }
     GatewayProcess gateway =
         new GatewayProcess(
-            dataDir, Files.createDirectories(logDir), NatsServerProcess.freePort(), env);
-    gateway.restart();
+            jar,
+            jvmOptions,
+            Files.createDirectories(dataDir),
+            Files.createDirectories(logDir),
+            NatsServerProcess.freePort(),
+            env);
+    try {
+      gateway.restart();
+    } catch (Exception e) {
+      gateway.close();
+      throw e;
+    }
     return gateway;
   }
 
-  /** Starts the process (again) and waits until it listens and is connected to NATS. */
-  void restart() throws Exception {
+  /**
+   * Starts the process (again) and waits until it listens and, given {@code SPB_NATS_URL}, is
+   * connected to NATS.
+   */
+  public void restart() throws Exception {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException("the gateway process is still running");
     }
@@ -76,26 +122,19 @@ final class GatewayProcess implements AutoCloseable {
     logFile = logDir.resolve("gateway-" + (++starts) + ".log");
     gcLog = logDir.resolve("gateway-" + starts + "-gc.log");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the
-    // tests.
+    List<String> command = new ArrayList<>(List.of(java));
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-Xlog:gc:file=" + gcLog, "-jar", jar.toString()));
     ProcessBuilder builder =
-        new ProcessBuilder(
-                java,
-                "-Xmx256m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-Xlog:gc:file=" + gcLog,
-                "-jar",
-                JAR.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(logFile.toFile());
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
     builder.environment().putAll(env);
     builder.environment().put("SPB_DATA_DIR", dataDir.toString());
     builder.environment().put("SPB_HTTP_PORT", String.valueOf(port));
     process = builder.start();
     long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
+    boolean withNats = env.containsKey("SPB_NATS_URL");
     while (!(log().contains("listening on http://127.0.0.1:" + port)
-        && log().contains("connected to NATS"))) {
+        && (!withNats || log().contains("connected to NATS")))) {
       if (!process.isAlive()) {
         throw new IOException("the gateway exited with " + process.exitValue() + ":\n" + log());
       }
@@ -108,28 +147,28 @@ final class GatewayProcess implements AutoCloseable {
   }
 
   /** SIGKILL: no shutdown hook runs, an append in progress stops wherever it is. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly();
     if (!process.waitFor(10, TimeUnit.SECONDS)) {
       throw new IllegalStateException("the gateway did not die from SIGKILL");
     }
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process != null && process.isAlive();
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
   /** Where each start's output and GC log go. */
-  Path logDir() {
+  public Path logDir() {
     return logDir;
   }
 
   /** The GC log of the current (or last) start. */
-  Path gcLog() {
+  public Path gcLog() {
     return gcLog;
   }
 
@@ -137,7 +176,7 @@ final class GatewayProcess implements AutoCloseable {
    * Asks the running gateway for a full collection ({@code jcmd <pid> GC.run}) and returns how much
    * of its heap was still in use after it, in bytes, as its GC log reports.
    */
-  long heapAfterFullGc() throws Exception {
+  public long heapAfterFullGc() throws Exception {
     int before = GcLog.pauses(gcLog).size();
     String out = jcmd("GC.run");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -157,7 +196,7 @@ final class GatewayProcess implements AutoCloseable {
    * Runs a diagnostic command in the gateway's JVM ({@code jcmd <pid> <command>}); returns what it
    * printed.
    */
-  String jcmd(String... command) throws Exception {
+  public String jcmd(String... command) throws Exception {
     java.util.List<String> args =
         new java.util.ArrayList<>(
             java.util.List.of(
@@ -172,20 +211,61 @@ final class GatewayProcess implements AutoCloseable {
     return out;
   }
 
-  String baseUrl() {
+  /** CPU time the gateway process has used so far, all its threads together. */
+  public double cpuMillis() {
+    return process.info().totalCpuDuration().orElseThrow().toNanos() / 1e6;
+  }
+
+  /** The clone URL of {@code repo}, with {@code token} as the Basic password when not null. */
+  public String gitUrl(String repo, String token) {
+    return (token == null ? baseUrl() : baseUrl().replace("http://", "http://test:" + token + "@"))
+        + "/"
+        + repo
+        + ".git";
+  }
+
+  /** Creates {@code name} through the REST API. */
+  public void createRepo(String name) throws Exception {
+    created("/api/v1/repos", "{\"name\":\"" + name + "\"}");
+  }
+
+  /** A job token minted through the REST API, as the gateway mints one for each job. */
+  public String jobToken(String repo, String job, long ttlSeconds) throws Exception {
+    String body =
+        created(
+            "/api/v1/job-tokens",
+            "{\"repo\":\"" + repo + "\",\"job\":\"" + job + "\",\"ttl\":" + ttlSeconds + "}");
+    Matcher token = TOKEN.matcher(body);
+    if (!token.find()) {
+      throw new IOException("no token in " + body);
+    }
+    return token.group(1);
+  }
+
+  private static final Pattern TOKEN = Pattern.compile("\"token\"\\s*:\\s*\"([^\"]+)\"");
+
+  private String created(String path, String body) throws Exception {
+    HttpResponse<String> r = api("POST", path, body);
+    if (r.statusCode() != 201) {
+      throw new IOException("POST " + path + " answered " + r.statusCode() + ": " + r.body());
+    }
+    return r.body();
+  }
+
+  public String baseUrl() {
     return "http://127.0.0.1:" + port;
   }
 
-  String ownerToken() throws IOException {
+  public String ownerToken() throws IOException {
     return Files.readString(dataDir.resolve("initial-owner-token")).strip();
   }
 
-  Path auditLog() {
+  public Path auditLog() {
     return dataDir.resolve("agent-jobs.jsonl");
   }
 
   /** An API call with the owner token. */
-  HttpResponse<String> api(String method, String path, String body) throws Exception {
+  public HttpResponse<String> api(String method, String path, String body) throws Exception {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(baseUrl() + path))
             .timeout(Duration.ofSeconds(30))
@@ -212,7 +292,7 @@ final class GatewayProcess implements AutoCloseable {
   }
 
   /** What the current (or last) start printed. */
-  String log() throws IOException {
+  public String log() throws IOException {
     return logFile == null || !Files.exists(logFile) ? "" : Files.readString(logFile);
   }
 

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway;
+package ai.spboucher.spbgit.testsupport;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

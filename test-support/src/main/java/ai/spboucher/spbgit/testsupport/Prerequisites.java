@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner;
+package ai.spboucher.spbgit.testsupport;
 
 import static org.junit.jupiter.api.Assertions.fail;
 

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway;
+package ai.spboucher.spbgit.testsupport;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -80,6 +80,16 @@ public final class NatsServerProcess implements AutoCloseable {
         kill();
       }
     }
+  }
+
+  /** Whether {@code nats-server} is on the {@code PATH}, for callers that can do without it. */
+  public static boolean installed() {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "nats-server"))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   public static int freePort() throws IOException {
