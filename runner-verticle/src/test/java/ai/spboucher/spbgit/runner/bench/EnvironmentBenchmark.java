@@ -1,12 +1,12 @@
 package ai.spboucher.spbgit.runner.bench;
 
-import ai.spboucher.spbgit.gateway.GitCli;
 import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.runner.JobCacheForBenchmarks;
 import ai.spboucher.spbgit.runner.RunnerConfig;
 import ai.spboucher.spbgit.runner.docker.WorkVolume;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.vertx.core.json.JsonObject;
