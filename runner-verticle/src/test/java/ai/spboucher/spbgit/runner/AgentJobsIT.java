@@ -137,6 +137,20 @@ class AgentJobsIT {
     talk.script(usesTool("exec_command"));
 
     assertAgentWroteTheFile("codex", "0.169.0", GPT, talk);
+    // Codex offers the model OpenAI's hosted web search on every call: the provider would search
+    // the web for the job, past its allow-list. The endpoint removes it and the record says so.
+    assertTrue(
+        fake.received().stream().noneMatch(call -> call.text().contains("\"web_search\"")),
+        "no call reaches the provider with a hosted tool");
+    assertTrue(
+        bed.egressAttempts(lastJob).stream()
+            .anyMatch(
+                a ->
+                    a.getVia().equals("model_endpoint")
+                        && !a.getAllowed()
+                        && a.getFailure().startsWith(REMOVED_TOOLS)
+                        && a.getFailure().contains("web_search")),
+        "the egress record lists the removed web search");
   }
 
   @Test
@@ -188,6 +202,9 @@ class AgentJobsIT {
     }
   }
 
+  /** The job {@link #assertAgentWroteTheFile} ran last. */
+  String lastJob;
+
   /**
    * Runs a job of {@code agent}; while the final turn is held, looks for the key inside the running
    * container; then checks the proposal, the spend, the log, the data directories and the egress
@@ -203,6 +220,7 @@ class AgentJobsIT {
                     .put("model", model)
                     .put("test_command", "grep -q 'written by the agent' hello.txt"))
             .getString("id");
+    lastJob = id;
 
     assertTrue(
         talk.resultSent.await(150, TimeUnit.SECONDS),
@@ -489,10 +507,16 @@ class AgentJobsIT {
     }
     assertEquals(
         fake.received().size(),
-        attempts.stream().filter(a -> a.getVia().equals("model_endpoint")).count(),
+        attempts.stream()
+            .filter(a -> a.getVia().equals("model_endpoint"))
+            .filter(a -> !a.getFailure().startsWith(REMOVED_TOOLS))
+            .count(),
         "each model call is an egress attempt too" + context);
     return outside;
   }
+
+  /** How the egress record lists the provider-side tools the endpoint removed from a call. */
+  static final String REMOVED_TOOLS = "provider-side tools removed from the model call";
 
   /** No file under {@code dir} holds the key. */
   static void assertKeyNotUnder(Path dir) throws IOException {

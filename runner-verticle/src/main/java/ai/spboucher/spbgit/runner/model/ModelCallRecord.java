@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.runner.model;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 
 /**
  * One request the agent made to its job's {@link ModelEndpoint}, as the runner saw it.
@@ -25,6 +26,8 @@ import java.time.Instant;
  * @param bytesUp body bytes sent to the provider
  * @param bytesDown body bytes the provider answered
  * @param streamed whether the answer was relayed as server-sent events, as they came
+ * @param removedTools the provider-side tools (and remote-server fields) removed from the request
+ *     before it was forwarded ({@link ProviderTools}); empty when none
  */
 public record ModelCallRecord(
     Instant startedAt,
@@ -42,7 +45,12 @@ public record ModelCallRecord(
     boolean answered,
     long bytesUp,
     long bytesDown,
-    boolean streamed) {
+    boolean streamed,
+    List<String> removedTools) {
+
+  public ModelCallRecord {
+    removedTools = List.copyOf(removedTools);
+  }
 
   /** Why the call did not reach the provider, for the egress record; null when it did. */
   public String egressFailure() {

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -209,7 +210,11 @@ public final class ModelEndpoint implements AutoCloseable {
   }
 
   /** A request body checked and made ready to send. */
-  record Prepared(ModelApi api, Buffer body) {}
+  /**
+   * A request as it will be forwarded, and what {@link ProviderTools} removed from it (empty when
+   * nothing).
+   */
+  record Prepared(ModelApi api, Buffer body, List<String> removedTools) {}
 
   Vertx vertx() {
     return vertx;
@@ -327,7 +332,8 @@ public final class ModelEndpoint implements AutoCloseable {
             false,
             0,
             0,
-            false));
+            false,
+            List.of()));
   }
 
   private Prepared prepareNow(ModelApi api, byte[] body) throws Refusal {
@@ -351,8 +357,9 @@ public final class ModelEndpoint implements AutoCloseable {
       }
     }
     api.prepare(request, model);
+    List<String> removed = ProviderTools.removeProviderSide(api, request);
     try {
-      return new Prepared(api, Buffer.buffer(JSON.writeValueAsBytes(request)));
+      return new Prepared(api, Buffer.buffer(JSON.writeValueAsBytes(request)), removed);
     } catch (IOException e) {
       throw new IllegalStateException("cannot serialise a parsed request", e);
     }

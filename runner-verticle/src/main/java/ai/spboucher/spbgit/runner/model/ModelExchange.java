@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * One request to a {@link ModelEndpoint}, from its parsed head to its record: checks the route and
@@ -31,6 +32,7 @@ final class ModelExchange {
   private ModelApi api;
   private boolean bodyTruncated;
   private boolean settled;
+  private List<String> removedTools = List.of();
   private UpstreamCall call;
   private long readTimer = -1;
   private Runnable stopWatchingClose = () -> {};
@@ -142,6 +144,7 @@ final class ModelExchange {
       slot.release();
       return Future.failedFuture(refusal);
     }
+    removedTools = prepared.removedTools();
     call = UpstreamCall.start(endpoint, api, request.response(), prepared.body(), version);
     return call.outcome()
         .onComplete(done -> slot.release())
@@ -244,7 +247,8 @@ final class ModelExchange {
             outcome.answered(),
             outcome.bytesUp(),
             outcome.bytesDown(),
-            outcome.streamed()));
+            outcome.streamed(),
+            removedTools));
   }
 
   /**

@@ -184,6 +184,31 @@ class ModelEndpointTest {
   }
 
   @Test
+  void providerSideToolsNeverReachTheProviderAndTheRecordNamesThem() throws Exception {
+    Path socket = start(ModelProvider.ANTHROPIC, 200_000, Duration.ofSeconds(30));
+    fake.then(fake.anthropicText("ok", 10, 2));
+
+    EndpointClient.Response response =
+        EndpointClient.post(
+            socket,
+            MESSAGES,
+            "{\"max_tokens\":10,\"messages\":[],\"tools\":[{\"name\":\"Write\",\"input_schema\":{}},"
+                + "{\"type\":\"web_fetch_20250910\",\"name\":\"web_fetch\"}],"
+                + "\"mcp_servers\":[{\"type\":\"url\",\"url\":\"https://attacker.example/sse\"}]}");
+
+    assertEquals(200, response.status());
+    String forwarded = fake.received().get(0).text();
+    assertTrue(forwarded.contains("\"Write\""), forwarded);
+    assertFalse(forwarded.contains("web_fetch"), forwarded);
+    assertFalse(forwarded.contains("attacker.example"), forwarded);
+    awaitRecords(1);
+    assertEquals(List.of("mcp_servers", "web_fetch_20250910"), records.get(0).removedTools());
+    assertTrue(
+        new String(records.get(0).request(), StandardCharsets.UTF_8).contains("web_fetch"),
+        "the record keeps what the agent asked for");
+  }
+
+  @Test
   void sumsTheUsageOfEveryCall() throws Exception {
     Path socket = startOpenAi();
     fake.then(fake.openAiToolCall("list_files", "{}", 100, 20), fake.openAiText("done", 130, 11));
