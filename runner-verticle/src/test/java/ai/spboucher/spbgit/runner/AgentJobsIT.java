@@ -307,6 +307,15 @@ class AgentJobsIT {
     String context = "\n--- log ---\n" + log + describeRequests();
     assertEquals("budget_exceeded", finished.getExitReason(), context);
     assertTrue(log.contains("breach notice budget_exceeded"), context);
+    // The turn reporting 6,000 input tokens in its message_start crosses the budget: the endpoint
+    // cuts that stream there, with Anthropic's error event, before its tool call reaches Claude.
+    assertTrue(
+        bed.modelCalls(id).stream()
+            .anyMatch(
+                call ->
+                    call.getStreamed()
+                        && call.getError().startsWith("budget_exceeded: stream cut")),
+        "a stream was cut mid-way" + context);
     String refs = bed.git.refs(bed.gateway.repoDir("demo"));
     assertFalse(refs.contains("refs/agents/" + id + "/proposal"), refs);
     GitCli.Result file =
