@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the sandbox images spbgit/agent:latest (variant base), spbgit/agent-python:latest and
 # spbgit/agent-node:latest without any container registry: debootstrap a minimal Debian bookworm from the
-# machine's apt mirror, `docker import` the root filesystem, add a variant's toolchain packages as a layer
-# on top of it, then commit the entrypoint, the agent jar and the agent user as a small last layer. The jar
-# is built by Maven first: mvn -B package -pl agent -am (agent/target/spb-agent.jar).
+# machine's apt mirror, `docker import` the root filesystem, add the coding-agent CLIs (Claude Code, Codex,
+# Qwen Code with its Node, from docker/agent/fetch-agent-clis.sh) under /opt/spb/agents as one layer shared
+# by every variant, add a variant's toolchain packages as a layer on top of it, then commit the entrypoint,
+# the agent jar and the agent user as a small last layer. The jar is built by Maven first:
+# mvn -B package -pl agent -am (agent/target/spb-agent.jar).
 #
 # usage: docker/agent/build.sh [--if-missing] [--refresh] [--variant NAME]... [NAME]...
 #   NAME          a variant of the VARIANTS table below, or all; without any, base
@@ -15,8 +17,10 @@
 #   SPB_DEBIAN_MIRROR           Debian mirror for bookworm (default: read from /etc/apt/sources*)
 #   SPB_DEBIAN_SECURITY_MIRROR  mirror for bookworm-security (default: read from /etc/apt/sources*;
 #                               "none" skips the security upgrade)
-#   SPB_CACHE_DIR               where the root filesystem tarball and the downloaded .debs are cached
-#                               (/var/cache/spbgit)
+#   SPB_CACHE_DIR               where the root filesystem tarball, the downloaded .debs and the unpacked
+#                               agent CLIs are cached (/var/cache/spbgit)
+#   SPB_NPM_CACHE               where fetch-agent-clis.sh keeps the CLIs' npm tarballs (~/.cache/spbgit/npm);
+#                               once filled, the build needs no registry
 #   SPB_AGENT_IMAGE             the base variant's image (spbgit/agent:latest); variant V is named by
 #                               appending -V to its repository (spbgit/agent-python:latest)
 #   SPB_AGENT_ROOTFS_IMAGE      repository of the root filesystem image (spbgit/agent-rootfs); variant V's
@@ -25,11 +29,13 @@
 #   SPB_SANDBOX_UID             uid and gid of the image's agent user (2000000000); the runner's
 #                               SPB_SANDBOX_UID must be the same (it checks the spb.agent.uid label)
 #
-# The image label spb.agent.inputs is the sha256 of this script, the entrypoint, the agent jar, the
-# agent uid and (but for base) the variant name, so callers can tell whether an existing image is
-# current; spb.agent.variant names the variant. The root filesystem tarball is keyed by the package list
-# and the functions that prepare it, a variant's package layer by the root filesystem image it was
-# installed on, its packages and the function that installs them, so an entrypoint, jar or uid change
+# The image label spb.agent.inputs is the sha256 of this script, the entrypoint, fetch-agent-clis.sh (its
+# pins), the agent jar, the agent uid and (but for base) the variant name, so callers can tell whether an
+# existing image is current; spb.agent.variant names the variant, spb.agent.clis the CLIs and their
+# versions (claude-code@2.1.328,codex@0.169.0,qwen-code@0.24.4), which the runner checks a job's agent
+# against. The root filesystem tarball is keyed by the package list and the functions that prepare it, the
+# CLIs' layer by the root filesystem image and fetch-agent-clis.sh, a variant's package layer by the image
+# (root filesystem and CLIs) it was installed on, its packages and the function that installs them, so an entrypoint, jar or uid change
 # rebuilds in seconds: the agent user's passwd and group entries live in the small top layer, and no file
 # in the image is owned by the agent (its /work is always a tmpfs or a bind mount over the empty
 # directory), so a uid past tar's octal limit never reaches the imported tarball.
@@ -51,6 +57,9 @@ node    nodejs npm
 '
 # Why so high: docs/sandbox.md ("The sandbox uid"). Keep the default in step with RunnerConfig.
 readonly AGENT_UID=${SPB_SANDBOX_UID:-2000000000}
+# Where the coding-agent CLIs live in the image (bin/claude, bin/codex, bin/qwen); spb-agent runs them
+# from there.
+readonly AGENTS_DIR=opt/spb/agents
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 base_agent_image=${SPB_AGENT_IMAGE:-spbgit/agent:latest}
@@ -111,7 +120,9 @@ docker info >/dev/null 2>&1 \
 
 [ -s "$agent_jar" ] || die "agent jar $agent_jar is missing: run mvn -B package -pl agent -am first"
 # Hashed once: the jar is the same for every variant. base keeps the formula of the Dockerfile's comment.
-common_inputs=$({ cat "$here/build.sh" "$here/spb-agent" "$agent_jar"; echo "uid=$AGENT_UID"; } | sha256sum)
+common_inputs=$({ cat "$here/build.sh" "$here/spb-agent" "$here/fetch-agent-clis.sh" "$agent_jar"
+  echo "uid=$AGENT_UID"; } | sha256sum)
+agent_clis=$("$here/fetch-agent-clis.sh" --list)
 inputs_hash() {
   if [ "$1" = base ]; then
     cut -d' ' -f1 <<<"$common_inputs"
@@ -234,9 +245,9 @@ rootfs_key() {
 }
 
 # The image a variant's layer was installed on is part of its key: a --refresh'd (re-imported) root
-# filesystem rebuilds every variant on top of it.
+# filesystem or new CLI pins rebuild every variant on top of it.
 variant_key() {
-  { docker image inspect --format '{{.Id}}' "$base_image"; echo "$SUITE $(variant_packages "$1")"
+  { docker image inspect --format '{{.Id}}' "$agents_image"; echo "$SUITE $(variant_packages "$1")"
     declare -f install_variant_packages; } | sha256sum | cut -c1-16
 }
 
@@ -302,23 +313,53 @@ if ! docker image inspect "$base_image" >/dev/null 2>&1; then
     | xargs -r docker image rm >/dev/null 2>&1 || true
 fi
 
+# The CLIs' layer: below the variants' packages, so one copy on disk serves every variant (they are
+# about a gigabyte). Unpacked once into the cache directory, offline when SPB_NPM_CACHE holds the pinned
+# tarballs; Node's C headers stay out (nothing in the sandbox builds native addons).
+agents_key() {
+  { docker image inspect --format '{{.Id}}' "$base_image"; cat "$here/fetch-agent-clis.sh"; declare -f agents_layer; } \
+    | sha256sum | cut -c1-16
+}
+agents_layer() {
+  local clis="$cache_dir/agent-clis/$AGENTS_DIR"
+  mkdir -p "$clis"
+  "$here/fetch-agent-clis.sh" "$clis"
+  container=$(docker create --network none "$base_image" /bin/true)
+  # Readable and runnable by the agent user, writable by nobody else: the sandbox runs them as its uid.
+  tar -C "$cache_dir/agent-clis" --owner=0 --group=0 --numeric-owner --mode=a+rX,go-w \
+    --exclude="$AGENTS_DIR/node/include" --no-recursion -c opt/spb --recursion "$AGENTS_DIR" \
+    | docker cp - "$container:/"
+  docker commit --change 'ENTRYPOINT []' --change 'CMD ["/bin/bash"]' \
+    --message "spb-agent coding-agent CLIs $agent_clis" "$container" "$1" >/dev/null
+  docker rm "$container" >/dev/null
+  container=""
+}
+agents_repo="$base_repo-agents"
+agents_image="$agents_repo:$(agents_key)"
+if [ "$refresh" = true ] || ! docker image inspect "$agents_image" >/dev/null 2>&1; then
+  step "adding the coding-agent CLIs ($agent_clis) to $base_image"
+  agents_layer "$agents_image"
+  docker image ls --format '{{.Repository}}:{{.Tag}}' "$agents_repo" | grep -vxF "$agents_image" \
+    | xargs -r docker image rm >/dev/null 2>&1 || true
+fi
+
 # Sets rootfs to the image holding variant $1's root filesystem, building its package layer when missing. A layer,
 # not a debootstrap of its own: the variants share the root filesystem on disk, and apt installs a few
 # dozen packages from the .deb cache in well under a minute where debootstrap takes minutes.
 variant_rootfs() {
   local v=$1 vkey repo log
-  rootfs=$base_image
+  rootfs=$agents_image
   [ "$v" != base ] || return 0
   vkey=$(variant_key "$v")
   repo="$base_repo-$v"
   if [ "$refresh" = true ] || ! docker image inspect "$repo:$vkey" >/dev/null 2>&1; then
     find_mirrors
     log="$cache_dir/variant-$v.log"
-    step "installing $(variant_packages "$v") on $base_image"
+    step "installing $(variant_packages "$v") on $agents_image"
     mkdir -p "$cache_dir/debs"
     # The host's network, for the mirror only and during the build only: the image runs with none.
     container=$(docker create --network host -v "$cache_dir/debs:/var/cache/apt/archives" \
-      --entrypoint bash "$base_image" \
+      --entrypoint bash "$agents_image" \
       -c "set -euo pipefail; $(declare -f install_variant_packages); install_variant_packages \"\$@\"" \
       install "$SUITE" "$mirror" "$security" $(variant_packages "$v"))
     docker start -a "$container" >"$log" 2>&1 \
@@ -366,6 +407,7 @@ commit_agent_image() {
     --change "LABEL spb.agent.rootfs=${rootfs##*:}" \
     --change "LABEL spb.agent.uid=$AGENT_UID" \
     --change "LABEL spb.agent.variant=$v" \
+    --change "LABEL spb.agent.clis=$agent_clis" \
     --message "spb-agent $v inputs $inputs" \
     "$container" "$image" >/dev/null
   docker rm "$container" >/dev/null

@@ -8,12 +8,17 @@
 #   <dest>/qwen-code/cli-entry.js      <dest>/bin/qwen    -> runs it with <dest>/node/bin/node
 #
 # usage: docker/agent/fetch-agent-clis.sh <dest>
+#        docker/agent/fetch-agent-clis.sh --list   prints the agents and their pinned versions as the
+#                                                 images' spb.agent.clis label lists them
+#                                                 (claude-code@2.1.328,codex@...), fetching nothing
 #
 # environment:
 #   SPB_NPM_CACHE  where the tarballs are kept between runs (default ~/.cache/spbgit/npm); a tarball
 #                  already there with the pinned checksum is not downloaded again, so an image build
 #                  can run offline from a cache filled beforehand
-#   npm's own settings (registry, proxy) apply to `npm pack`
+#   npm's own settings (registry, proxy) apply to `npm pack`; without npm on the machine the
+#                  tarball is taken with curl from the registry (npm_config_registry, default
+#                  https://registry.npmjs.org), under the same checksum
 #
 # Only the platform packages are fetched: the wrapper packages (@anthropic-ai/claude-code,
 # @openai/codex) merely pick a platform binary at install time, and Claude Code's postinstall that
@@ -32,7 +37,20 @@ readonly PACKAGES=(
 
 die() { echo "fetch-agent-clis.sh: $*" >&2; exit 1; }
 
-[ $# -eq 1 ] || die "usage: fetch-agent-clis.sh <dest>"
+# The agent (CodingAgent's id) and its version for a pinned package; nothing for Node, a runtime.
+agent_of() {
+  case "$1" in
+    @anthropic-ai/claude-code-linux-x64@*) echo "claude-code@${1##*@}" ;;
+    @openai/codex@*) local v=${1##*@}; echo "codex@${v%-linux-x64}" ;;
+    @qwen-code/qwen-code@*) echo "qwen-code@${1##*@}" ;;
+  esac
+}
+
+[ $# -eq 1 ] || die "usage: fetch-agent-clis.sh <dest> | --list"
+if [ "$1" = --list ]; then
+  for entry in "${PACKAGES[@]}"; do agent_of "${entry%% *}"; done | paste -sd,
+  exit 0
+fi
 dest=$1
 cache=${SPB_NPM_CACHE:-$HOME/.cache/spbgit/npm}
 mkdir -p "$cache" "$dest"
@@ -57,7 +75,15 @@ fetch() {
     return
   fi
   rm -f "$file"
-  (cd "$cache" && npm pack --silent "$spec" >/dev/null) || die "npm pack $spec failed"
+  if command -v npm >/dev/null 2>&1; then
+    (cd "$cache" && npm pack --silent "$spec" >/dev/null) || die "npm pack $spec failed"
+  else
+    # The registry's tarball address: <registry>/<name>/-/<name without its scope>-<version>.tgz.
+    local name=${spec%@*} version=${spec##*@} registry=${npm_config_registry:-https://registry.npmjs.org}
+    curl -fsSL --retry 3 -o "$file.tmp" "${registry%/}/$name/-/${name##*/}-$version.tgz" \
+      || { rm -f "$file.tmp"; die "download of $spec from $registry failed"; }
+    mv "$file.tmp" "$file"
+  fi
   [ -s "$file" ] || die "npm pack $spec did not write $file"
   local got
   got=$(integrity_of "$file")

@@ -122,6 +122,7 @@ const WHY_STOPPED = {
   step_limit: 'the agent reached its step limit',
   provider_error: 'the model provider failed',
   agent_unavailable: "the job's agent is not installed in its image or does not speak the runner's model provider",
+  agent_failed: 'the coding agent exited with an error on its own (its output is in the log)',
 };
 
 function renderWorkLabel(work) {

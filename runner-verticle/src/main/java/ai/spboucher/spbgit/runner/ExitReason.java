@@ -30,6 +30,19 @@ public final class ExitReason {
    */
   public static final String SETUP_FAILED = "setup_failed";
 
+  /**
+   * An llm job whose coding agent this runner cannot run, refused before anything ran: the job's
+   * image does not carry it ({@code spb.agent.clis}), or it speaks another API than the runner's
+   * provider. The detail names the image, the agent and the provider.
+   */
+  public static final String AGENT_UNAVAILABLE = "agent_unavailable";
+
+  /**
+   * An llm job whose coding-agent CLI exited non-zero on its own (the entrypoint's {@link
+   * #AGENT_CLI_FAILED}): its output in the log says why; its work, if any, is the partial ref.
+   */
+  public static final String AGENT_FAILED = "agent_failed";
+
   /** The llm agent's exit code for "stopped on the runner's breach notice, partial work pushed". */
   public static final int AGENT_STOPPED_ON_BREACH = 75;
 
@@ -39,13 +52,16 @@ public final class ExitReason {
   /** The llm agent's exit code for "ran out of steps". */
   public static final int AGENT_STEP_LIMIT = 77;
 
+  /** The entrypoint's exit code for "the coding-agent CLI failed, partial work pushed". */
+  public static final int AGENT_CLI_FAILED = 78;
+
   private ExitReason() {}
 
   /**
    * What the runner saw when the container stopped.
    *
    * @param budgetExceeded the runner's meter reached the job's token budget
-   * @param llm the job ran the model agent, whose exit codes 76 and 77 have a meaning
+   * @param llm the job ran a coding agent, whose exit codes 76, 77 and 78 have a meaning
    */
   public record Observation(
       boolean cancelled,
@@ -70,8 +86,8 @@ public final class ExitReason {
   /**
    * The first applicable reason, in order: the runner's own decisions (cancel, timeout, budget),
    * then breaches the kernel reports (oom, a full work volume with a failing exit), then the exit
-   * code; for llm jobs the agent's codes 76 and 77 name their reason (75, "stopped on a breach",
-   * means something only together with the runner's own breach, which is decided above).
+   * code; for llm jobs the agent's codes 76, 77 and 78 name their reason (75, "stopped on a
+   * breach", means something only together with the runner's own breach, which is decided above).
    */
   public static String decide(Observation o) {
     if (o.cancelled()) {
@@ -97,6 +113,9 @@ public final class ExitReason {
     }
     if (o.llm() && o.exitCode() == AGENT_STEP_LIMIT) {
       return STEP_LIMIT;
+    }
+    if (o.llm() && o.exitCode() == AGENT_CLI_FAILED) {
+      return AGENT_FAILED;
     }
     return "exit_code:" + o.exitCode();
   }

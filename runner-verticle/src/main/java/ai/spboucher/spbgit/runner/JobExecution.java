@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.common.TaskSanitizer;
 import ai.spboucher.spbgit.proto.CacheOutcome;
+import ai.spboucher.spbgit.proto.CodingAgent;
 import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -158,6 +159,11 @@ final class JobExecution {
     return request.getMode() == Mode.MODE_LLM;
   }
 
+  /** An llm job, or an exec job that asked for the model endpoint ({@code exec_model}). */
+  private boolean usesModel() {
+    return llm() || request.getExecModel();
+  }
+
   String jobId() {
     return request.getJobId();
   }
@@ -232,7 +238,21 @@ final class JobExecution {
       TaskSanitizer.Sanitized task,
       ImageCatalogue.Offered image,
       Duration wall,
-      Instant end) {}
+      Instant end,
+      JobAgent agent) {}
+
+  /** An llm job's coding agent and the version its image carries; null for an exec job. */
+  private record JobAgent(CodingAgent agent, String version) {}
+
+  /** The job's agent cannot run here ({@link ExitReason#AGENT_UNAVAILABLE}). */
+  private static final class AgentUnavailable extends Exception {
+
+    private static final long serialVersionUID = 1L;
+
+    AgentUnavailable(String message) {
+      super(message);
+    }
+  }
 
   /** How a phase before the agent's ended the job. */
   private record Ending(String reason, String detail) {}
@@ -278,14 +298,16 @@ final class JobExecution {
 
   /**
    * Admit: refuses a job this runner cannot run (no such model, an invisible task, an image it does
-   * not offer) or that is past its deadline, publishing FINISHED; null then.
+   * not offer, a coding agent the image lacks or the provider does not speak) or that is past its
+   * deadline, publishing FINISHED; null then.
    */
   private Admission admit() {
     String model;
     TaskSanitizer.Sanitized task = TaskSanitizer.visible(request.getTask());
     ImageCatalogue.Offered image;
+    JobAgent agent;
     try {
-      model = llm() ? jobModel() : null;
+      model = usesModel() ? jobModel() : null;
       if (llm() && task.text().isEmpty()) {
         throw new IllegalArgumentException(
             "the task has no visible text once its hidden characters and HTML "
@@ -297,9 +319,16 @@ final class JobExecution {
       if (image == null) {
         throw new IllegalArgumentException("this runner does not offer image '" + name + "'");
       }
+      agent = llm() ? jobAgent(image) : null;
     } catch (IllegalArgumentException e) {
       events.status(
           JobStatus.FINISHED, ExitReason.RUNNER_ERROR, config.runnerId(), "", e.getMessage());
+      return null;
+    } catch (AgentUnavailable e) {
+      events.runnerLineStoredAt(
+          "job " + jobId() + " refused by runner " + config.runnerId() + ": " + e.getMessage());
+      events.status(
+          JobStatus.FINISHED, ExitReason.AGENT_UNAVAILABLE, config.runnerId(), "", e.getMessage());
       return null;
     }
     // Stored by the same server that stamped the request: the wait in the queue is measured on one
@@ -319,7 +348,35 @@ final class JobExecution {
           "deadline passed before start");
       return null;
     }
-    return new Admission(model, task, image, wall, clock.instant().plus(wall));
+    return new Admission(model, task, image, wall, clock.instant().plus(wall), agent);
+  }
+
+  /**
+   * The job's coding agent, checked against the image's {@value InstalledAgents#LABEL} label and
+   * the runner's provider before anything runs. Reads the label from the engine (blocking, on the
+   * job's thread).
+   */
+  private JobAgent jobAgent(ImageCatalogue.Offered image) throws AgentUnavailable {
+    CodingAgent agent =
+        CodingAgent.of(request.getAgent())
+            .orElseThrow(
+                () ->
+                    new AgentUnavailable(
+                        "no agent named '"
+                            + request.getAgent()
+                            + "' (agents: "
+                            + String.join(", ", CodingAgent.ids())
+                            + ")"));
+    InstalledAgents installed =
+        agent == CodingAgent.BUILTIN
+            ? InstalledAgents.fromLabel(null)
+            : InstalledAgents.fromLabel(
+                docker.imageLabels(image.image()).get(InstalledAgents.LABEL));
+    String refusal = installed.refusal(agent, image.image(), provider.config().provider().id());
+    if (refusal != null) {
+      throw new AgentUnavailable(refusal);
+    }
+    return new JobAgent(agent, installed.version(agent));
   }
 
   /**
@@ -590,7 +647,14 @@ final class JobExecution {
   private void publishStarted(Workspace ws, String id) {
     if (!ws.started) {
       ws.started = true;
-      events.started(config.runnerId(), id, ws.admission.image().digest(), ws.cache);
+      JobAgent agent = ws.admission.agent();
+      events.started(
+          config.runnerId(),
+          id,
+          ws.admission.image().digest(),
+          ws.cache,
+          agent == null ? "" : agent.agent().id(),
+          agent == null ? "" : agent.version());
     }
   }
 
@@ -637,6 +701,12 @@ final class JobExecution {
               + " s, egress "
               + ws.proxy.policy().entries()
               + (ws.session == null ? "" : ", " + ws.session.describe())
+              + (ws.admission.agent() == null
+                  ? ""
+                  : ", agent "
+                      + ws.admission.agent().agent().id()
+                      + " "
+                      + ws.admission.agent().version())
               + ")");
       logs = docker.attach(containerId, ws.pump::offer, ws.pump::dockerStreamEnded);
       watch = docker.watch(containerId);
@@ -766,7 +836,7 @@ final class JobExecution {
             Boolean.TRUE.equals(state.getState().getOOMKilled()),
             work.isFull(),
             exitCode == null ? -1 : exitCode,
-            session != null));
+            llm()));
   }
 
   /**
@@ -818,10 +888,10 @@ final class JobExecution {
 
   /**
    * The container's environment: no secret at all. The repository is reached through the git relay,
-   * which holds the job token; for llm jobs the model endpoint holds the provider's key. The task
-   * is its visible text only ({@link TaskSanitizer#visible}): the entrypoint writes it into the
-   * commit message, where hidden characters or an HTML comment would carry instructions no reviewer
-   * sees.
+   * which holds the job token; for llm jobs (and exec jobs with {@code exec_model}) the model
+   * endpoint holds the provider's key. The task is its visible text only ({@link
+   * TaskSanitizer#visible}): the entrypoint writes it into the commit message, where hidden
+   * characters or an HTML comment would carry instructions no reviewer sees.
    */
   private Map<String, String> agentEnvironment(Workspace ws, String phase) {
     GitRelay git = ws.git;
@@ -837,6 +907,12 @@ final class JobExecution {
     env.put("SPB_BASE_REF", request.getBaseRef());
     env.put("SPB_TASK", visibleTask);
     env.put("SPB_MODE", llm() ? "llm" : "exec");
+    if (ws.admission.agent() != null) {
+      env.put("SPB_AGENT", ws.admission.agent().agent().id());
+    }
+    if (!llm() && session != null) {
+      env.put("SPB_EXEC_MODEL", "1");
+    }
     env.put("SPB_EXEC", request.getExecCommand());
     env.put("SPB_TEST_COMMAND", request.getTestCommand());
     if (session != null) {

@@ -110,6 +110,7 @@ public record RunnerConfig(
           Map.entry("SPB_MODELS", "models"),
           Map.entry("SPB_MODEL_TOKEN_BUDGET", "modelTokenBudget"),
           Map.entry("SPB_MODEL_TIMEOUT", "modelTimeout"),
+          Map.entry("SPB_MODEL_CONCURRENCY", "modelConcurrency"),
           Map.entry("SPB_BREACH_GRACE", "breachGrace"),
           Map.entry("SPB_RUNNER_HEALTH", "health"),
           Map.entry("SPB_GATEWAY_CA", "gatewayCa"),
@@ -127,7 +128,8 @@ public record RunnerConfig(
           "SPB_MODEL",
           "SPB_MODELS",
           "SPB_MODEL_TOKEN_BUDGET",
-          "SPB_MODEL_TIMEOUT");
+          "SPB_MODEL_TIMEOUT",
+          "SPB_MODEL_CONCURRENCY");
 
   public RunnerConfig {
     Objects.requireNonNull(nats, "nats");

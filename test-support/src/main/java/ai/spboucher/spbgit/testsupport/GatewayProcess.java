@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -197,12 +199,12 @@ public final class GatewayProcess implements AutoCloseable {
    * printed.
    */
   public String jcmd(String... command) throws Exception {
-    java.util.List<String> args =
-        new java.util.ArrayList<>(
-            java.util.List.of(
+    List<String> args =
+        new ArrayList<>(
+            List.of(
                 Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
                 String.valueOf(process.pid())));
-    args.addAll(java.util.List.of(command));
+    args.addAll(List.of(command));
     Process jcmd = new ProcessBuilder(args).redirectErrorStream(true).start();
     String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
@@ -283,10 +285,10 @@ public final class GatewayProcess implements AutoCloseable {
     try {
       return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString())
           .get(40, TimeUnit.SECONDS);
-    } catch (java.util.concurrent.TimeoutException e) {
+    } catch (TimeoutException e) {
       throw new IOException(
           "no answer from the gateway to " + method + " " + path + " within 40 s", e);
-    } catch (java.util.concurrent.ExecutionException e) {
+    } catch (ExecutionException e) {
       throw e.getCause() instanceof Exception cause ? cause : e;
     }
   }

@@ -28,32 +28,13 @@ import java.util.function.Consumer;
  * JSON over HTTP to the runner's model proxy, with the error policy of the contract: a 429 rate
  * limit is retried (at most {@code maxRetries} times, waiting as {@code retry-after} says,
  * bounded); a 429 {@code budget_exceeded} ends the job; anything else is a {@link
- * ProviderException}. No API key is ever sent: the proxy adds it. Not thread-safe: one request at a
- * time, from the agent loop.
+ * ProviderException}. No API key is ever sent: the proxy adds it. The runner's endpoint keeps
+ * connections alive, so the client's pooled connection is reused from call to call. Not
+ * thread-safe: one request at a time, from the agent loop.
  */
 public final class ModelHttp {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration POLL = Duration.ofMillis(200);
-
-  static {
-    // The runner's model endpoint answers one request per connection, and the JDK client pools
-    // connections
-    // whose answer did not say "Connection: close". A request sent on such a connection after the
-    // endpoint
-    // closed it fails before any byte of an answer (ConnectionExpiredException); the client retries
-    // that
-    // case only for idempotent requests unless told otherwise. Both properties are read once, when
-    // the
-    // client classes load, so they are set here, before the first client is built. Every request
-    // also
-    // asks for "Connection: close" (a header the client refuses unless allowed).
-    if (System.getProperty("jdk.httpclient.enableAllMethodRetry") == null) {
-      System.setProperty("jdk.httpclient.enableAllMethodRetry", "true");
-    }
-    if (System.getProperty("jdk.httpclient.allowRestrictedHeaders") == null) {
-      System.setProperty("jdk.httpclient.allowRestrictedHeaders", "connection");
-    }
-  }
 
   private final URI base;
   private final Duration requestTimeout;
@@ -96,12 +77,6 @@ public final class ModelHttp {
             .header("accept", "application/json")
             .POST(HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.UTF_8));
     headers.forEach(request::header);
-    try {
-      request.header("connection", "close");
-    } catch (IllegalArgumentException e) {
-      // The client was loaded before the property was set (another user in this JVM): keep-alive it
-      // is.
-    }
     HttpRequest built = request.build();
     for (int retry = 0; ; retry++) {
       checkBreach();

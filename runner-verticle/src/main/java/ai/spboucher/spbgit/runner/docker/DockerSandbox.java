@@ -221,6 +221,18 @@ public final class DockerSandbox implements Closeable {
     return inspected.getId();
   }
 
+  /**
+   * The labels of {@code image} as the engine has it (empty when it has none); fails when the
+   * engine lacks the image.
+   */
+  public Map<String, String> imageLabels(String image) {
+    InspectImageResponse inspected =
+        bounded("an image inspection", () -> docker.inspectImageCmd(image).exec());
+    Map<String, String> labels =
+        inspected.getConfig() == null ? null : inspected.getConfig().getLabels();
+    return labels == null ? Map.of() : Map.copyOf(labels);
+  }
+
   /** Whether the engine answers a ping now. */
   public boolean answers() {
     try {

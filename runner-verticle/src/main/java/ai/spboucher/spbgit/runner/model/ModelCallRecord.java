@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.runner.model;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 
 /**
  * One request the agent made to its job's {@link ModelEndpoint}, as the runner saw it.
@@ -10,9 +11,11 @@ import java.time.Instant;
  * @param provider {@code openai} or {@code anthropic}
  * @param model the job's model (what the request was, or would have been, sent with)
  * @param method the request's method, or empty when no request head could be read
- * @param path the request's path, or empty
+ * @param path the request's path (without its query), or empty
  * @param status the status the agent got: the provider's, or the endpoint's own
- * @param usage what the provider reported for this call (zero when nothing was forwarded)
+ * @param usage what the provider reported for this call (zero when nothing was forwarded); for a
+ *     stream cut or dropped before its end, the reported usage where known and the estimate
+ *     elsewhere ({@link StreamTally#estimate()})
  * @param duration from accepting the connection to the end of the answer
  * @param request the body the agent sent, exactly, up to {@link
  *     ModelEndpoint#RECORDED_REQUEST_BYTES}
@@ -22,6 +25,9 @@ import java.time.Instant;
  * @param answered whether the provider answered (false when it timed out or could not be reached)
  * @param bytesUp body bytes sent to the provider
  * @param bytesDown body bytes the provider answered
+ * @param streamed whether the answer was relayed as server-sent events, as they came
+ * @param removedTools the provider-side tools (and remote-server fields) removed from the request
+ *     before it was forwarded ({@link ProviderTools}); empty when none
  */
 public record ModelCallRecord(
     Instant startedAt,
@@ -38,7 +44,13 @@ public record ModelCallRecord(
     boolean forwarded,
     boolean answered,
     long bytesUp,
-    long bytesDown) {
+    long bytesDown,
+    boolean streamed,
+    List<String> removedTools) {
+
+  public ModelCallRecord {
+    removedTools = List.copyOf(removedTools);
+  }
 
   /** Why the call did not reach the provider, for the egress record; null when it did. */
   public String egressFailure() {

@@ -26,8 +26,10 @@ import java.util.regex.Pattern;
  * @param defaultModel the model of jobs that name none
  * @param allowedModels the models a job may name (the default model among them)
  * @param tokenBudget input plus output tokens one job may spend
- * @param timeout how long one upstream call may take, from sending it to the last byte of the
- *     answer
+ * @param timeout how long the provider may stay silent during one call: until the first byte of its
+ *     answer, and then between two chunks of it (a streamed answer may take longer in all)
+ * @param concurrency how many calls one job may have in flight at once ({@code
+ *     SPB_MODEL_CONCURRENCY})
  */
 public record ModelConfig(
     ModelProvider provider,
@@ -36,13 +38,20 @@ public record ModelConfig(
     String defaultModel,
     List<String> allowedModels,
     long tokenBudget,
-    Duration timeout) {
+    Duration timeout,
+    int concurrency) {
 
   /** Default {@code SPB_MODEL_TOKEN_BUDGET}. */
   public static final long DEFAULT_TOKEN_BUDGET = 200_000;
 
   /** Default {@code SPB_MODEL_TIMEOUT}. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(120);
+
+  /** Default {@code SPB_MODEL_CONCURRENCY}. */
+  public static final int DEFAULT_CONCURRENCY = 4;
+
+  /** The most {@code SPB_MODEL_CONCURRENCY} may be: below the endpoint's connection limit. */
+  public static final int MAX_CONCURRENCY = 8;
 
   private static final Pattern MODEL = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}");
   private static final Pattern KEY = Pattern.compile("[\\x21-\\x7e]+");
@@ -79,6 +88,33 @@ public record ModelConfig(
     if (timeout.isNegative() || timeout.isZero()) {
       throw new IllegalArgumentException("SPB_MODEL_TIMEOUT must be positive");
     }
+    if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+      throw new IllegalArgumentException(
+          "SPB_MODEL_CONCURRENCY must be between 1 and "
+              + MAX_CONCURRENCY
+              + ", got "
+              + concurrency);
+    }
+  }
+
+  /** A configuration with the default {@code SPB_MODEL_CONCURRENCY}. */
+  public ModelConfig(
+      ModelProvider provider,
+      URI baseUrl,
+      String apiKey,
+      String defaultModel,
+      List<String> allowedModels,
+      long tokenBudget,
+      Duration timeout) {
+    this(
+        provider,
+        baseUrl,
+        apiKey,
+        defaultModel,
+        allowedModels,
+        tokenBudget,
+        timeout,
+        DEFAULT_CONCURRENCY);
   }
 
   /**
@@ -96,7 +132,8 @@ public record ModelConfig(
               "SPB_MODEL_API_KEY",
               "SPB_MODEL_API_KEY_FILE",
               "SPB_MODEL",
-              "SPB_MODELS")) {
+              "SPB_MODELS",
+              "SPB_MODEL_CONCURRENCY")) {
         if (blankToNull(env.get(name)) != null) {
           throw new IllegalArgumentException(name + " is set but SPB_MODEL_PROVIDER is not");
         }
@@ -127,7 +164,10 @@ public record ModelConfig(
               env.getOrDefault("SPB_MODEL_TOKEN_BUDGET", String.valueOf(DEFAULT_TOKEN_BUDGET))
                   .trim()),
           ConfigUnits.parseDuration(
-              env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")));
+              env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")),
+          Integer.parseInt(
+              env.getOrDefault("SPB_MODEL_CONCURRENCY", String.valueOf(DEFAULT_CONCURRENCY))
+                  .trim()));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
           "invalid number in model configuration: " + e.getMessage(), e);
@@ -151,12 +191,11 @@ public record ModelConfig(
   }
 
   /**
-   * Where calls are forwarded: the base URL plus the provider's path (a base already ending in /v1
-   * is fine).
+   * Where calls to {@code path} (one of the provider's {@link ModelApi#path()}s) are forwarded: the
+   * base URL plus the path (a base already ending in /v1 is fine).
    */
-  public URI upstream() {
+  public URI upstream(String path) {
     String base = baseUrl.toString();
-    String path = provider.path();
     return URI.create(base.endsWith("/v1") ? base + path.substring("/v1".length()) : base + path);
   }
 
@@ -181,6 +220,8 @@ public record ModelConfig(
         + tokenBudget
         + ", timeout="
         + timeout
+        + ", concurrency="
+        + concurrency
         + "]";
   }
 

@@ -10,20 +10,15 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.WorkerExecutor;
-import java.io.ByteArrayOutputStream;
+import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -31,34 +26,46 @@ import java.util.function.Consumer;
  * directory (mounted into the container at {@code /run/spb/model.sock}), which forwards the agent's
  * calls to the runner's provider with the runner's key, which the container never sees.
  *
- * <p>It answers exactly one request per connection. Only {@code POST} to the provider's path
- * ({@code /v1/chat/completions} for openai, {@code /v1/messages} for anthropic) is forwarded, with
- * a JSON object body of at most {@link #MAX_BODY_BYTES}; its {@code model} is set to the job's
- * model (a request naming a model the runner does not offer is refused) and {@code stream} to
- * false. The provider's answer, status and body, is passed back unchanged except that the key,
- * should the provider echo it, is blanked. Every answer the endpoint gives itself is {@code
+ * <p>Connections are kept alive: many requests, one after the other, on each. Only {@code POST} to
+ * one of the provider's {@link ModelApi} paths is forwarded (openai: {@code /v1/chat/completions},
+ * {@code /v1/responses}; anthropic: {@code /v1/messages}, {@code /v1/messages/count_tokens}); a
+ * query string, such as Claude Code's {@code ?beta=true}, is accepted and not forwarded (the SDK's
+ * beta client marks itself with it; what it selects travels in headers), so the sandbox cannot pass
+ * parameters the runner does not check. The body is a JSON object of at most {@link
+ * #MAX_BODY_BYTES}; its {@code model} is set to the job's model (a request naming a model the
+ * runner does not offer is refused), and a streamed chat completion asks for its usage ({@link
+ * ModelApi#prepare}). The provider's answer, status and body, is passed back as it comes, streamed
+ * when the agent asked for a stream ({@link UpstreamCall}), except that the key, should the
+ * provider echo it, is blanked. Every answer the endpoint gives itself is {@code
  * {"error":{"type":"...","message":"..."}}}:
  *
  * <ul>
  *   <li>400 malformed request, body not a JSON object, {@code model_not_allowed}; 404 any other
  *       method or path; 408 request not complete within {@link #READ_TIMEOUT}; 413 body too large;
- *       431 head too large;
+ *       431 head too large (the connection is closed after these, except the JSON checks);
  *   <li>429 {@code budget_exceeded} once the job's {@link TokenMeter} is exhausted;
- *   <li>502 {@code upstream_unreachable}, 504 {@code upstream_timeout} (the provider did not answer
- *       within {@code SPB_MODEL_TIMEOUT}); 503 beyond {@link #MAX_CONNECTIONS} connections.
+ *   <li>502 {@code upstream_unreachable}, 504 {@code upstream_timeout} (the provider sent nothing
+ *       for {@code SPB_MODEL_TIMEOUT}); 503 {@code busy} beyond {@link #MAX_CONNECTIONS}
+ *       connections, 503 {@code too_many_calls} for a call that waited {@code SPB_MODEL_TIMEOUT}
+ *       for one of the job's {@code SPB_MODEL_CONCURRENCY} call slots ({@link CallSlots}).
  * </ul>
  *
- * Calls are forwarded one at a time, so a job overshoots its budget by at most the one call that
- * crossed it. Every request the endpoint answered is passed to the listener as a {@link
- * ModelCallRecord}.
+ * <p>The budget: a call is refused once the meter is exhausted; while calls are in flight each
+ * claims its estimated usage, and a stream is cut with the API's error event once the spend plus
+ * every claim passes the budget, which then counts as exhausted. The overshoot is bounded by the
+ * calls in flight: at most {@code SPB_MODEL_CONCURRENCY} calls, each adding one event's tokens
+ * after the crossing when streamed, its whole answer (up to its {@code max_tokens}) when not, plus
+ * the difference between the estimates and what the provider bills. Every request the endpoint
+ * answered is passed to the listener as a {@link ModelCallRecord}.
  *
  * <p>Threading: {@link #start} binds the socket (Vert.x's HTTP server, see {@link JobSocket}) and
- * returns. Requests are read and answered on the server's event loop; the call to the provider,
- * which blocks, runs on the shared {@code spb-model-calls} worker pool. The listener is called on
- * the event loop, after the answer was written, possibly from several event loops at once: it must
- * be thread-safe and must not block; an exception it throws is logged and ignored. {@link #close()}
- * blocks briefly and is idempotent: it stops accepting, aborts open connections and upstream calls
- * (their workers are interrupted), and deletes the socket file.
+ * returns. Requests are read, forwarded and answered on the server's event loop, the provider
+ * client non-blocking on the same loop; only a large body's JSON is parsed on a worker. The
+ * listener is called on the event loop, after the answer was written, possibly from several event
+ * loops at once: it must be thread-safe and must not block; an exception it throws is logged and
+ * ignored. {@link #close()} blocks briefly (never call it on an event loop) and is idempotent: it
+ * stops accepting, aborts open connections and their upstream calls, waits until each is recorded,
+ * and deletes the socket file.
  */
 public final class ModelEndpoint implements AutoCloseable {
 
@@ -74,12 +81,14 @@ public final class ModelEndpoint implements AutoCloseable {
   static final int MAX_HEAD_BYTES = 64 << 10;
   static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
-  /** Calls in flight at once across the runner's jobs; each job forwards one at a time. */
-  static final int CALL_THREADS = 32;
+  /** Bodies up to this size are parsed on the event loop; larger ones on a worker. */
+  static final int INLINE_PARSE_BYTES = 64 << 10;
 
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
   private static final System.Logger LOG = System.getLogger(ModelEndpoint.class.getName());
+
   // Numbers are forwarded as the agent wrote them (0.70 stays 0.70, big integers stay exact).
-  private static final ObjectMapper JSON =
+  static final ObjectMapper JSON =
       new ObjectMapper()
           .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true))
           .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
@@ -90,15 +99,14 @@ public final class ModelEndpoint implements AutoCloseable {
   private final TokenMeter meter;
   private final Consumer<? super ModelCallRecord> listener;
   private final Vertx vertx;
-  private final WorkerExecutor calls;
+  private final CallSlots slots;
   private final byte[] key;
 
-  /** Workers blocked in a call of this endpoint: interrupted by {@link #close()}. */
-  private final Set<Thread> calling = ConcurrentHashMap.newKeySet();
+  /** Requests read but not yet recorded: {@link #close()} waits for them. */
+  private final AtomicInteger unrecorded = new AtomicInteger();
 
   private JobSocket server;
   private volatile boolean closed;
-  private final ReentrantLock upstreamTurn = new ReentrantLock(true);
 
   private ModelEndpoint(
       Vertx vertx,
@@ -107,14 +115,12 @@ public final class ModelEndpoint implements AutoCloseable {
       TokenMeter meter,
       Consumer<? super ModelCallRecord> listener) {
     this.vertx = vertx;
-    // Shared by name across the runner's jobs; each call holds a thread for at most
-    // SPB_MODEL_TIMEOUT.
-    this.calls = vertx.createSharedWorkerExecutor("spb-model-calls", CALL_THREADS);
     this.upstream = upstream;
     this.model = model;
     this.meter = meter;
     this.listener = listener;
     this.key = upstream.config().apiKey().getBytes(StandardCharsets.US_ASCII);
+    this.slots = new CallSlots(vertx, upstream.config().concurrency(), upstream.config().timeout());
   }
 
   /**
@@ -136,20 +142,15 @@ public final class ModelEndpoint implements AutoCloseable {
       throw new IllegalArgumentException("model " + model + " is not offered by this runner");
     }
     ModelEndpoint endpoint = new ModelEndpoint(vertx, upstream, model, meter, listener);
-    try {
-      endpoint.server =
-          JobSocket.bind(
-              vertx,
-              socketPath,
-              new JobSocket.Limits(MAX_CONNECTIONS, MAX_HEAD_BYTES, READ_TIMEOUT),
-              ANSWERS,
-              new Refusal(503, "busy", "too many connections to the model endpoint"),
-              request -> ModelExchange.serve(endpoint, request),
-              refusal -> endpoint.recordUnread(refusal));
-    } catch (IOException | RuntimeException e) {
-      endpoint.calls.close();
-      throw e;
-    }
+    endpoint.server =
+        JobSocket.bind(
+            vertx,
+            socketPath,
+            new JobSocket.Limits(MAX_CONNECTIONS, MAX_HEAD_BYTES, READ_TIMEOUT, true),
+            ANSWERS,
+            new Refusal(503, "busy", "too many connections to the model endpoint"),
+            request -> ModelExchange.serve(endpoint, request),
+            endpoint::recordUnread);
     return endpoint;
   }
 
@@ -170,7 +171,8 @@ public final class ModelEndpoint implements AutoCloseable {
   }
 
   /**
-   * Stops accepting, aborts open connections and upstream calls (their workers are interrupted).
+   * Stops accepting, aborts open connections and their upstream calls, and waits (briefly) until
+   * every request read is recorded.
    */
   @Override
   public void close() {
@@ -178,163 +180,125 @@ public final class ModelEndpoint implements AutoCloseable {
       return;
     }
     closed = true;
-    calling.forEach(Thread::interrupt);
     server.close();
-    calls.close();
+    long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
+    while (unrecorded.get() > 0 && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
   }
 
-  /** What one exchange answers, and what the record says about it. */
+  /** What one exchange answered, and what the record says about it. */
   record Outcome(
       int status,
-      Map<String, String> headers,
-      byte[] body,
       Usage usage,
       String error,
       boolean forwarded,
       boolean answered,
       long bytesUp,
-      long bytesDown) {
+      long bytesDown,
+      boolean streamed) {
 
     static Outcome refused(Refusal refusal) {
       return new Outcome(
-          refusal.status(),
-          Map.of("content-type", "application/json"),
-          errorBody(refusal.type(), refusal.getMessage()),
-          Usage.NONE,
-          refusal.describe(),
-          false,
-          false,
-          0,
-          0);
+          refusal.status(), Usage.NONE, refusal.describe(), false, false, 0, 0, false);
     }
   }
+
+  /** A request body checked and made ready to send. */
+  /**
+   * A request as it will be forwarded, and what {@link ProviderTools} removed from it (empty when
+   * nothing).
+   */
+  record Prepared(ModelApi api, Buffer body, List<String> removedTools) {}
 
   Vertx vertx() {
     return vertx;
   }
 
+  ProviderClient upstream() {
+    return upstream;
+  }
+
+  CallSlots slots() {
+    return slots;
+  }
+
+  byte[] key() {
+    return key;
+  }
+
+  boolean closed() {
+    return closed;
+  }
+
+  KeyRedactor redactor() {
+    return new KeyRedactor(key);
+  }
+
+  String redactHeader(String value) {
+    return new String(
+        KeyRedactor.redactAll(key, value.getBytes(StandardCharsets.ISO_8859_1)),
+        StandardCharsets.ISO_8859_1);
+  }
+
+  /** Counts a request read, until {@link #record} records it. */
+  void opened() {
+    unrecorded.incrementAndGet();
+  }
+
   /**
-   * Refuses a request target that is not in origin form (400), and anything but POST to the
-   * provider's path (404).
+   * The API a request is for: refuses a target that is not in origin form (400), and anything but
+   * POST to one of the provider's paths (404).
    */
-  void route(String method, String target, String path) throws Refusal {
+  ModelApi route(String method, String target, String path) throws Refusal {
     if (!target.startsWith("/")) {
       throw Refusal.badRequest("malformed request line: not an origin-form request target");
     }
-    if (!method.equals("POST") || !path.equals(provider().path())) {
-      throw new Refusal(404, "not_found", "only POST " + provider().path() + " is served here");
+    ModelApi api = method.equals("POST") ? provider().api(path).orElse(null) : null;
+    if (api == null) {
+      throw new Refusal(
+          404,
+          "not_found",
+          "only POST to "
+              + String.join(", ", provider().apis().stream().map(ModelApi::path).toList())
+              + " is served here");
     }
+    return api;
   }
 
-  /**
-   * Checks and forwards one request on a worker of {@code spb-model-calls}; the future never fails:
-   * a refusal or an upstream failure is its outcome.
-   *
-   * @param anthropicVersion the agent's {@code anthropic-version} header, or null
-   */
-  Future<Outcome> call(byte[] body, String anthropicVersion) {
-    return calls.executeBlocking(
-        () -> {
-          Thread worker = Thread.currentThread();
-          calling.add(worker);
-          try {
-            if (closed) {
-              throw new Refusal(503, "job_ending", "the job is ending");
-            }
-            return callBlocking(body, anthropicVersion);
-          } catch (Refusal refusal) {
-            return Outcome.refused(refusal);
-          } finally {
-            calling.remove(worker);
-            // An interrupt meant for this call must not reach the pool's next task.
-            Thread.interrupted();
-          }
-        },
-        false);
+  /** Checks and prepares a body: on a worker when it is large, since parsing it takes a while. */
+  Future<Prepared> prepare(ModelApi api, byte[] body) {
+    if (body.length <= INLINE_PARSE_BYTES) {
+      try {
+        return Future.succeededFuture(prepareNow(api, body));
+      } catch (Refusal refusal) {
+        return Future.failedFuture(refusal);
+      }
+    }
+    return vertx.executeBlocking(() -> prepareNow(api, body), false);
   }
 
-  /** Records a request whose head was refused before it reached an exchange. */
-  private void recordUnread(Refusal refusal) {
-    Outcome outcome = Outcome.refused(refusal);
-    record(
-        new ModelCallRecord(
-            Instant.now(),
-            provider().id(),
-            model,
-            "",
-            "",
-            outcome.status(),
-            Usage.NONE,
-            Duration.ZERO,
-            new byte[0],
-            false,
-            outcome.error(),
-            false,
-            false,
-            0,
-            0));
-  }
-
-  /** Checks and forwards one request; blocks for the provider's answer. */
-  private Outcome callBlocking(byte[] body, String anthropicVersion) throws Refusal {
-    ObjectNode request = parseRequest(body);
-    refuseWhenExhausted();
-    provider().prepare(request, model);
-    byte[] prepared = serialize(request);
-    try {
-      upstreamTurn.lockInterruptibly();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+  /** Refuses a call once the meter is exhausted. */
+  void refuseWhenExhausted() throws Refusal {
+    if (closed) {
       throw new Refusal(503, "job_ending", "the job is ending");
     }
-    try {
-      refuseWhenExhausted();
-      ProviderClient.Answer answer = upstream.send(prepared, anthropicVersion);
-      Usage usage = usageOf(answer.body());
-      meter.add(usage);
-      byte[] answered = redact(answer.body());
-      Map<String, String> headers = new LinkedHashMap<>();
-      answer
-          .headers()
-          .forEach(
-              (name, value) ->
-                  headers.put(
-                      name,
-                      new String(
-                          redact(value.getBytes(StandardCharsets.ISO_8859_1)),
-                          StandardCharsets.ISO_8859_1)));
-      headers.putIfAbsent("content-type", "application/json");
-      String error = answer.status() / 100 == 2 ? null : providerError(answer.status(), answered);
-      return new Outcome(
-          answer.status(),
-          headers,
-          answered,
-          usage,
-          error,
-          true,
-          true,
-          prepared.length,
-          answer.body().length);
-    } catch (TimeoutException e) {
-      return upstreamFailure(
-          504,
-          "upstream_timeout",
-          "the provider did not answer within "
-              + upstream.config().timeout().toSeconds()
-              + " s (SPB_MODEL_TIMEOUT)",
-          prepared.length);
-    } catch (IOException e) {
-      return upstreamFailure(
-          502,
-          "upstream_unreachable",
-          "cannot reach the provider: " + e.getClass().getSimpleName(),
-          prepared.length);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return upstreamFailure(503, "job_ending", "the job ended during the call", prepared.length);
-    } finally {
-      upstreamTurn.unlock();
+    if (meter.exhausted()) {
+      throw new Refusal(429, "budget_exceeded", budgetMessage());
     }
+  }
+
+  String budgetMessage() {
+    return "the job's model budget of "
+        + meter.budget()
+        + " tokens is spent ("
+        + meter.spent().total()
+        + " used): commit and push your partial work now";
   }
 
   void record(ModelCallRecord record) {
@@ -342,10 +306,37 @@ public final class ModelEndpoint implements AutoCloseable {
       listener.accept(record);
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.WARNING, "model call listener failed", e);
+    } finally {
+      if (!record.method().isEmpty()) {
+        unrecorded.decrementAndGet();
+      }
     }
   }
 
-  private ObjectNode parseRequest(byte[] body) throws Refusal {
+  /** Records a request whose head was refused before it reached an exchange. */
+  private void recordUnread(Refusal refusal) {
+    record(
+        new ModelCallRecord(
+            Instant.now(),
+            provider().id(),
+            model,
+            "",
+            "",
+            refusal.status(),
+            Usage.NONE,
+            Duration.ZERO,
+            new byte[0],
+            false,
+            refusal.describe(),
+            false,
+            false,
+            0,
+            0,
+            false,
+            List.of()));
+  }
+
+  private Prepared prepareNow(ModelApi api, byte[] body) throws Refusal {
     JsonNode parsed;
     try {
       parsed = JSON.readTree(body);
@@ -365,102 +356,23 @@ public final class ModelEndpoint implements AutoCloseable {
         throw new Refusal(400, "model_not_allowed", "this job may use only " + model);
       }
     }
-    return request;
-  }
-
-  private void refuseWhenExhausted() throws Refusal {
-    if (meter.exhausted()) {
-      Usage spent = meter.spent();
-      throw new Refusal(
-          429,
-          "budget_exceeded",
-          "the job's model budget of "
-              + meter.budget()
-              + " tokens is spent ("
-              + spent.total()
-              + " used): commit and push your partial work now");
-    }
-  }
-
-  private static byte[] serialize(ObjectNode request) {
+    api.prepare(request, model);
+    List<String> removed = ProviderTools.removeProviderSide(api, request);
     try {
-      return JSON.writeValueAsBytes(request);
+      return new Prepared(api, Buffer.buffer(JSON.writeValueAsBytes(request)), removed);
     } catch (IOException e) {
       throw new IllegalStateException("cannot serialise a parsed request", e);
     }
   }
 
-  private Usage usageOf(byte[] answer) {
-    try {
-      return provider().usage(JSON.readTree(answer));
-    } catch (IOException | RuntimeException e) {
-      return Usage.NONE;
-    }
-  }
-
-  private static String providerError(int status, byte[] answer) {
-    String kind = "";
-    try {
-      JsonNode error = JSON.readTree(answer).path("error");
-      JsonNode type = error.path("type").isTextual() ? error.path("type") : error.path("code");
-      kind = type.isTextual() ? " (" + type.asText() + ")" : "";
-    } catch (IOException | RuntimeException e) {
-      // Not JSON: the status says enough.
-    }
-    return "provider answered " + status + kind;
-  }
-
-  private static Outcome upstreamFailure(int status, String type, String message, long bytesUp) {
-    return new Outcome(
-        status,
-        Map.of("content-type", "application/json"),
-        errorBody(type, message),
-        Usage.NONE,
-        type + ": " + message,
-        true,
-        false,
-        bytesUp,
-        0);
-  }
-
   static byte[] errorBody(String type, String message) {
     ObjectNode body = JSON.createObjectNode();
     body.putObject("error").put("type", type).put("message", message);
-    return serialize(body);
-  }
-
-  /**
-   * The body with every occurrence of the key replaced: a provider may quote the key it was given.
-   */
-  private byte[] redact(byte[] data) {
-    int at = indexOf(data, key, 0);
-    if (at < 0) {
-      return data;
+    try {
+      return JSON.writeValueAsBytes(body);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
     }
-    byte[] mask = "[redacted]".getBytes(StandardCharsets.US_ASCII);
-    ByteArrayOutputStream out = new ByteArrayOutputStream(data.length);
-    int from = 0;
-    while (at >= 0) {
-      out.write(data, from, at - from);
-      out.write(mask, 0, mask.length);
-      from = at + key.length;
-      at = indexOf(data, key, from);
-    }
-    out.write(data, from, data.length - from);
-    return out.toByteArray();
-  }
-
-  private static int indexOf(byte[] data, byte[] pattern, int from) {
-    outer:
-    for (int i = from; i <= data.length - pattern.length; i++) {
-      for (int j = 0; j < pattern.length; j++) {
-        if (data[i + j] != pattern[j]) {
-          continue outer;
-        }
-      }
-      return i;
-    }
-    return -1;
   }
 
   /**

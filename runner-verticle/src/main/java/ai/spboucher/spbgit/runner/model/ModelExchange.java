@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.runner.model;
 
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
+import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
@@ -9,18 +10,17 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.Map;
+import java.util.List;
 
 /**
  * One request to a {@link ModelEndpoint}, from its parsed head to its record: checks the route and
  * the declared length (before answering {@code 100 Continue}), collects the body up to {@link
- * ModelEndpoint#MAX_BODY_BYTES}, has the endpoint forward it on a worker, writes the answer and
- * closes the connection. One request per connection. The body is collected whole because the
- * provider is asked for a complete answer; a streaming passthrough would pipe {@code request} to
- * the provider's request and its response to {@code response} here.
+ * ModelEndpoint#MAX_BODY_BYTES} (it is checked as a whole JSON object before anything is sent),
+ * waits for one of the job's call slots, and has an {@link UpstreamCall} forward it and relay the
+ * answer. The connection stays open for the next request, unless the request was refused before its
+ * body was read.
  *
- * <p>Threading: every method runs on the event loop of the request's connection; only {@link
- * ModelEndpoint#call} runs on a worker.
+ * <p>Threading: every method runs on the event loop of the request's connection.
  */
 final class ModelExchange {
 
@@ -28,11 +28,14 @@ final class ModelExchange {
   private final HttpServerRequest request;
   private final Instant startedAt = Instant.now();
   private final long startNanos = System.nanoTime();
-  private Buffer body = Buffer.buffer();
+  private final Buffer body = Buffer.buffer();
+  private ModelApi api;
   private boolean bodyTruncated;
   private boolean settled;
-  private boolean forwarding;
+  private List<String> removedTools = List.of();
+  private UpstreamCall call;
   private long readTimer = -1;
+  private Runnable stopWatchingClose = () -> {};
 
   private ModelExchange(ModelEndpoint endpoint, HttpServerRequest request) {
     this.endpoint = endpoint;
@@ -41,27 +44,18 @@ final class ModelExchange {
 
   /** Serves {@code request}; called on its event loop with the head just parsed. */
   static void serve(ModelEndpoint endpoint, HttpServerRequest request) {
+    endpoint.opened();
     new ModelExchange(endpoint, request).start();
   }
 
   private void start() {
-    // A call in flight is answered (into the closed connection) and recorded with what the provider
-    // said.
-    JobSocket.whenClosed(
-        request.connection(),
-        () -> {
-          if (!forwarding) {
-            settle(
-                ModelEndpoint.Outcome.refused(
-                    Refusal.badRequest("connection ended before the request was complete")));
-          }
-        });
+    stopWatchingClose = JobSocket.whenClosed(request.connection(), this::connectionClosed);
     try {
-      endpoint.route(request.method().name(), request.uri(), request.path());
+      api = endpoint.route(request.method().name(), request.uri(), request.path());
       checkDeclaredLength();
     } catch (Refusal refusal) {
       request.pause();
-      answer(ModelEndpoint.Outcome.refused(refusal));
+      refuse(refusal, true);
       return;
     }
     readTimer =
@@ -70,23 +64,30 @@ final class ModelExchange {
             .setTimer(
                 ModelEndpoint.READ_TIMEOUT.toMillis(),
                 id ->
-                    answer(
-                        ModelEndpoint.Outcome.refused(
-                            new Refusal(
-                                408,
-                                "request_timeout",
-                                "request not complete within "
-                                    + ModelEndpoint.READ_TIMEOUT.toSeconds()
-                                    + " s"))));
+                    refuse(
+                        new Refusal(
+                            408,
+                            "request_timeout",
+                            "request not complete within "
+                                + ModelEndpoint.READ_TIMEOUT.toSeconds()
+                                + " s"),
+                        true));
     request.handler(this::collect);
     request.exceptionHandler(
-        e ->
-            answer(
-                ModelEndpoint.Outcome.refused(
-                    Refusal.badRequest("malformed request body: " + e.getMessage()))));
+        e -> refuse(Refusal.badRequest("malformed request body: " + e.getMessage()), true));
     request.endHandler(v -> forward());
     if ("100-continue".equalsIgnoreCase(request.getHeader("expect"))) {
       request.response().writeContinue();
+    }
+  }
+
+  private void connectionClosed() {
+    if (call != null) {
+      call.abandon();
+    } else {
+      settle(
+          ModelEndpoint.Outcome.refused(
+              Refusal.badRequest("connection ended before the request was complete")));
     }
   }
 
@@ -112,7 +113,7 @@ final class ModelExchange {
     }
     if (body.length() + chunk.length() > ModelEndpoint.MAX_BODY_BYTES) {
       bodyTruncated = true;
-      answer(ModelEndpoint.Outcome.refused(tooLarge()));
+      refuse(tooLarge(), true);
       return;
     }
     body.appendBuffer(chunk);
@@ -123,18 +124,59 @@ final class ModelExchange {
       return;
     }
     endpoint.vertx().cancelTimer(readTimer);
-    forwarding = true;
-    byte[] sent = body.getBytes();
     String version = request.getHeader(ModelProvider.VERSION_HEADER);
     endpoint
-        .call(sent, version)
-        .onComplete(
-            done ->
-                answer(
-                    done.succeeded()
-                        ? done.result()
-                        : ModelEndpoint.Outcome.refused(
-                            new Refusal(500, "endpoint_error", "the model endpoint failed"))));
+        .prepare(api, body.getBytes())
+        .compose(
+            prepared -> endpoint.slots().acquire().compose(slot -> call(prepared, version, slot)))
+        .onFailure(this::failed);
+  }
+
+  /** Forwards the prepared call in its slot, unless the budget is spent or the agent left. */
+  private Future<Void> call(ModelEndpoint.Prepared prepared, String version, CallSlots.Slot slot) {
+    if (settled) {
+      slot.release();
+      return Future.succeededFuture();
+    }
+    try {
+      endpoint.refuseWhenExhausted();
+    } catch (Refusal refusal) {
+      slot.release();
+      return Future.failedFuture(refusal);
+    }
+    removedTools = prepared.removedTools();
+    call = UpstreamCall.start(endpoint, api, request.response(), prepared.body(), version);
+    return call.outcome()
+        .onComplete(done -> slot.release())
+        .map(
+            outcome -> {
+              settle(outcome);
+              return null;
+            });
+  }
+
+  /** A refusal before the call (the checks, the slot, the budget) or an unanswered call. */
+  private void failed(Throwable cause) {
+    if (settled) {
+      return;
+    }
+    if (cause instanceof Refusal refusal) {
+      refuse(refusal, false);
+    } else if (cause instanceof UpstreamCall.UpstreamFailure failure) {
+      answer(failure.refusal(), false);
+      settle(
+          new ModelEndpoint.Outcome(
+              failure.refusal().status(),
+              Usage.NONE,
+              failure.refusal().describe(),
+              true,
+              false,
+              body.length(),
+              failure.bytesDown(),
+              false));
+    } else {
+      refuse(new Refusal(500, "endpoint_error", "the model endpoint failed"), true);
+    }
   }
 
   private static Refusal tooLarge() {
@@ -144,19 +186,40 @@ final class ModelExchange {
         "request body larger than " + ModelEndpoint.MAX_BODY_BYTES + " bytes");
   }
 
-  /** Writes the outcome (once), closes the connection after it, and records the call. */
-  private void answer(ModelEndpoint.Outcome outcome) {
+  /** Answers and records a refusal; {@code close} when the rest of the request was not read. */
+  private void refuse(Refusal refusal, boolean close) {
     if (settled) {
       return;
     }
+    answer(refusal, close);
+    settle(ModelEndpoint.Outcome.refused(refusal));
+  }
+
+  private void answer(Refusal refusal, boolean close) {
     HttpServerResponse response = request.response();
-    response.setStatusCode(outcome.status());
-    for (Map.Entry<String, String> header : outcome.headers().entrySet()) {
-      response.putHeader(header.getKey(), header.getValue().replaceAll("[\\x00-\\x1f\\x7f]", ""));
+    if (response.closed()) {
+      return;
     }
-    response.putHeader("connection", "close");
-    response.end(Buffer.buffer(outcome.body())).onComplete(written -> request.connection().close());
-    settle(outcome);
+    if (response.headWritten()) {
+      request.connection().close();
+      return;
+    }
+    response.headers().clear();
+    response.setStatusCode(refusal.status()).putHeader("content-type", "application/json");
+    if (refusal.status() == 503) {
+      response.putHeader("retry-after", "1");
+    }
+    if (close) {
+      response.putHeader("connection", "close");
+    }
+    response
+        .end(Buffer.buffer(ModelEndpoint.errorBody(refusal.type(), refusal.getMessage())))
+        .onComplete(
+            written -> {
+              if (close) {
+                request.connection().close();
+              }
+            });
   }
 
   private void settle(ModelEndpoint.Outcome outcome) {
@@ -164,6 +227,7 @@ final class ModelExchange {
       return;
     }
     settled = true;
+    stopWatchingClose.run();
     endpoint.vertx().cancelTimer(readTimer);
     byte[] sent = body.getBytes();
     endpoint.record(
@@ -182,7 +246,9 @@ final class ModelExchange {
             outcome.forwarded(),
             outcome.answered(),
             outcome.bytesUp(),
-            outcome.bytesDown()));
+            outcome.bytesDown(),
+            outcome.streamed(),
+            removedTools));
   }
 
   /**

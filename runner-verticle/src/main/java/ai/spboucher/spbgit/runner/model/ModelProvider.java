@@ -1,60 +1,38 @@
 package ai.spboucher.spbgit.runner.model;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.net.http.HttpRequest;
+import io.vertx.core.MultiMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * What differs between the two provider APIs the model endpoint speaks: the one path the agent may
- * call, how the runner's key is added upstream, and where the response reports its usage. Both are
- * answered without streaming.
+ * What differs between the two providers the model endpoint speaks to: the APIs (paths) an agent
+ * may call and how the runner's key is added upstream. What differs between the APIs themselves
+ * (usage, streamed events) is {@link ModelApi}'s.
  */
 public enum ModelProvider {
 
-  /** OpenAI Chat Completions, and servers compatible with it. */
-  OPENAI("openai", "/v1/chat/completions", "https://api.openai.com") {
+  /** OpenAI Chat Completions and Responses, and servers compatible with them. */
+  OPENAI(
+      "openai", List.of(ModelApi.CHAT_COMPLETIONS, ModelApi.RESPONSES), "https://api.openai.com") {
     @Override
-    void prepare(ObjectNode body, String model) {
-      super.prepare(body, model);
-      // Only valid together with stream: true, which is never sent.
-      body.remove("stream_options");
-    }
-
-    @Override
-    void authorize(HttpRequest.Builder upstream, String apiKey, String agentVersionHeader) {
-      upstream.header("Authorization", "Bearer " + apiKey);
-    }
-
-    @Override
-    Usage usage(JsonNode response) {
-      JsonNode usage = response.path("usage");
-      return new Usage(count(usage, "prompt_tokens"), count(usage, "completion_tokens"));
+    void authorize(MultiMap upstream, String apiKey, String agentVersionHeader) {
+      upstream.set("Authorization", "Bearer " + apiKey);
     }
   },
 
-  /** Anthropic Messages. */
-  ANTHROPIC("anthropic", "/v1/messages", "https://api.anthropic.com") {
+  /** Anthropic Messages, and its token counting. */
+  ANTHROPIC(
+      "anthropic", List.of(ModelApi.MESSAGES, ModelApi.COUNT_TOKENS), "https://api.anthropic.com") {
     @Override
-    void authorize(HttpRequest.Builder upstream, String apiKey, String agentVersionHeader) {
-      upstream.header("x-api-key", apiKey);
-      upstream.header(
+    void authorize(MultiMap upstream, String apiKey, String agentVersionHeader) {
+      upstream.set("x-api-key", apiKey);
+      upstream.set(
           VERSION_HEADER,
           agentVersionHeader != null && VERSION.matcher(agentVersionHeader).matches()
               ? agentVersionHeader
               : DEFAULT_VERSION);
-    }
-
-    @Override
-    Usage usage(JsonNode response) {
-      JsonNode usage = response.path("usage");
-      // Prompt-cache reads and writes are input the provider bills too.
-      return new Usage(
-          count(usage, "input_tokens")
-              + count(usage, "cache_creation_input_tokens")
-              + count(usage, "cache_read_input_tokens"),
-          count(usage, "output_tokens"));
     }
   };
 
@@ -69,12 +47,12 @@ public enum ModelProvider {
   private static final Pattern VERSION = Pattern.compile("\\d{4}-\\d{2}-\\d{2}");
 
   private final String id;
-  private final String path;
+  private final List<ModelApi> apis;
   private final String defaultBaseUrl;
 
-  ModelProvider(String id, String path, String defaultBaseUrl) {
+  ModelProvider(String id, List<ModelApi> apis, String defaultBaseUrl) {
     this.id = id;
-    this.path = path;
+    this.apis = apis;
     this.defaultBaseUrl = defaultBaseUrl;
   }
 
@@ -85,9 +63,19 @@ public enum ModelProvider {
     return id;
   }
 
-  /** The one path the endpoint accepts (with POST) and forwards to. */
+  /** The provider's main path: {@code /v1/chat/completions} or {@code /v1/messages}. */
   public String path() {
-    return path;
+    return apis.get(0).path();
+  }
+
+  /** The APIs the endpoint serves (with POST) and forwards for this provider. */
+  public List<ModelApi> apis() {
+    return apis;
+  }
+
+  /** The API at {@code path} (without query), if this provider has one there. */
+  public Optional<ModelApi> api(String path) {
+    return apis.stream().filter(api -> api.path().equals(path)).findFirst();
   }
 
   /** The provider's public API, used when {@code SPB_MODEL_URL} is not set. */
@@ -105,23 +93,6 @@ public enum ModelProvider {
     throw new IllegalArgumentException("SPB_MODEL_PROVIDER must be openai or anthropic, got " + id);
   }
 
-  /**
-   * Makes the agent's request body one the runner is willing to send: the job's model, no
-   * streaming.
-   */
-  void prepare(ObjectNode body, String model) {
-    body.put("model", model);
-    body.put("stream", false);
-  }
-
   /** Adds the runner's key (and, for Anthropic, the API version) to the upstream request. */
-  abstract void authorize(HttpRequest.Builder upstream, String apiKey, String agentVersionHeader);
-
-  /** The usage a (successful or not) response reports; zero for what it does not report. */
-  abstract Usage usage(JsonNode response);
-
-  private static long count(JsonNode usage, String field) {
-    JsonNode value = usage.path(field);
-    return value.canConvertToLong() ? Math.max(0, value.asLong()) : 0;
-  }
+  abstract void authorize(MultiMap upstream, String apiKey, String agentVersionHeader);
 }

@@ -4,16 +4,25 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One job's model spend against its token budget (input plus output tokens). The budget is
- * exhausted once the spend reaches it; {@link #exhaustion()} completes at that moment, once.
+ * exhausted once the spend reaches it, or once the endpoint cut a stream that would have passed it
+ * ({@link #cutOff()}); {@link #exhaustion()} completes at that moment, once.
+ *
+ * <p>Calls in flight hold a {@link Claim}: their estimated usage so far, which counts against the
+ * budget until the call settles with its usage. The endpoint cuts a stream once the spend plus
+ * every claim passes the budget ({@link Claim#update}), so a job overshoots by at most what its
+ * calls in flight add after the crossing: one event each for streams, a whole answer for a call
+ * that is not streamed.
  *
  * <p>Threading: every method is thread-safe. {@link #exhaustion()}'s dependants run on the thread
- * whose {@link #add} exhausted the budget (a model endpoint worker): they must not block.
+ * that exhausted the budget (a model endpoint's event loop): they must not block.
  */
 public final class TokenMeter {
 
   private final long budget;
   private final CompletableFuture<Usage> exhaustion = new CompletableFuture<>();
   private Usage spent = Usage.NONE;
+  private long claimed;
+  private boolean cut;
 
   public TokenMeter(long budget) {
     if (budget < 1) {
@@ -42,12 +51,70 @@ public final class TokenMeter {
     return spent;
   }
 
-  public synchronized boolean exhausted() {
-    return spent.total() >= budget;
+  /** The estimated usage of the calls in flight. */
+  public synchronized long claimed() {
+    return claimed;
   }
 
-  /** Completes, with the spend at that moment, when the spend first reaches the budget. */
+  public synchronized boolean exhausted() {
+    return cut || spent.total() >= budget;
+  }
+
+  /**
+   * Exhausts the budget although the spend has not reached it: a stream was cut because the spend
+   * and the claims of the calls in flight passed it.
+   */
+  public void cutOff() {
+    Usage now;
+    synchronized (this) {
+      cut = true;
+      now = spent;
+    }
+    exhaustion.complete(now);
+  }
+
+  /** Completes, with the spend at that moment, when the budget is first exhausted. */
   public CompletableFuture<Usage> exhaustion() {
     return exhaustion.copy();
+  }
+
+  /** A claim for a call about to be sent, of {@code estimate} tokens so far. */
+  public Claim claim(long estimate) {
+    Claim claim = new Claim();
+    claim.update(estimate);
+    return claim;
+  }
+
+  /** One call's estimated usage while it is in flight. */
+  public final class Claim {
+
+    private long estimate;
+    private boolean settled;
+
+    private Claim() {}
+
+    /** Sets this call's estimate; true when the spend plus every claim now passes the budget. */
+    public boolean update(long tokens) {
+      synchronized (TokenMeter.this) {
+        if (!settled) {
+          claimed += tokens - estimate;
+          estimate = tokens;
+        }
+        return spent.total() + claimed > budget;
+      }
+    }
+
+    /** Replaces the claim by the call's usage, once; later calls do nothing. */
+    public void settle(Usage usage) {
+      synchronized (TokenMeter.this) {
+        if (settled) {
+          return;
+        }
+        settled = true;
+        claimed -= estimate;
+        estimate = 0;
+      }
+      add(usage);
+    }
   }
 }

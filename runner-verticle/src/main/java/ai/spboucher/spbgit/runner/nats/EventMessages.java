@@ -67,6 +67,8 @@ public final class EventMessages {
         .setRequest(ByteString.copyFrom(record.request()))
         .setTruncated(record.truncated())
         .setError(record.error() == null ? "" : record.error())
+        .setPath(record.path())
+        .setStreamed(record.streamed())
         .build();
   }
 
@@ -86,6 +88,31 @@ public final class EventMessages {
         .setBytesDown(record.bytesDown())
         .setDurationMs(record.duration().toMillis())
         .setFailure(failure == null ? "" : failure)
+        .setStartedEpochMs(record.startedAt().toEpochMilli())
+        .setVia(VIA_MODEL_ENDPOINT)
+        .setPhase(PHASE_AGENT)
+        .build();
+  }
+
+  /**
+   * What a model call asked the provider to reach on the job's behalf and the endpoint removed
+   * ({@link ModelCallRecord#removedTools()}), as one refused egress attempt to the provider's host,
+   * so the owner sees it next to the job's other refused attempts; null when nothing was removed.
+   */
+  public static EgressAttempt removedProviderTools(
+      ModelCallRecord record, String providerHost, int providerPort) {
+    if (record.removedTools().isEmpty()) {
+      return null;
+    }
+    return EgressAttempt.newBuilder()
+        .setMethod(record.method().isEmpty() ? "POST" : record.method())
+        .setHost(providerHost)
+        .setPort(providerPort)
+        .setAllowed(false)
+        .setFailure(
+            "provider-side tools removed from the model call (the provider would reach the"
+                + " network for the job): "
+                + String.join(", ", record.removedTools()))
         .setStartedEpochMs(record.startedAt().toEpochMilli())
         .setVia(VIA_MODEL_ENDPOINT)
         .setPhase(PHASE_AGENT)

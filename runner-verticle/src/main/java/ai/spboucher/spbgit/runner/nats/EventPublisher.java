@@ -100,6 +100,20 @@ public final class EventPublisher {
    * its setup ran or its cache was restored.
    */
   public void started(String runnerId, String containerId, String imageDigest, CacheOutcome cache) {
+    started(runnerId, containerId, imageDigest, cache, "", "");
+  }
+
+  /**
+   * STARTED as above, for a job running a coding agent: its name and the version installed in the
+   * image (empty for an exec job).
+   */
+  public void started(
+      String runnerId,
+      String containerId,
+      String imageDigest,
+      CacheOutcome cache,
+      String agent,
+      String agentVersion) {
     publishStatus(
         StatusChange.newBuilder()
             .setStatus(JobStatus.STARTED)
@@ -107,6 +121,8 @@ public final class EventPublisher {
             .setContainerId(nullToEmpty(containerId))
             .setImageDigest(nullToEmpty(imageDigest))
             .setCache(cache)
+            .setAgent(nullToEmpty(agent))
+            .setAgentVersion(nullToEmpty(agentVersion))
             .build());
   }
 

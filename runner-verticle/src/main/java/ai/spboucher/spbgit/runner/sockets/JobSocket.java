@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.socket.DuplexChannelConfig;
 import io.netty.handler.codec.TooLongFrameException;
@@ -44,7 +45,9 @@ import java.util.concurrent.TimeoutException;
  * and closed), a head larger than {@code maxHeadBytes} (431) or one that does not parse strictly
  * ({@link StrictRequestDecoder}, 400) refused, a request head not complete within {@code
  * headTimeout} answered 408 and closed, and one request per connection (a pipelined one is never
- * served).
+ * served), unless the socket keeps connections alive ({@link Limits#keepAlive()}): then every
+ * request head is checked as strictly, and a connection left idle for {@code headTimeout} after an
+ * answer is closed (quietly: a client of an idle keep-alive connection expects no answer).
  *
  * <p>Threading: {@link #bind} and {@link #close()} block the calling thread (never call them on an
  * event loop); the request handler runs on the server's event loop and must not block. {@link
@@ -78,8 +81,18 @@ public final class JobSocket implements AutoCloseable {
     byte[] body(Refusal refusal);
   }
 
-  /** The bounds every connection of the socket is held to. */
-  public record Limits(int maxConnections, int maxHeadBytes, Duration headTimeout) {
+  /**
+   * The bounds every connection of the socket is held to.
+   *
+   * @param keepAlive whether a connection may carry many requests, one after the other
+   */
+  public record Limits(
+      int maxConnections, int maxHeadBytes, Duration headTimeout, boolean keepAlive) {
+
+    /** One request per connection. */
+    public Limits(int maxConnections, int maxHeadBytes, Duration headTimeout) {
+      this(maxConnections, maxHeadBytes, headTimeout, false);
+    }
 
     public Limits {
       if (maxConnections < 1
@@ -104,8 +117,14 @@ public final class JobSocket implements AutoCloseable {
   private final Path socketPath;
   private final HttpServer server;
 
-  /** Open connections, each with the timer of its request head (-1 once the head came). */
+  /**
+   * Open connections, each with the timer of its request head (-1 while a request is served, or
+   * once the head came on a socket without keep-alive).
+   */
   private final Map<HttpConnection, Long> open = new ConcurrentHashMap<>();
+
+  /** Requests being answered, per connection kept alive. */
+  private final Map<HttpConnection, Integer> serving = new ConcurrentHashMap<>();
 
   private volatile boolean closed;
 
@@ -153,7 +172,9 @@ public final class JobSocket implements AutoCloseable {
         .connectionHandler(connection -> socket.admit(connection, options, limits, answers, busy))
         .requestHandler(
             request -> {
-              if (socket.headArrived(request.connection())) {
+              if (limits.keepAlive()) {
+                socket.serveKeptAlive(request, limits, requests);
+              } else if (socket.headArrived(request.connection())) {
                 requests.handle(request);
               } else {
                 // One request per connection: a pipelined one is never served.
@@ -233,10 +254,15 @@ public final class JobSocket implements AutoCloseable {
    * Runs {@code action} on the connection's event loop once its channel is closed. Unlike Vert.x's
    * close handlers this neither fires when the job only half-closes nor goes quiet once the
    * connection became a tunnel.
+   *
+   * @return stops watching (for a request answered on a connection kept alive)
    */
-  public static void whenClosed(HttpConnection connection, Runnable action) {
+  public static Runnable whenClosed(HttpConnection connection, Runnable action) {
     // Internal API: the Netty channel under the connection.
-    ((ConnectionBase) connection).channel().closeFuture().addListener(closed -> action.run());
+    ChannelFuture closed = ((ConnectionBase) connection).channel().closeFuture();
+    ChannelFutureListener listener = done -> action.run();
+    closed.addListener(listener);
+    return () -> closed.removeListener(listener);
   }
 
   /**
@@ -289,7 +315,10 @@ public final class JobSocket implements AutoCloseable {
     }
     // Internal API: Vert.x has options for neither; the connection has read nothing yet.
     Channel channel = ((ConnectionBase) connection).channel();
-    channel.pipeline().replace("httpDecoder", "httpDecoder", new StrictRequestDecoder(options));
+    channel
+        .pipeline()
+        .replace(
+            "httpDecoder", "httpDecoder", new StrictRequestDecoder(options, limits.keepAlive()));
     // A job that half-closes after its request still gets the answer (see StrictRequestDecoder).
     ((DuplexChannelConfig) channel.config()).setAllowHalfClosure(true);
     long timer =
@@ -316,6 +345,7 @@ public final class JobSocket implements AutoCloseable {
         .closeFuture()
         .addListener(
             closedChannel -> {
+              serving.remove(connection);
               Long pending = open.remove(connection);
               if (pending != null && pending >= 0) {
                 vertx.cancelTimer(pending);
@@ -323,7 +353,46 @@ public final class JobSocket implements AutoCloseable {
             });
   }
 
-  /** Stops the connection's head timer; false when a request had come on it already. */
+  private void serveKeptAlive(
+      HttpServerRequest request, Limits limits, Handler<HttpServerRequest> requests) {
+    HttpConnection connection = request.connection();
+    headArrived(connection);
+    serving.merge(connection, 1, Integer::sum);
+    request
+        .response()
+        .endHandler(
+            v -> {
+              Integer left = serving.computeIfPresent(connection, (c, n) -> n - 1);
+              if (left != null && left == 0) {
+                awaitNextHead(connection, limits);
+              }
+            });
+    requests.handle(request);
+  }
+
+  /**
+   * Once every answer ended on a connection kept alive: the next request head must come within the
+   * head timeout, or the connection is closed.
+   */
+  private void awaitNextHead(HttpConnection connection, Limits limits) {
+    long timer =
+        vertx.setTimer(
+            limits.headTimeout().toMillis(),
+            id -> {
+              if (open.remove(connection, id)) {
+                connection.close();
+              }
+            });
+    if (!open.replace(connection, -1L, timer)) {
+      // Closed meanwhile, or the next (pipelined) request came already.
+      vertx.cancelTimer(timer);
+    }
+  }
+
+  /**
+   * Stops the connection's head timer; false when a request had come on it already (and, on a
+   * socket that keeps connections alive, is still being answered).
+   */
   private boolean headArrived(HttpConnection connection) {
     Long timer = open.replace(connection, -1L);
     if (timer != null && timer >= 0) {

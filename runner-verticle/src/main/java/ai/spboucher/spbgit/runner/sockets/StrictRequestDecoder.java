@@ -8,6 +8,7 @@ import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.impl.VertxHttpRequestDecoder;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +23,8 @@ import java.util.List;
  * continuation line), then CRLF; no bare CR or LF, no empty lines before it. A request declaring
  * both {@code Transfer-Encoding} and {@code Content-Length} is refused too, where Netty would drop
  * the length. A refused head reaches the server's invalid-request handler, which answers 400. Only
- * the first head is checked: every job socket closes the connection after its first answer.
+ * the first head is checked on a socket that closes the connection after its first answer; on one
+ * that keeps connections alive, every head is, each once the request before it was decoded.
  *
  * <p>What follows a {@code CONNECT} head (a TLS ClientHello sent right behind it, say) is tunnel
  * data, not HTTP: it is kept back for {@link #takeTunnelData()} instead of being decoded, because
@@ -35,14 +37,17 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
   private static final String TCHAR = "!#$%&'*+-.^_`|~";
 
   private final int maxHeadBytes;
+  private final boolean everyHead;
   private boolean headChecked;
+  private boolean requestDecoded;
   private boolean refused;
   private boolean tunnel;
   private ByteBuf tunnelData;
 
-  StrictRequestDecoder(HttpServerOptions options) {
+  StrictRequestDecoder(HttpServerOptions options, boolean everyHead) {
     super(options);
     this.maxHeadBytes = options.getMaxHeaderSize();
+    this.everyHead = everyHead;
   }
 
   @Override
@@ -78,11 +83,31 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
         out.add(invalid);
         return;
       }
+      int before = out.size();
       super.decode(ctx, in, out);
       tunnel = isConnect(out);
+      if (everyHead && !tunnel && endsRequest(out, before)) {
+        headChecked = false;
+        requestDecoded = true;
+      }
       return;
     }
+    int before = out.size();
     super.decode(ctx, in, out);
+    if (everyHead && endsRequest(out, before)) {
+      // Netty decodes one message part per call: the next call starts at the next head.
+      headChecked = false;
+      requestDecoded = true;
+    }
+  }
+
+  private static boolean endsRequest(List<Object> decoded, int from) {
+    for (int i = from; i < decoded.size(); i++) {
+      if (decoded.get(i) instanceof LastHttpContent) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -109,7 +134,7 @@ public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
    */
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
-    if (event instanceof ChannelInputShutdownEvent && !headChecked) {
+    if (event instanceof ChannelInputShutdownEvent && !headChecked && !requestDecoded) {
       ctx.close();
       return;
     }

@@ -23,8 +23,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -186,6 +188,8 @@ public final class FakeProvider implements AutoCloseable {
   private final Deque<Responder> script = new ArrayDeque<>();
   private final AtomicInteger ids = new AtomicInteger();
   private Predicate<Received> scripted = request -> true;
+  private volatile int holdAfter = -1;
+  private volatile CountDownLatch release;
   private Usage reported = Usage.NONE;
 
   private FakeProvider(String key) throws IOException {
@@ -268,6 +272,16 @@ public final class FakeProvider implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Holds every stream after its first {@code events} events until {@code release} opens (at most
+   * 30 s): a test can then see what reached the client while the provider is still answering.
+   */
+  public FakeProvider holdStreamsAfter(int events, CountDownLatch release) {
+    this.release = release;
+    this.holdAfter = events;
+    return this;
+  }
+
   private synchronized Responder next(Received request) {
     return scripted.test(request) ? script.pollFirst() : null;
   }
@@ -343,6 +357,9 @@ public final class FakeProvider implements AutoCloseable {
       }
       out.write(reply.events().get(i).getBytes(StandardCharsets.UTF_8));
       out.flush();
+      if (i + 1 == holdAfter && release != null) {
+        release.await(30, TimeUnit.SECONDS);
+      }
       if (reply.eventGapMs() > 0) {
         Thread.sleep(reply.eventGapMs());
       }

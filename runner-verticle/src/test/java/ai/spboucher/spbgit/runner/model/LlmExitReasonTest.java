@@ -52,4 +52,11 @@ class LlmExitReasonTest {
     assertEquals(
         "exit_code:77", ExitReason.decide(new Observation(false, false, false, false, 77)));
   }
+
+  @Test
+  void aCodingAgentCliThatFailedOnItsOwnEndsAgentFailedInLlmJobsOnly() {
+    assertEquals("agent_failed", llm(false, false, 78));
+    assertEquals(
+        "exit_code:78", ExitReason.decide(new Observation(false, false, false, false, 78)));
+  }
 }

@@ -55,7 +55,10 @@ class ModelConfigTest {
     ModelConfig config = read(openAi());
     assertEquals(ModelProvider.OPENAI, config.provider());
     assertEquals(URI.create("https://api.openai.com"), config.baseUrl());
-    assertEquals(URI.create("https://api.openai.com/v1/chat/completions"), config.upstream());
+    assertEquals(
+        URI.create("https://api.openai.com/v1/chat/completions"),
+        config.upstream(ModelApi.CHAT_COMPLETIONS.path()));
+    assertEquals(ModelConfig.DEFAULT_CONCURRENCY, config.concurrency());
     assertEquals(443, config.upstreamPort());
     assertEquals(List.of("gpt-4o-mini"), config.allowedModels());
     assertEquals(200_000, config.tokenBudget());
@@ -73,7 +76,9 @@ class ModelConfigTest {
                 "claude-sonnet-4-5",
                 "SPB_MODEL_API_KEY",
                 KEY));
-    assertEquals(URI.create("https://api.anthropic.com/v1/messages"), anthropic.upstream());
+    assertEquals(
+        URI.create("https://api.anthropic.com/v1/messages/count_tokens"),
+        anthropic.upstream(ModelApi.COUNT_TOKENS.path()));
   }
 
   @Test
@@ -88,11 +93,14 @@ class ModelConfigTest {
                 "SPB_MODEL_TOKEN_BUDGET",
                 "5000",
                 "SPB_MODEL_TIMEOUT",
-                "2m"));
+                "2m",
+                "SPB_MODEL_CONCURRENCY",
+                "2"));
     assertEquals(
         URI.create("http://127.0.0.1:8000/v1/chat/completions"),
-        config.upstream(),
+        config.upstream(ModelApi.CHAT_COMPLETIONS.path()),
         "a base URL already ending in /v1 is not doubled");
+    assertEquals(2, config.concurrency());
     assertEquals(8000, config.upstreamPort());
     assertEquals(List.of("gpt-4o-mini", "gpt-4o"), config.allowedModels());
     assertEquals(5000, config.tokenBudget());

@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.runner.model;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -146,24 +147,26 @@ class ModelEndpointTest {
         "tool_calls", response.json().path("choices").path(0).path("finish_reason").asText());
     assertTrue(response.headers().containsKey("x-request-id"), response.headers().toString());
     assertFalse(response.headers().containsKey("set-cookie"), "only a few provider headers pass");
-    assertEquals("close", response.headers().get("connection"));
+    assertNotEquals(
+        "close", response.headers().get("connection"), "the connection is kept for the next call");
   }
 
   @Test
-  void forcesTheJobsModelAndNoStreaming() throws Exception {
+  void forcesTheJobsModelAndAsksAStreamForItsUsage() throws Exception {
     Path socket = startOpenAi();
 
-    EndpointClient.Response noModel =
+    EndpointClient.Response streamed =
         EndpointClient.post(
             socket,
             CHAT,
-            "{\"messages\":[],\"stream\":true,\"stream_options\":{\"include_usage\":true},\"temperature\":0.70}");
+            "{\"messages\":[],\"stream\":true,\"stream_options\":{\"include_usage\":false},\"temperature\":0.70}");
     EndpointClient.Response otherAllowed =
         EndpointClient.post(socket, CHAT, "{\"model\":\"model-b\",\"messages\":[]}");
     EndpointClient.Response notOffered =
         EndpointClient.post(socket, CHAT, "{\"model\":\"gpt-expensive\",\"messages\":[]}");
 
-    assertEquals(200, noModel.status());
+    assertEquals(200, streamed.status());
+    assertTrue(streamed.text().endsWith("data: [DONE]\n\n"), streamed.text());
     assertEquals(200, otherAllowed.status());
     assertEquals(400, notOffered.status());
     assertEquals("model_not_allowed", notOffered.errorType());
@@ -171,10 +174,38 @@ class ModelEndpointTest {
     assertEquals(2, received.size(), "the refused model never reached the provider");
     JsonNode first = received.get(0).json();
     assertEquals("model-a", first.path("model").asText());
-    assertFalse(first.path("stream").asBoolean(true));
-    assertFalse(first.has("stream_options"));
+    assertTrue(first.path("stream").asBoolean(false), "the agent's stream is kept");
+    assertTrue(
+        first.path("stream_options").path("include_usage").asBoolean(false),
+        "a stream always reports its usage");
     assertTrue(received.get(0).text().contains("\"temperature\":0.70"), "numbers are kept as sent");
     assertEquals("model-a", received.get(1).json().path("model").asText());
+    assertFalse(received.get(1).json().has("stream_options"), "nothing added to a plain call");
+  }
+
+  @Test
+  void providerSideToolsNeverReachTheProviderAndTheRecordNamesThem() throws Exception {
+    Path socket = start(ModelProvider.ANTHROPIC, 200_000, Duration.ofSeconds(30));
+    fake.then(fake.anthropicText("ok", 10, 2));
+
+    EndpointClient.Response response =
+        EndpointClient.post(
+            socket,
+            MESSAGES,
+            "{\"max_tokens\":10,\"messages\":[],\"tools\":[{\"name\":\"Write\",\"input_schema\":{}},"
+                + "{\"type\":\"web_fetch_20250910\",\"name\":\"web_fetch\"}],"
+                + "\"mcp_servers\":[{\"type\":\"url\",\"url\":\"https://attacker.example/sse\"}]}");
+
+    assertEquals(200, response.status());
+    String forwarded = fake.received().get(0).text();
+    assertTrue(forwarded.contains("\"Write\""), forwarded);
+    assertFalse(forwarded.contains("web_fetch"), forwarded);
+    assertFalse(forwarded.contains("attacker.example"), forwarded);
+    awaitRecords(1);
+    assertEquals(List.of("mcp_servers", "web_fetch_20250910"), records.get(0).removedTools());
+    assertTrue(
+        new String(records.get(0).request(), StandardCharsets.UTF_8).contains("web_fetch"),
+        "the record keeps what the agent asked for");
   }
 
   @Test

@@ -1,0 +1,376 @@
+package ai.spboucher.spbgit.runner.model;
+
+import ai.spboucher.spbgit.runner.sockets.Refusal;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpServerResponse;
+import java.io.IOException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One call forwarded to the provider, and its answer relayed to the agent as it comes: a
+ * server-sent event stream chunk by chunk (the key blanked, even across chunks; usage and generated
+ * text read from the events as they pass; the provider paused while the agent's socket cannot take
+ * more), any other answer whole. A stream is cut, with the API's own error event, when the job's
+ * spend plus the claims of its calls in flight pass the budget ({@link TokenMeter}), or ends with
+ * one when the provider drops it or goes silent beyond {@code SPB_MODEL_TIMEOUT}.
+ *
+ * <p>Threading: confined to the event loop of the agent's connection, on which the provider
+ * client's handlers run too.
+ */
+final class UpstreamCall {
+
+  /** The largest answer that is not streamed which the endpoint relays (it holds it whole). */
+  static final int MAX_ANSWER_BYTES = 64 << 20;
+
+  private final ModelEndpoint endpoint;
+  private final ModelApi api;
+  private final HttpServerResponse response;
+  private final Buffer body;
+  private final TokenMeter.Claim claim;
+  private final StreamTally tally;
+  private final KeyRedactor redactor;
+  private final SseScanner scanner = new SseScanner();
+  private final Promise<ModelEndpoint.Outcome> outcome = Promise.promise();
+  private HttpClientRequest request;
+  private HttpClientResponse answer;
+  private Buffer whole;
+  private long bytesDown;
+  private boolean abandoned;
+  private boolean cut;
+  private boolean paused;
+  private long lastChunkNanos;
+  private long silenceTimer = -1;
+
+  private UpstreamCall(
+      ModelEndpoint endpoint, ModelApi api, HttpServerResponse response, Buffer body) {
+    this.endpoint = endpoint;
+    this.api = api;
+    this.response = response;
+    this.body = body;
+    this.tally = new StreamTally(body.length());
+    this.claim = endpoint.meter().claim(tally.estimate().total());
+    this.redactor = endpoint.redactor();
+  }
+
+  /**
+   * Sends {@code body} (prepared) and relays the answer into {@code response}. The future fails
+   * with a {@link Refusal} when nothing was written yet (the provider could not be reached or
+   * answered nothing in time), so the caller answers it; otherwise it completes once the answer
+   * ended, with what the record says.
+   */
+  static UpstreamCall start(
+      ModelEndpoint endpoint,
+      ModelApi api,
+      HttpServerResponse response,
+      Buffer body,
+      String anthropicVersion) {
+    UpstreamCall call = new UpstreamCall(endpoint, api, response, body);
+    endpoint
+        .upstream()
+        .open(endpoint.vertx(), api, anthropicVersion)
+        .compose(
+            request -> {
+              call.request = request;
+              if (call.abandoned) {
+                ProviderClient.abort(request);
+              }
+              return ProviderClient.send(request, body);
+            })
+        .onSuccess(call::relay)
+        .onFailure(call::unanswered);
+    return call;
+  }
+
+  Future<ModelEndpoint.Outcome> outcome() {
+    return outcome.future();
+  }
+
+  /** The agent left: the provider's answer is dropped, the call counted at what it had seen. */
+  void abandon() {
+    abandoned = true;
+    if (answer == null && request != null) {
+      // Still waiting for the answer's head: the failure that follows is recorded.
+      ProviderClient.abort(request);
+    } else if (answer != null) {
+      ProviderClient.abort(answer.request());
+      finish(
+          tally.estimate(),
+          "agent_disconnected: the agent closed its connection during the answer",
+          true);
+    }
+  }
+
+  private void relay(HttpClientResponse answer) {
+    this.answer = answer;
+    if (abandoned) {
+      ProviderClient.abort(answer.request());
+      finish(Usage.NONE, "agent_disconnected: the agent closed its connection", false);
+      return;
+    }
+    String type = answer.getHeader("content-type");
+    boolean stream = type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream");
+    response.setStatusCode(answer.statusCode());
+    for (Map.Entry<String, String> header :
+        ProviderClient.passedHeaders(answer.headers()).entrySet()) {
+      response.putHeader(header.getKey(), endpoint.redactHeader(header.getValue()));
+    }
+    answer.exceptionHandler(this::failed);
+    lastChunkNanos = System.nanoTime();
+    watchSilence(endpoint.upstream().config().timeout().toMillis());
+    if (stream) {
+      response.setChunked(true);
+      answer.handler(this::streamChunk);
+      answer.endHandler(v -> streamEnded());
+      response.writeHead();
+    } else {
+      whole = Buffer.buffer();
+      answer.handler(this::collect);
+      answer.endHandler(v -> answerEnded());
+    }
+    answer.resume();
+  }
+
+  /**
+   * The client's idle timeout covers the wait for the head only: past it, a provider silent for
+   * {@code SPB_MODEL_TIMEOUT} between two chunks fails the call here. While the agent's socket
+   * holds the provider back (paused), the silence is the agent's, not the provider's.
+   */
+  private void watchSilence(long delayMs) {
+    silenceTimer =
+        endpoint
+            .vertx()
+            .setTimer(
+                Math.max(1, delayMs),
+                id -> {
+                  if (outcome.future().isComplete()) {
+                    return;
+                  }
+                  long timeout = endpoint.upstream().config().timeout().toMillis();
+                  long quiet = (System.nanoTime() - lastChunkNanos) / 1_000_000;
+                  if (paused || quiet < timeout) {
+                    watchSilence(paused ? timeout : timeout - quiet);
+                    return;
+                  }
+                  failed(new TimeoutException("silent for " + quiet + " ms"));
+                  ProviderClient.abort(answer.request());
+                });
+  }
+
+  private void streamChunk(Buffer chunk) {
+    if (cut || outcome.future().isComplete()) {
+      return;
+    }
+    lastChunkNanos = System.nanoTime();
+    bytesDown += chunk.length();
+    byte[] bytes = chunk.getBytes();
+    int through = scanner.scan(bytes, 0, bytes.length, this::streamEvent);
+    byte[] out = redactor.feed(bytes, 0, through);
+    if (out == bytes) {
+      // Nothing blanked or held back: the provider's buffer goes out as it came.
+      response.write(chunk);
+    } else {
+      write(out);
+    }
+    if (cut) {
+      // Counted before the agent reads the error, so its next call is refused.
+      Usage counted = tally.estimate();
+      claim.settle(counted);
+      endpoint.meter().cutOff();
+      write(redactor.flush());
+      response.end(Buffer.buffer(api.errorEventBytes("budget_exceeded", endpoint.budgetMessage())));
+      ProviderClient.abort(answer.request());
+      finish(
+          counted,
+          "budget_exceeded: stream cut after "
+              + counted.total()
+              + " tokens (estimated) as the job's spend and its calls in flight passed the budget",
+          true);
+      return;
+    }
+    if (response.writeQueueFull()) {
+      paused = true;
+      answer.pause();
+      response.drainHandler(
+          v -> {
+            paused = false;
+            lastChunkNanos = System.nanoTime();
+            answer.resume();
+          });
+    }
+  }
+
+  private void streamEvent(String event, String data, int end) {
+    if (!data.startsWith("{")) {
+      return;
+    }
+    try {
+      api.read(event, ModelEndpoint.JSON.readTree(data), tally);
+    } catch (IOException | RuntimeException e) {
+      // Not an event of the API's (a comment, a fragment of a broken stream): nothing to count.
+      return;
+    }
+    if (claim.update(tally.estimate().total())) {
+      cut = true;
+      scanner.stop();
+    }
+  }
+
+  private void streamEnded() {
+    if (outcome.future().isComplete()) {
+      return;
+    }
+    Usage usage = tally.complete() ? tally.reported() : tally.estimate();
+    claim.settle(usage);
+    write(redactor.flush());
+    response.end();
+    finish(usage, errorOf(null), true);
+  }
+
+  private void collect(Buffer chunk) {
+    lastChunkNanos = System.nanoTime();
+    bytesDown += chunk.length();
+    if (whole.length() + chunk.length() > MAX_ANSWER_BYTES) {
+      ProviderClient.abort(answer.request());
+      failed(new IOException("answer larger than " + MAX_ANSWER_BYTES + " bytes"));
+      return;
+    }
+    whole.appendBuffer(chunk);
+  }
+
+  private void answerEnded() {
+    if (outcome.future().isComplete()) {
+      return;
+    }
+    byte[] bytes = whole.getBytes();
+    Usage usage;
+    try {
+      usage = api.usage(ModelEndpoint.JSON.readTree(bytes));
+    } catch (IOException | RuntimeException e) {
+      usage = Usage.NONE;
+    }
+    claim.settle(usage);
+    byte[] redacted = KeyRedactor.redactAll(endpoint.key(), bytes);
+    response.putHeader("content-type", contentType());
+    response.end(Buffer.buffer(redacted));
+    finish(usage, errorOf(bytes), false);
+  }
+
+  private String contentType() {
+    String type = answer.getHeader("content-type");
+    return type == null ? "application/json" : type;
+  }
+
+  /** The provider broke the connection or went silent during its answer. */
+  private void failed(Throwable cause) {
+    if (outcome.future().isComplete()) {
+      return;
+    }
+    boolean silent = cause instanceof TimeoutException;
+    String type = silent ? "upstream_timeout" : "upstream_dropped";
+    String message =
+        silent
+            ? "the provider sent nothing for "
+                + endpoint.upstream().config().timeout().toSeconds()
+                + " s (SPB_MODEL_TIMEOUT)"
+            : "the provider dropped the connection during its answer";
+    if (whole != null || !response.headWritten()) {
+      // Nothing reached the agent yet: it gets the endpoint's own error instead.
+      endpoint.vertx().cancelTimer(silenceTimer);
+      outcome.fail(new UpstreamFailure(new Refusal(silent ? 504 : 502, type, message), bytesDown));
+      claim.settle(Usage.NONE);
+      return;
+    }
+    Usage usage = tally.estimate();
+    claim.settle(usage);
+    write(redactor.flush());
+    byte[] error = api.errorEventBytes(type, message);
+    response.end(Buffer.buffer(scanner.midEvent() ? "\n\n" : "").appendBytes(error));
+    finish(usage, type + ": " + message, true);
+  }
+
+  /** The request never got an answer head: refused by the caller with the endpoint's error. */
+  private void unanswered(Throwable cause) {
+    claim.settle(Usage.NONE);
+    Refusal refusal =
+        abandoned
+            ? new Refusal(
+                499,
+                "agent_disconnected",
+                "the agent closed its connection before the provider answered")
+            : cause instanceof TimeoutException
+                ? new Refusal(
+                    504,
+                    "upstream_timeout",
+                    "the provider did not answer within "
+                        + endpoint.upstream().config().timeout().toSeconds()
+                        + " s (SPB_MODEL_TIMEOUT)")
+                : new Refusal(
+                    502,
+                    "upstream_unreachable",
+                    "cannot reach the provider: " + cause.getClass().getSimpleName());
+    outcome.fail(new UpstreamFailure(refusal, 0));
+  }
+
+  private void write(byte[] bytes) {
+    if (bytes.length > 0 && !response.ended()) {
+      response.write(Buffer.buffer(bytes));
+    }
+  }
+
+  private String errorOf(byte[] answered) {
+    int status = answer.statusCode();
+    if (status / 100 == 2) {
+      return null;
+    }
+    String kind = "";
+    if (answered != null) {
+      try {
+        JsonNode error = ModelEndpoint.JSON.readTree(answered).path("error");
+        JsonNode type = error.path("type").isTextual() ? error.path("type") : error.path("code");
+        kind = type.isTextual() ? " (" + type.asText() + ")" : "";
+      } catch (IOException | RuntimeException e) {
+        // Not JSON: the status says enough.
+      }
+    }
+    return "provider answered " + status + kind;
+  }
+
+  private void finish(Usage usage, String error, boolean streamed) {
+    if (outcome.future().isComplete()) {
+      return;
+    }
+    endpoint.vertx().cancelTimer(silenceTimer);
+    claim.settle(usage);
+    outcome.complete(
+        new ModelEndpoint.Outcome(
+            answer.statusCode(), usage, error, true, true, body.length(), bytesDown, streamed));
+  }
+
+  /** The provider gave no answer the agent saw: the endpoint answers {@code refusal} instead. */
+  static final class UpstreamFailure extends Exception {
+    private static final long serialVersionUID = 1L;
+    private final transient Refusal refusal;
+    private final long bytesDown;
+
+    UpstreamFailure(Refusal refusal, long bytesDown) {
+      super(refusal.describe(), null, false, false);
+      this.refusal = refusal;
+      this.bytesDown = bytesDown;
+    }
+
+    Refusal refusal() {
+      return refusal;
+    }
+
+    long bytesDown() {
+      return bytesDown;
+    }
+  }
+}
