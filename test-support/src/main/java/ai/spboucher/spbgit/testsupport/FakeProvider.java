@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.model;
+package ai.spboucher.spbgit.testsupport;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -54,7 +54,7 @@ import java.util.function.Predicate;
  */
 public final class FakeProvider implements AutoCloseable {
 
-  static final ObjectMapper JSON = new ObjectMapper();
+  public static final ObjectMapper JSON = new ObjectMapper();
 
   /** A request as the provider received it; {@code query} is the raw query string, or null. */
   public record Received(
@@ -96,7 +96,7 @@ public final class FakeProvider implements AutoCloseable {
   /** Tokens a reply reported: what the provider would bill. */
   public record Usage(long inputTokens, long cacheReadTokens, long outputTokens) {
 
-    static final Usage NONE = new Usage(0, 0, 0);
+    public static final Usage NONE = new Usage(0, 0, 0);
 
     Usage plus(Usage other) {
       return new Usage(
@@ -127,7 +127,7 @@ public final class FakeProvider implements AutoCloseable {
       this(status, headers, body, delayMs, null, 0, -1, Usage.NONE);
     }
 
-    static Reply streamed(Map<String, String> headers, List<String> events, Usage usage) {
+    public static Reply streamed(Map<String, String> headers, List<String> events, Usage usage) {
       return new Reply(200, headers, "", 0, List.copyOf(events), 0, -1, usage);
     }
 
@@ -367,7 +367,7 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   /** The API a request path belongs to, or null. */
-  static Api apiOf(Received request) {
+  public static Api apiOf(Received request) {
     return switch (request.path()) {
       case "/v1/chat/completions" -> Api.OPENAI_CHAT;
       case "/v1/responses" -> Api.OPENAI_RESPONSES;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.model;
+package ai.spboucher.spbgit.testsupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
