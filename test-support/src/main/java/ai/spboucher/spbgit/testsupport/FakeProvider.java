@@ -371,8 +371,9 @@ public final class FakeProvider implements AutoCloseable {
       exchange.close();
       return;
     }
-    exchange.close();
+    // Counted before the close ends the body, so a caller that has read the reply sees its usage.
     count(reply.usage());
+    exchange.close();
   }
 
   /**
