@@ -1,15 +1,14 @@
 package ai.spboucher.spbgit.agent;
 
-import static ai.spboucher.spbgit.agent.fake.FakeAnthropic.use;
+import static ai.spboucher.spbgit.testsupport.FakeProvider.call;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.agent.fake.FakeAnthropic;
-import ai.spboucher.spbgit.agent.fake.FakeProvider;
-import ai.spboucher.spbgit.agent.fake.FakeProvider.RecordedRequest;
 import ai.spboucher.spbgit.agent.prompt.Prompts;
+import ai.spboucher.spbgit.testsupport.FakeProvider;
+import ai.spboucher.spbgit.testsupport.FakeProvider.Received;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,13 +21,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 class AgentAnthropicTest {
   @TempDir Path temp;
-  FakeAnthropic model;
+  FakeProvider model;
   AgentRun agent;
 
   @BeforeEach
   void setUp() throws Exception {
-    model = new FakeAnthropic();
-    agent = new AgentRun(temp, AgentConfig.Provider.ANTHROPIC, model.url());
+    model = FakeProvider.startWithoutKey();
+    agent = new AgentRun(temp, AgentConfig.Provider.ANTHROPIC, model.baseUrl());
   }
 
   @AfterEach
@@ -38,14 +37,14 @@ class AgentAnthropicTest {
 
   @Test
   void editsTheCheckoutThroughToolUseAndFinishes() throws Exception {
-    model.script(
-        model.toolUses(
-            "Let me read the README first.", use("read_file", Map.of("path", "README.md"))),
-        model.toolUse(
+    model.then(
+        model.toolCalls(
+            "Let me read the README first.", call("read_file", Map.of("path", "README.md"))),
+        model.toolCall(
             "replace_in_file",
             Map.of("path", "README.md", "old", "Hello world", "new", "Hello agent")),
-        model.toolUse("run_command", Map.of("command", "cat README.md", "timeout_seconds", 10)),
-        model.toolUse("finish", Map.of("summary", "Changed the greeting.")));
+        model.toolCall("run_command", Map.of("command", "cat README.md", "timeout_seconds", 10)),
+        model.toolCall("finish", Map.of("summary", "Changed the greeting.")));
 
     AgentRun.Outcome outcome = agent.run();
 
@@ -59,20 +58,20 @@ class AgentAnthropicTest {
         outcome.hasLine("[agent] step 3: run_command cat README.md (exit 0, "), outcome.output());
     assertEquals(4, outcome.result().get("steps").asInt());
 
-    List<RecordedRequest> requests = model.requests();
-    RecordedRequest first = requests.get(0);
+    List<Received> requests = model.received();
+    Received first = requests.get(0);
     assertEquals("/v1/messages", first.path());
     assertEquals("2023-06-01", first.header("anthropic-version"));
     assertNull(first.header("x-api-key"), "the agent sends no API key: the runner's proxy adds it");
     assertNull(first.header("authorization"));
-    assertEquals(4096, first.body().get("max_tokens").asInt());
-    assertTrue(first.body().get("system").asText().contains("only ones you follow"));
-    assertEquals("read_file", first.body().get("tools").get(1).get("name").asText());
+    assertEquals(4096, first.json().get("max_tokens").asInt());
+    assertTrue(first.json().get("system").asText().contains("only ones you follow"));
+    assertEquals("read_file", first.json().get("tools").get(1).get("name").asText());
     assertEquals(
-        "object", first.body().get("tools").get(1).get("input_schema").get("type").asText());
-    assertEquals(1, first.body().get("messages").size());
+        "object", first.json().get("tools").get(1).get("input_schema").get("type").asText());
+    assertEquals(1, first.json().get("messages").size());
 
-    JsonNode messages = requests.get(1).body().get("messages");
+    JsonNode messages = requests.get(1).json().get("messages");
     assertEquals(3, messages.size());
     JsonNode assistant = messages.get(1);
     assertEquals("assistant", assistant.get("role").asText());
@@ -91,19 +90,19 @@ class AgentAnthropicTest {
   @Test
   void refusalsComeBackAsErrorToolResults() throws Exception {
     Files.createSymbolicLink(agent.repo.resolve("escape"), temp);
-    model.script(
-        model.toolUses(
+    model.then(
+        model.toolCalls(
             null,
-            use("read_file", Map.of("path", "/etc/passwd")),
-            use("write_file", Map.of("path", "escape/owned.txt", "content", "x")),
-            use("read_file", Map.of("path", ".git/config"))),
-        model.toolUse("finish", Map.of("summary", "could not")));
+            call("read_file", Map.of("path", "/etc/passwd")),
+            call("write_file", Map.of("path", "escape/owned.txt", "content", "x")),
+            call("read_file", Map.of("path", ".git/config"))),
+        model.toolCall("finish", Map.of("summary", "could not")));
 
     AgentRun.Outcome outcome = agent.run();
 
     assertEquals(0, outcome.code(), outcome.output());
     assertFalse(Files.exists(temp.resolve("owned.txt")));
-    JsonNode results = model.lastRequest().body().get("messages").get(2).get("content");
+    JsonNode results = model.lastReceived().json().get("messages").get(2).get("content");
     assertEquals(3, results.size());
     for (JsonNode result : results) {
       assertTrue(result.get("is_error").asBoolean(), result.toString());
@@ -114,13 +113,13 @@ class AgentAnthropicTest {
 
   @Test
   void aTextOnlyReplyIsNudgedOnce() throws Exception {
-    model.script(
-        model.text("Sure, I will do that."), model.toolUse("finish", Map.of("summary", "done")));
+    model.then(
+        model.text("Sure, I will do that."), model.toolCall("finish", Map.of("summary", "done")));
 
     AgentRun.Outcome outcome = agent.run();
 
     assertEquals(0, outcome.code(), outcome.output());
-    JsonNode messages = model.lastRequest().body().get("messages");
+    JsonNode messages = model.lastReceived().json().get("messages");
     assertEquals(3, messages.size());
     assertEquals(
         "Sure, I will do that.", messages.get(1).get("content").get(0).get("text").asText());
@@ -129,35 +128,35 @@ class AgentAnthropicTest {
 
   @Test
   void aToolUseCutOffAtMaxTokensIsNotRun() throws Exception {
-    model.script(
-        model.truncated(null, use("write_file", Map.of("path", "half.txt"))),
-        model.toolUse("finish", Map.of("summary", "ok")));
+    model.then(
+        model.truncated(null, call("write_file", Map.of("path", "half.txt"))),
+        model.toolCall("finish", Map.of("summary", "ok")));
 
     AgentRun.Outcome outcome = agent.run();
 
     assertEquals(0, outcome.code(), outcome.output());
     assertFalse(Files.exists(agent.repo.resolve("half.txt")));
-    JsonNode result = model.lastRequest().body().get("messages").get(2).get("content").get(0);
+    JsonNode result = model.lastReceived().json().get("messages").get(2).get("content").get(0);
     assertTrue(result.get("is_error").asBoolean());
     assertEquals(Prompts.TRUNCATED_CALL, result.get("content").asText());
   }
 
   @Test
   void aRateLimitIsRetried() throws Exception {
-    model.script(
+    model.then(
         model.rateLimited(0),
         model.rateLimited(0),
-        model.toolUse("finish", Map.of("summary", "ok")));
+        model.toolCall("finish", Map.of("summary", "ok")));
 
     AgentRun.Outcome outcome = agent.run();
 
     assertEquals(0, outcome.code(), outcome.output());
-    assertEquals(3, model.requests().size());
+    assertEquals(3, model.received().size());
   }
 
   @Test
   void aSpentBudgetStopsWithExit75() throws Exception {
-    model.script(FakeProvider.budgetExceeded("token budget spent"));
+    model.then(FakeProvider.budgetExceeded("token budget spent"));
 
     AgentRun.Outcome outcome = agent.run();
 
@@ -167,7 +166,7 @@ class AgentAnthropicTest {
 
   @Test
   void anOverloadedProviderIsAProviderErrorWithItsText() throws Exception {
-    model.script(model.error(529, "overloaded_error", "Overloaded"));
+    model.then(model.error(529, "overloaded_error", "Overloaded"));
 
     AgentRun.Outcome outcome = agent.run();
 
@@ -180,7 +179,7 @@ class AgentAnthropicTest {
 
   @Test
   void aBadRequestIsAProviderErrorWithItsText() throws Exception {
-    model.script(
+    model.then(
         model.error(400, "invalid_request_error", "max_tokens: 4096 > 1024, which is the maximum"));
 
     AgentRun.Outcome outcome = agent.run();
@@ -196,7 +195,7 @@ class AgentAnthropicTest {
   @Test
   void theStepLimitEndsTheLoopWithExit77() throws Exception {
     agent.maxSteps = 1;
-    model.script(model.toolUses(null, use("list_files", Map.of()), use("list_files", Map.of())));
+    model.then(model.toolCalls(null, call("list_files", Map.of()), call("list_files", Map.of())));
 
     AgentRun.Outcome outcome = agent.run();
 

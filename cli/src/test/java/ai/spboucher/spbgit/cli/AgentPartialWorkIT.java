@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.runner.JobTestBed;
-import ai.spboucher.spbgit.runner.model.FakeProvider;
+import ai.spboucher.spbgit.testsupport.FakeProvider;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;

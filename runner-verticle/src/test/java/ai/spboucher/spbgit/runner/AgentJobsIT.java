@@ -10,7 +10,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.ModelCall;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.runner.model.FakeProvider;
+import ai.spboucher.spbgit.testsupport.FakeProvider;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.Vertx;

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.proto.Subjects;
-import ai.spboucher.spbgit.runner.model.FakeProvider;
+import ai.spboucher.spbgit.testsupport.FakeProvider;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.ModelCall;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.runner.model.FakeProvider;
+import ai.spboucher.spbgit.testsupport.FakeProvider;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.runner.JobTestBed;
-import ai.spboucher.spbgit.runner.model.FakeProvider;
+import ai.spboucher.spbgit.testsupport.FakeProvider;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.model;
+package ai.spboucher.spbgit.testsupport;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -35,10 +35,12 @@ import java.util.function.Predicate;
  * A model provider on 127.0.0.1 speaking the public OpenAI Chat Completions ({@code POST
  * /v1/chat/completions}), OpenAI Responses ({@code POST /v1/responses}) and Anthropic Messages
  * ({@code POST /v1/messages}, and {@code /v1/messages/count_tokens}) shapes: it checks the key the
- * way the real APIs do (401 with their error bodies), answers scripted replies in order (tool
- * calls, text, errors, rate limits with {@code retry-after}, delays), and records every request it
- * received, headers and body, for the tests to inspect. Without a script it answers a final text
- * reply with a fixed usage.
+ * way the real APIs do (401 with their error bodies), answers scripted replies in order (text, one
+ * or several tool calls, replies cut off at the token limit, errors in each API's shape, rate
+ * limits with {@code retry-after}, raw bodies, delays), and records every request it received,
+ * headers and body, for the tests to inspect. Without a script it answers a final text reply with a
+ * fixed usage. Started {@link #startWithoutKey() without a key} it stands for the runner's model
+ * endpoint as the agent inside the sandbox sees it, which adds the key itself.
  *
  * <p>A request with {@code "stream": true} gets the same scripted turn as server-sent events, the
  * way each API streams it (chunked, one flush per event): Chat Completions {@code data:} chunks
@@ -54,7 +56,7 @@ import java.util.function.Predicate;
  */
 public final class FakeProvider implements AutoCloseable {
 
-  static final ObjectMapper JSON = new ObjectMapper();
+  public static final ObjectMapper JSON = new ObjectMapper();
 
   /** A request as the provider received it; {@code query} is the raw query string, or null. */
   public record Received(
@@ -91,12 +93,20 @@ public final class FakeProvider implements AutoCloseable {
   @FunctionalInterface
   public interface Responder {
     Reply apply(Received request);
+
+    /** The same answer, sent {@code ms} later (to exercise the caller's timeout). */
+    default Responder delayed(long ms) {
+      return request -> apply(request).delayed(ms);
+    }
   }
 
   /** Tokens a reply reported: what the provider would bill. */
   public record Usage(long inputTokens, long cacheReadTokens, long outputTokens) {
 
-    static final Usage NONE = new Usage(0, 0, 0);
+    public static final Usage NONE = new Usage(0, 0, 0);
+
+    /** The usage of the turns scripted without token counts. */
+    public static final Usage TURN = new Usage(120, 0, 30);
 
     Usage plus(Usage other) {
       return new Usage(
@@ -121,13 +131,14 @@ public final class FakeProvider implements AutoCloseable {
       List<String> events,
       long eventGapMs,
       int dropAfterEvents,
-      Usage usage) {
+      Usage usage)
+      implements Responder {
 
     public Reply(int status, Map<String, String> headers, String body, long delayMs) {
       this(status, headers, body, delayMs, null, 0, -1, Usage.NONE);
     }
 
-    static Reply streamed(Map<String, String> headers, List<String> events, Usage usage) {
+    public static Reply streamed(Map<String, String> headers, List<String> events, Usage usage) {
       return new Reply(200, headers, "", 0, List.copyOf(events), 0, -1, usage);
     }
 
@@ -151,6 +162,12 @@ public final class FakeProvider implements AutoCloseable {
     public boolean isStream() {
       return events != null;
     }
+
+    /** A scripted reply is the same whatever the request. */
+    @Override
+    public Reply apply(Received request) {
+      return this;
+    }
   }
 
   /** The APIs this fake speaks, by request path. */
@@ -160,11 +177,21 @@ public final class FakeProvider implements AutoCloseable {
     ANTHROPIC_MESSAGES
   }
 
-  /** One model turn, rendered in whichever API and mode the request asked for. */
-  private record Turn(String text, String toolName, String toolArguments, Usage usage) {
+  /**
+   * One tool call of a turn: the tool's name and its arguments as the model wrote them, JSON text
+   * that may be invalid (Anthropic's {@code input} must be valid: it is an object there).
+   */
+  public record Call(String name, String arguments) {}
+
+  /**
+   * One model turn, rendered in whichever API and mode the request asked for: text, tool calls (run
+   * in parallel by the caller), or both; a {@code truncated} turn was cut off at the output token
+   * limit.
+   */
+  private record Turn(String text, List<Call> calls, boolean truncated, Usage usage) {
 
     boolean callsTool() {
-      return toolName != null;
+      return !calls.isEmpty();
     }
   }
 
@@ -206,9 +233,18 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   /**
-   * The runner settings that make this fake the runner's OpenAI-compatible provider, with {@code
-   * model} as the default model: the key in a file only its owner can read, in {@code dir}, as
-   * operators are told to keep it; then {@code extra}, which may override any of them.
+   * A provider that asks for no key, as the runner's model endpoint does: the agent in the sandbox
+   * sends none, the runner adds it on the way out.
+   */
+  public static FakeProvider startWithoutKey() throws IOException {
+    return new FakeProvider(null);
+  }
+
+  /**
+   * The runner settings that make this fake (started with a key) the runner's OpenAI-compatible
+   * provider, with {@code model} as the default model: the key in a file only its owner can read,
+   * in {@code dir}, as operators are told to keep it; then {@code extra}, which may override any of
+   * them.
    */
   public Map<String, String> runnerEnv(Path dir, String model, Map<String, String> extra)
       throws IOException {
@@ -243,20 +279,19 @@ public final class FakeProvider implements AutoCloseable {
     return List.copyOf(received);
   }
 
+  public Received lastReceived() {
+    return received.get(received.size() - 1);
+  }
+
   /** The sum of the usage of every reply delivered in full (a dropped stream reports nothing). */
   public synchronized Usage reportedUsage() {
     return reported;
   }
 
-  /** Answers the next requests with these replies, in order. */
-  public synchronized FakeProvider then(Reply... replies) {
-    for (Reply reply : replies) {
-      script.addLast(request -> reply);
-    }
-    return this;
-  }
-
-  /** Answers the next requests with whatever these responders make of them, in order. */
+  /**
+   * Answers the next requests with whatever these responders (or fixed {@link Reply replies}) make
+   * of them, in order.
+   */
   public synchronized FakeProvider then(Responder... responders) {
     script.addAll(List.of(responders));
     return this;
@@ -336,8 +371,9 @@ public final class FakeProvider implements AutoCloseable {
       exchange.close();
       return;
     }
-    exchange.close();
+    // Counted before the close ends the body, so a caller that has read the reply sees its usage.
     count(reply.usage());
+    exchange.close();
   }
 
   /**
@@ -367,7 +403,7 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   /** The API a request path belongs to, or null. */
-  static Api apiOf(Received request) {
+  public static Api apiOf(Received request) {
     return switch (request.path()) {
       case "/v1/chat/completions" -> Api.OPENAI_CHAT;
       case "/v1/responses" -> Api.OPENAI_RESPONSES;
@@ -389,10 +425,11 @@ public final class FakeProvider implements AutoCloseable {
               + ")\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}",
           0);
     }
-    if (api == Api.ANTHROPIC_MESSAGES && !key.equals(request.header("x-api-key"))) {
+    if (key != null && api == Api.ANTHROPIC_MESSAGES && !key.equals(request.header("x-api-key"))) {
       return anthropicError(401, "authentication_error", "invalid x-api-key");
     }
-    if (api != Api.ANTHROPIC_MESSAGES
+    if (key != null
+        && api != Api.ANTHROPIC_MESSAGES
         && !("Bearer " + key).equals(request.header("authorization"))) {
       return openAiError(
           401,
@@ -424,13 +461,80 @@ public final class FakeProvider implements AutoCloseable {
    */
   public Responder toolCall(
       String name, String argumentsJson, long inputTokens, long outputTokens) {
-    Turn turn = new Turn(null, name, argumentsJson, new Usage(inputTokens, 0, outputTokens));
-    return request -> render(request, turn);
+    return turn(
+        new Turn(
+            null,
+            List.of(new Call(name, argumentsJson)),
+            false,
+            new Usage(inputTokens, 0, outputTokens)));
   }
 
   /** A final text turn, in the API and mode the request uses. */
   public Responder text(String content, long inputTokens, long outputTokens) {
-    Turn turn = new Turn(content, null, null, new Usage(inputTokens, 0, outputTokens));
+    return turn(new Turn(content, List.of(), false, new Usage(inputTokens, 0, outputTokens)));
+  }
+
+  /**
+   * A tool call; {@code arguments} is the raw JSON text the model wrote (it may be invalid) or an
+   * object Jackson writes (a Map, a record, a JsonNode).
+   */
+  public static Call call(String name, Object arguments) {
+    return new Call(
+        name, arguments instanceof String raw ? raw : JSON.valueToTree(arguments).toString());
+  }
+
+  /** A turn calling one tool, with {@link Usage#TURN}. */
+  public Responder toolCall(String name, Object arguments) {
+    return toolCalls(null, call(name, arguments));
+  }
+
+  /** A turn calling these tools in parallel, after {@code text} unless it is null. */
+  public Responder toolCalls(String text, Call... calls) {
+    return turn(new Turn(text, List.of(calls), false, Usage.TURN));
+  }
+
+  /** A final text turn, with {@link Usage#TURN}. */
+  public Responder text(String content) {
+    return turn(new Turn(content, List.of(), false, Usage.TURN));
+  }
+
+  /**
+   * A turn cut off at the output token limit ({@code length}, {@code max_tokens}, {@code
+   * incomplete}): its calls' arguments may be cut short, the caller must not run them.
+   */
+  public Responder truncated(String text, Call... calls) {
+    return turn(new Turn(text, List.of(calls), true, Usage.TURN));
+  }
+
+  /** An error body in the shape of the request's API. */
+  public Responder error(int status, String type, String message) {
+    return request ->
+        apiOf(request) == Api.ANTHROPIC_MESSAGES
+            ? anthropicError(status, type, message)
+            : openAiError(status, type, null, message);
+  }
+
+  /** A 429 with {@code retry-after}, in the shape and headers of the request's API. */
+  public Responder rateLimited(int retryAfterSeconds) {
+    return request ->
+        apiOf(request) == Api.ANTHROPIC_MESSAGES
+            ? anthropicRateLimited(retryAfterSeconds)
+            : openAiRateLimited(retryAfterSeconds);
+  }
+
+  /** The runner's model endpoint's answer once the job's token budget is spent. */
+  public static Reply budgetExceeded(String message) {
+    ObjectNode body = JSON.createObjectNode();
+    body.putObject("error").put("type", "budget_exceeded").put("message", message);
+    return new Reply(429, Map.of(), body.toString(), 0);
+  }
+
+  /** A body as it is, e.g. a proxy's HTML page where JSON was expected. */
+  public static Reply raw(int status, String contentType, String body) {
+    return new Reply(status, Map.of("content-type", contentType), body, 0);
+  }
+
+  private Responder turn(Turn turn) {
     return request -> render(request, turn);
   }
 
@@ -482,24 +586,24 @@ public final class FakeProvider implements AutoCloseable {
 
   private Reply openAiCompletion(Received request, Turn turn) {
     ObjectNode message = JSON.createObjectNode().put("role", "assistant");
+    message.put("content", turn.text()).putNull("refusal");
     if (turn.callsTool()) {
-      message.putNull("content").putNull("refusal");
-      message
-          .putArray("tool_calls")
-          .addObject()
-          .put("id", "call_" + ids.incrementAndGet())
-          .put("type", "function")
-          .putObject("function")
-          .put("name", turn.toolName())
-          .put("arguments", turn.toolArguments());
-    } else {
-      message.put("content", turn.text()).putNull("refusal");
+      ArrayNode toolCalls = message.putArray("tool_calls");
+      for (Call call : turn.calls()) {
+        toolCalls
+            .addObject()
+            .put("id", "call_" + ids.incrementAndGet())
+            .put("type", "function")
+            .putObject("function")
+            .put("name", call.name())
+            .put("arguments", call.arguments());
+      }
     }
     ObjectNode body = openAiEnvelope(request, "chat.completion");
     ObjectNode choice = body.putArray("choices").addObject().put("index", 0);
     choice.set("message", message);
     choice.putNull("logprobs");
-    choice.put("finish_reason", turn.callsTool() ? "tool_calls" : "stop");
+    choice.put("finish_reason", openAiFinishReason(turn));
     body.set("usage", openAiUsage(turn.usage()));
     body.put("service_tier", "default").put("system_fingerprint", "fp_fake");
     return new Reply(
@@ -518,45 +622,45 @@ public final class FakeProvider implements AutoCloseable {
     boolean includeUsage =
         request.json().path("stream_options").path("include_usage").asBoolean(false);
     List<String> events = new ArrayList<>();
+    // The role comes with the first delta: the text's, else the first call's header.
     ObjectNode first = JSON.createObjectNode().put("role", "assistant");
-    if (turn.callsTool()) {
-      first.putNull("content");
-      first
-          .putArray("tool_calls")
-          .addObject()
-          .put("index", 0)
-          .put("id", "call_" + ids.incrementAndGet())
-          .put("type", "function")
-          .putObject("function")
-          .put("name", turn.toolName())
-          .put("arguments", "");
-      events.add(openAiChunk(request, id, first, null, includeUsage));
-      for (String piece : pieces(turn.toolArguments())) {
-        ObjectNode delta = JSON.createObjectNode();
-        delta
-            .putArray("tool_calls")
-            .addObject()
-            .put("index", 0)
-            .putObject("function")
-            .put("arguments", piece);
-        events.add(openAiChunk(request, id, delta, null, includeUsage));
-      }
-    } else {
+    if (turn.text() != null) {
       first.put("content", "").putNull("refusal");
       events.add(openAiChunk(request, id, first, null, includeUsage));
+      first = null;
       for (String piece : pieces(turn.text())) {
         events.add(
             openAiChunk(
                 request, id, JSON.createObjectNode().put("content", piece), null, includeUsage));
       }
     }
+    for (int index = 0; index < turn.calls().size(); index++) {
+      Call call = turn.calls().get(index);
+      ObjectNode header = first != null ? first.putNull("content") : JSON.createObjectNode();
+      first = null;
+      header
+          .putArray("tool_calls")
+          .addObject()
+          .put("index", index)
+          .put("id", "call_" + ids.incrementAndGet())
+          .put("type", "function")
+          .putObject("function")
+          .put("name", call.name())
+          .put("arguments", "");
+      events.add(openAiChunk(request, id, header, null, includeUsage));
+      for (String piece : pieces(call.arguments())) {
+        ObjectNode delta = JSON.createObjectNode();
+        delta
+            .putArray("tool_calls")
+            .addObject()
+            .put("index", index)
+            .putObject("function")
+            .put("arguments", piece);
+        events.add(openAiChunk(request, id, delta, null, includeUsage));
+      }
+    }
     events.add(
-        openAiChunk(
-            request,
-            id,
-            JSON.createObjectNode(),
-            turn.callsTool() ? "tool_calls" : "stop",
-            includeUsage));
+        openAiChunk(request, id, JSON.createObjectNode(), openAiFinishReason(turn), includeUsage));
     if (includeUsage) {
       ObjectNode last = openAiEnvelope(request, "chat.completion.chunk").put("id", id);
       last.putArray("choices");
@@ -569,6 +673,10 @@ public final class FakeProvider implements AutoCloseable {
         Map.of("x-request-id", "req_" + ids.get()),
         events,
         includeUsage ? turn.usage() : Usage.NONE);
+  }
+
+  private static String openAiFinishReason(Turn turn) {
+    return turn.truncated() ? "length" : turn.callsTool() ? "tool_calls" : "stop";
   }
 
   private String openAiChunk(
@@ -634,10 +742,7 @@ public final class FakeProvider implements AutoCloseable {
             429,
             "requests",
             "rate_limit_exceeded",
-            "Rate limit reached for requests. "
-                + "Please try again in "
-                + retryAfterSeconds
-                + "s.");
+            "Rate limit reached, please retry in " + retryAfterSeconds + "s.");
     return new Reply(
         429,
         Map.of(
@@ -656,30 +761,46 @@ public final class FakeProvider implements AutoCloseable {
   // --- OpenAI Responses
   // --------------------------------------------------------------------------------------
 
-  private ObjectNode responsesItem(Turn turn, String itemId, boolean done) {
+  /** One output item of a Responses turn: a message with {@code text}, or a function call. */
+  private record Output(String itemId, String text, Call call) {}
+
+  /** The turn's output items: its text as a message, then one function call per tool call. */
+  private List<Output> responsesOutputs(Turn turn) {
+    List<Output> outputs = new ArrayList<>();
+    if (turn.text() != null) {
+      outputs.add(new Output("msg_" + ids.incrementAndGet(), turn.text(), null));
+    }
+    for (Call call : turn.calls()) {
+      outputs.add(new Output("fc_" + ids.incrementAndGet(), null, call));
+    }
+    return outputs;
+  }
+
+  private static ObjectNode responsesItem(Output output, boolean done) {
     ObjectNode item = JSON.createObjectNode();
-    if (turn.callsTool()) {
+    if (output.call() != null) {
       item.put("type", "function_call")
-          .put("id", itemId)
-          .put("call_id", "call_" + itemId)
-          .put("name", turn.toolName())
-          .put("arguments", done ? turn.toolArguments() : "");
+          .put("id", output.itemId())
+          .put("call_id", "call_" + output.itemId())
+          .put("name", output.call().name())
+          .put("arguments", done ? output.call().arguments() : "");
     } else {
-      item.put("type", "message").put("id", itemId).put("role", "assistant");
+      item.put("type", "message").put("id", output.itemId()).put("role", "assistant");
       ArrayNode content = item.putArray("content");
       if (done) {
         content
             .addObject()
             .put("type", "output_text")
-            .put("text", turn.text())
+            .put("text", output.text())
             .putArray("annotations");
       }
     }
     return item.put("status", done ? "completed" : "in_progress");
   }
 
-  private ObjectNode responsesObject(
-      Received request, String id, String status, ObjectNode doneItem, Usage usage) {
+  /** The response object; {@code outputs} and {@code turn} are null while it is in progress. */
+  private ObjectNode responsesObject(Received request, String id, List<Output> outputs, Turn turn) {
+    String status = turn == null ? "in_progress" : turn.truncated() ? "incomplete" : "completed";
     ObjectNode response =
         JSON.createObjectNode()
             .put("id", id)
@@ -687,13 +808,17 @@ public final class FakeProvider implements AutoCloseable {
             .put("created_at", System.currentTimeMillis() / 1000)
             .put("status", status)
             .put("model", model(request));
-    ArrayNode output = response.putArray("output");
-    if (doneItem != null) {
-      output.add(doneItem);
+    if (turn != null && turn.truncated()) {
+      response.putObject("incomplete_details").put("reason", "max_output_tokens");
     }
-    if (usage == null) {
+    ArrayNode output = response.putArray("output");
+    if (outputs != null) {
+      outputs.forEach(item -> output.add(responsesItem(item, true)));
+    }
+    if (turn == null) {
       response.putNull("usage");
     } else {
+      Usage usage = turn.usage();
       ObjectNode node = response.putObject("usage").put("input_tokens", usage.inputTokens());
       node.putObject("input_tokens_details").put("cached_tokens", usage.cacheReadTokens());
       node.put("output_tokens", usage.outputTokens());
@@ -704,14 +829,8 @@ public final class FakeProvider implements AutoCloseable {
   }
 
   private Reply responsesBody(Received request, Turn turn) {
-    String itemId = (turn.callsTool() ? "fc_" : "msg_") + ids.incrementAndGet();
-    ObjectNode body =
-        responsesObject(
-            request,
-            "resp_" + ids.incrementAndGet(),
-            "completed",
-            responsesItem(turn, itemId, true),
-            turn.usage());
+    List<Output> outputs = responsesOutputs(turn);
+    ObjectNode body = responsesObject(request, "resp_" + ids.incrementAndGet(), outputs, turn);
     return new Reply(
         200,
         Map.of("x-request-id", "req_" + ids.get()),
@@ -725,48 +844,52 @@ public final class FakeProvider implements AutoCloseable {
 
   private Reply responsesEvents(Received request, Turn turn) {
     String id = "resp_" + ids.incrementAndGet();
-    String itemId = (turn.callsTool() ? "fc_" : "msg_") + ids.incrementAndGet();
+    List<Output> outputs = responsesOutputs(turn);
     ResponsesStream out = new ResponsesStream();
     out.event(
-        "response.created",
-        node -> node.set("response", responsesObject(request, id, "in_progress", null, null)));
+        "response.created", node -> node.set("response", responsesObject(request, id, null, null)));
     out.event(
         "response.in_progress",
-        node -> node.set("response", responsesObject(request, id, "in_progress", null, null)));
+        node -> node.set("response", responsesObject(request, id, null, null)));
+    for (int index = 0; index < outputs.size(); index++) {
+      responsesItemEvents(out, index, outputs.get(index));
+    }
+    String last = turn.truncated() ? "response.incomplete" : "response.completed";
+    out.event(last, node -> node.set("response", responsesObject(request, id, outputs, turn)));
+    return Reply.streamed(Map.of("x-request-id", "req_" + ids.get()), out.events, turn.usage());
+  }
+
+  private static void responsesItemEvents(ResponsesStream out, int index, Output output) {
+    String itemId = output.itemId();
     out.event(
         "response.output_item.added",
-        node -> node.put("output_index", 0).set("item", responsesItem(turn, itemId, false)));
-    if (turn.callsTool()) {
-      for (String piece : pieces(turn.toolArguments())) {
+        node -> node.put("output_index", index).set("item", responsesItem(output, false)));
+    if (output.call() != null) {
+      for (String piece : pieces(output.call().arguments())) {
         out.event(
             "response.function_call_arguments.delta",
-            node -> node.put("item_id", itemId).put("output_index", 0).put("delta", piece));
+            node -> node.put("item_id", itemId).put("output_index", index).put("delta", piece));
       }
       out.event(
           "response.function_call_arguments.done",
           node ->
               node.put("item_id", itemId)
-                  .put("output_index", 0)
-                  .put("arguments", turn.toolArguments()));
+                  .put("output_index", index)
+                  .put("arguments", output.call().arguments()));
     } else {
       out.event(
           "response.content_part.added",
           node ->
               node.put("item_id", itemId)
-                  .put("output_index", 0)
+                  .put("output_index", index)
                   .put("content_index", 0)
-                  .set(
-                      "part",
-                      JSON.createObjectNode()
-                          .put("type", "output_text")
-                          .put("text", "")
-                          .set("annotations", JSON.createArrayNode())));
-      for (String piece : pieces(turn.text())) {
+                  .set("part", outputText("")));
+      for (String piece : pieces(output.text())) {
         out.event(
             "response.output_text.delta",
             node ->
                 node.put("item_id", itemId)
-                    .put("output_index", 0)
+                    .put("output_index", index)
                     .put("content_index", 0)
                     .put("delta", piece));
       }
@@ -774,33 +897,27 @@ public final class FakeProvider implements AutoCloseable {
           "response.output_text.done",
           node ->
               node.put("item_id", itemId)
-                  .put("output_index", 0)
+                  .put("output_index", index)
                   .put("content_index", 0)
-                  .put("text", turn.text()));
+                  .put("text", output.text()));
       out.event(
           "response.content_part.done",
           node ->
               node.put("item_id", itemId)
-                  .put("output_index", 0)
+                  .put("output_index", index)
                   .put("content_index", 0)
-                  .set(
-                      "part",
-                      JSON.createObjectNode()
-                          .put("type", "output_text")
-                          .put("text", turn.text())
-                          .set("annotations", JSON.createArrayNode())));
+                  .set("part", outputText(output.text())));
     }
     out.event(
         "response.output_item.done",
-        node -> node.put("output_index", 0).set("item", responsesItem(turn, itemId, true)));
-    out.event(
-        "response.completed",
-        node ->
-            node.set(
-                "response",
-                responsesObject(
-                    request, id, "completed", responsesItem(turn, itemId, true), turn.usage())));
-    return Reply.streamed(Map.of("x-request-id", "req_" + ids.get()), out.events, turn.usage());
+        node -> node.put("output_index", index).set("item", responsesItem(output, true)));
+  }
+
+  private static ObjectNode outputText(String text) {
+    return JSON.createObjectNode()
+        .put("type", "output_text")
+        .put("text", text)
+        .set("annotations", JSON.createArrayNode());
   }
 
   /**
@@ -834,28 +951,38 @@ public final class FakeProvider implements AutoCloseable {
   /** A final text reply that also read {@code cacheReadTokens} from the prompt cache. */
   public Responder anthropicCachedText(
       String text, long inputTokens, long cacheReadTokens, long outputTokens) {
-    Turn turn = new Turn(text, null, null, new Usage(inputTokens, cacheReadTokens, outputTokens));
-    return request -> render(request, turn);
+    return turn(
+        new Turn(text, List.of(), false, new Usage(inputTokens, cacheReadTokens, outputTokens)));
   }
 
-  private ArrayNode anthropicContent(Turn turn, String toolUseId) {
+  /**
+   * A text block (a turn that only calls tools says which first, as Claude's replies do), then a
+   * tool_use block per call.
+   */
+  private ArrayNode anthropicContent(Turn turn) {
     ArrayNode content = JSON.createArrayNode();
-    if (turn.callsTool()) {
-      content.addObject().put("type", "text").put("text", "Let me use " + turn.toolName() + ".");
+    String text = turn.text();
+    if (text == null) {
+      text = turn.callsTool() ? "Let me use " + turn.calls().get(0).name() + "." : "";
+    }
+    content.addObject().put("type", "text").put("text", text);
+    for (Call call : turn.calls()) {
       try {
         content
             .addObject()
             .put("type", "tool_use")
-            .put("id", toolUseId)
-            .put("name", turn.toolName())
-            .set("input", JSON.readTree(turn.toolArguments()));
+            .put("id", "toolu_" + ids.incrementAndGet())
+            .put("name", call.name())
+            .set("input", JSON.readTree(call.arguments()));
       } catch (IOException e) {
         throw new IllegalArgumentException(e);
       }
-    } else {
-      content.addObject().put("type", "text").put("text", turn.text());
     }
     return content;
+  }
+
+  private static String anthropicStopReason(Turn turn) {
+    return turn.truncated() ? "max_tokens" : turn.callsTool() ? "tool_use" : "end_turn";
   }
 
   private ObjectNode anthropicEnvelope(Received request, String id) {
@@ -876,8 +1003,8 @@ public final class FakeProvider implements AutoCloseable {
 
   private Reply anthropicMessage(Received request, Turn turn) {
     ObjectNode body = anthropicEnvelope(request, "msg_" + ids.incrementAndGet());
-    body.set("content", anthropicContent(turn, "toolu_" + ids.incrementAndGet()));
-    body.put("stop_reason", turn.callsTool() ? "tool_use" : "end_turn").putNull("stop_sequence");
+    body.set("content", anthropicContent(turn));
+    body.put("stop_reason", anthropicStopReason(turn)).putNull("stop_sequence");
     body.set("usage", anthropicUsage(turn.usage(), turn.usage().outputTokens()));
     return new Reply(
         200,
@@ -899,7 +1026,7 @@ public final class FakeProvider implements AutoCloseable {
     List<String> events = new ArrayList<>();
     events.add(anthropicEvent("message_start", JSON.createObjectNode().set("message", message)));
     events.add(anthropicEvent("ping", JSON.createObjectNode()));
-    ArrayNode content = anthropicContent(turn, "toolu_" + ids.incrementAndGet());
+    ArrayNode content = anthropicContent(turn);
     for (int index = 0; index < content.size(); index++) {
       ObjectNode block = (ObjectNode) content.get(index);
       boolean toolUse = block.path("type").asText().equals("tool_use");
@@ -928,7 +1055,7 @@ public final class FakeProvider implements AutoCloseable {
     }
     ObjectNode delta =
         JSON.createObjectNode()
-            .put("stop_reason", turn.callsTool() ? "tool_use" : "end_turn")
+            .put("stop_reason", anthropicStopReason(turn))
             .putNull("stop_sequence");
     ObjectNode messageDelta = JSON.createObjectNode();
     messageDelta.set("delta", delta);

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.model;
+package ai.spboucher.spbgit.testsupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -15,6 +15,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.Test;
 class FakeProviderStreamTest {
 
   static final String KEY = "sk-fake-stream";
+  static final String STREAMED = "{\"model\":\"m\",\"stream\":true,\"messages\":[]}";
   final HttpClient http = HttpClient.newHttpClient();
   FakeProvider fake;
 
@@ -194,6 +197,64 @@ class FakeProviderStreamTest {
     assertEquals("tool_use", messageDelta.at("/delta/stop_reason").asText());
     assertEquals(25, messageDelta.at("/usage/output_tokens").asLong());
     assertEquals("beta=true", fake.received().get(0).query());
+  }
+
+  @Test
+  void streamsTextAndParallelCallsInEveryApi() throws Exception {
+    FakeProvider.Call first = FakeProvider.call("read", Map.of("path", "a"));
+    FakeProvider.Call second = FakeProvider.call("list", Map.of("path", "b"));
+    for (int i = 0; i < 3; i++) {
+      fake.then(fake.toolCalls("Looking.", first, second));
+    }
+
+    Stream chat = post("/v1/chat/completions", STREAMED, "authorization", "Bearer " + KEY);
+    Stream responses = post("/v1/responses", STREAMED, "authorization", "Bearer " + KEY);
+    Stream messages = post("/v1/messages", STREAMED, "x-api-key", KEY);
+
+    StringBuilder text = new StringBuilder();
+    Map<Integer, StringBuilder> arguments = new TreeMap<>();
+    for (JsonNode chunk : chat.data()) {
+      text.append(chunk.at("/choices/0/delta/content").asText(""));
+      for (JsonNode call : chunk.at("/choices/0/delta/tool_calls")) {
+        arguments
+            .computeIfAbsent(call.path("index").asInt(), index -> new StringBuilder())
+            .append(call.at("/function/arguments").asText());
+      }
+    }
+    assertEquals("Looking.", text.toString());
+    assertEquals("{0={\"path\":\"a\"}, 1={\"path\":\"b\"}}", arguments.toString());
+    JsonNode output = responses.data().get(responses.data().size() - 1).at("/response/output");
+    assertEquals("Looking.", output.at("/0/content/0/text").asText());
+    assertEquals("list", output.at("/2/name").asText());
+    assertEquals("{\"path\":\"b\"}", output.at("/2/arguments").asText());
+    List<String> blocks = new ArrayList<>();
+    for (JsonNode event : messages.data()) {
+      if (event.path("type").asText().equals("content_block_start")) {
+        blocks.add(event.at("/content_block/type").asText());
+      }
+    }
+    assertEquals(List.of("text", "tool_use", "tool_use"), blocks);
+  }
+
+  @Test
+  void marksATurnCutOffAtTheTokenLimitInEveryApi() throws Exception {
+    for (int i = 0; i < 3; i++) {
+      fake.then(fake.truncated("Half", FakeProvider.call("write", Map.of("path", "a"))));
+    }
+
+    Stream chat = post("/v1/chat/completions", STREAMED, "authorization", "Bearer " + KEY);
+    Stream responses = post("/v1/responses", STREAMED, "authorization", "Bearer " + KEY);
+    Stream messages = post("/v1/messages", STREAMED, "x-api-key", KEY);
+
+    assertEquals(
+        "length", chat.data().get(chat.data().size() - 1).at("/choices/0/finish_reason").asText());
+    List<String> names = responses.eventNames();
+    assertEquals("response.incomplete", names.get(names.size() - 1));
+    assertEquals(
+        "max_output_tokens",
+        responses.data().get(names.size() - 1).at("/response/incomplete_details/reason").asText());
+    JsonNode messageDelta = messages.data().get(messages.data().size() - 2);
+    assertEquals("max_tokens", messageDelta.at("/delta/stop_reason").asText());
   }
 
   @Test
