@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.proto.CodingAgent;
-import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
@@ -17,7 +16,6 @@ import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Message;
 import io.nats.client.Nats;
-import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -110,7 +108,7 @@ class AgentJobsApiIT {
         assertTrue(requests.get(execJob).getExecModel());
         assertEquals("gpt-test", requests.get(execJob).getModel());
 
-        publishStatus(
+        RunnerStandIn.publishStatus(
             runner,
             claudeJob,
             1,
@@ -121,7 +119,7 @@ class AgentJobsApiIT {
                 .setAgent("claude-code")
                 .setAgentVersion("2.1.328-local")
                 .build());
-        publishStatus(
+        RunnerStandIn.publishStatus(
             runner,
             claudeJob,
             2,
@@ -227,26 +225,6 @@ class AgentJobsApiIT {
     }
     assertEquals(count, taken.size(), "the jobs were queued");
     return taken;
-  }
-
-  /**
-   * Publishes a status change as a runner does: numbered per job, deduplicated by its message id.
-   */
-  private static void publishStatus(
-      Connection runner, String id, long sequence, StatusChange change) throws Exception {
-    JobEvent event =
-        JobEvent.newBuilder()
-            .setJobId(id)
-            .setSequence(sequence)
-            .setTimestampEpochMs(System.currentTimeMillis())
-            .setStatus(change)
-            .build();
-    runner
-        .jetStream()
-        .publish(
-            Subjects.statusEvents(id),
-            event.toByteArray(),
-            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 
   private static JsonObject awaitFinished(TestGateway gateway, String id) throws Exception {

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
@@ -15,7 +14,6 @@ import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
-import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -155,7 +153,8 @@ class AgentRefAbuseIT {
 
     // The owner is trusted to push anything, so a non-commit proposal can still exist.
     git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), blob + ":" + proposal);
-    publishStatus(
+    RunnerStandIn.publishStatus(
+        runner,
         job.getJobId(),
         1,
         StatusChange.newBuilder()
@@ -234,23 +233,6 @@ class AgentRefAbuseIT {
     JobRequest request = JobRequest.parseFrom(taken.get(0).getData());
     assertEquals(new JsonObject(created.body()).getString("id"), request.getJobId());
     return request;
-  }
-
-  private static void publishStatus(String id, long sequence, StatusChange change)
-      throws Exception {
-    JobEvent event =
-        JobEvent.newBuilder()
-            .setJobId(id)
-            .setSequence(sequence)
-            .setTimestampEpochMs(System.currentTimeMillis())
-            .setStatus(change)
-            .build();
-    runner
-        .jetStream()
-        .publish(
-            Subjects.statusEvents(id),
-            event.toByteArray(),
-            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 
   private static void awaitFinished(String jobPath) throws Exception {

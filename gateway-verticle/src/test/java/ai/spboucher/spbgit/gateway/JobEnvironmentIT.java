@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.Environment;
-import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
@@ -16,7 +15,6 @@ import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
-import io.nats.client.PublishOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -111,7 +109,7 @@ class JobEnvironmentIT {
     assertEquals(List.of("requirements.txt"), sent.getCacheKeyFilesList());
     assertEquals(environment.getString("hash"), sent.getHash());
 
-    publishStatus(
+    publishStatusOf(
         job.getString("id"),
         StatusChange.newBuilder()
             .setStatus(JobStatus.STARTED)
@@ -235,7 +233,7 @@ class JobEnvironmentIT {
     JsonObject first = createJob("prop", new JsonObject().put("task", "widen").put("exec", "true"));
     String id = first.getString("id");
     JobRequest request = requestOf(id);
-    publishStatus(
+    publishStatusOf(
         id,
         StatusChange.newBuilder()
             .setStatus(JobStatus.STARTED)
@@ -252,7 +250,7 @@ class JobEnvironmentIT {
         "-q",
         gateway.pushUrl("prop", request.getJobToken()),
         "HEAD:refs/agents/" + id + "/proposal");
-    publishStatus(
+    publishStatusOf(
         id,
         StatusChange.newBuilder()
             .setStatus(JobStatus.FINISHED)
@@ -364,21 +362,10 @@ class JobEnvironmentIT {
         runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
   }
 
-  private static void publishStatus(String id, StatusChange change) throws Exception {
-    long sequence = change.getStatus() == JobStatus.STARTED ? 1 : 2;
-    JobEvent event =
-        JobEvent.newBuilder()
-            .setJobId(id)
-            .setSequence(sequence)
-            .setTimestampEpochMs(System.currentTimeMillis())
-            .setStatus(change)
-            .build();
-    runner
-        .jetStream()
-        .publish(
-            Subjects.statusEvents(id),
-            event.toByteArray(),
-            PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  /** A job's STARTED as status event 1, anything after it as 2. */
+  private static void publishStatusOf(String id, StatusChange change) throws Exception {
+    RunnerStandIn.publishStatus(
+        runner, id, change.getStatus() == JobStatus.STARTED ? 1 : 2, change);
   }
 
   private static JsonObject awaitJob(String repo, String id, Predicate<JsonObject> condition)

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
@@ -17,7 +16,6 @@ import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
-import io.nats.client.PublishOptions;
 import io.nats.client.PullSubscribeOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -69,7 +67,7 @@ class PartialWorkIT {
       JobRequest request = takeRequest(runner);
       assertEquals(id, request.getJobId());
       assertEquals(Mode.MODE_LLM, request.getMode());
-      publishStatus(
+      RunnerStandIn.publishStatus(
           runner,
           id,
           1,
@@ -87,7 +85,7 @@ class PartialWorkIT {
           "-q",
           gateway.pushUrl(REPO, request.getJobToken()),
           "HEAD:refs/agents/" + id + "/partial");
-      publishStatus(
+      RunnerStandIn.publishStatus(
           runner,
           id,
           2,
@@ -180,26 +178,6 @@ class PartialWorkIT {
     assertEquals(1, taken.size(), "the job was queued");
     taken.get(0).ack();
     return JobRequest.parseFrom(taken.get(0).getData());
-  }
-
-  /**
-   * Publishes a status change as a runner does: numbered per job, deduplicated by its message id.
-   */
-  private static void publishStatus(
-      Connection runner, String id, long sequence, StatusChange change) throws Exception {
-    JobEvent event =
-        JobEvent.newBuilder()
-            .setJobId(id)
-            .setSequence(sequence)
-            .setTimestampEpochMs(System.currentTimeMillis())
-            .setStatus(change)
-            .build();
-    runner
-        .jetStream()
-        .publish(
-            Subjects.statusEvents(id),
-            event.toByteArray(),
-            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 
   private static JsonObject awaitFinished(TestGateway gateway, String jobPath) throws Exception {

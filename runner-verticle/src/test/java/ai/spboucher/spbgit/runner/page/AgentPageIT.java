@@ -3,17 +3,15 @@ package ai.spboucher.spbgit.runner.page;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.RunnerStandIn;
 import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.CodingAgent;
-import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
-import io.nats.client.PublishOptions;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -94,7 +92,8 @@ class AgentPageIT {
         browser.text("coding-agent"),
         "the pinned version before a runner reports one");
 
-    publishStatus(
+    RunnerStandIn.publishStatus(
+        runner,
         claude,
         1,
         StatusChange.newBuilder()
@@ -104,7 +103,8 @@ class AgentPageIT {
             .setAgent("claude-code")
             .setAgentVersion(HOSTILE_VERSION)
             .build());
-    publishStatus(
+    RunnerStandIn.publishStatus(
+        runner,
         claude,
         2,
         StatusChange.newBuilder()
@@ -167,22 +167,5 @@ class AgentPageIT {
   private static void openJob(String id) {
     browser.open("/repos/demo/agent-jobs/" + id);
     browser.waitFor(d -> d.findElement(By.id("task")).getText().equals("Loading…") ? null : true);
-  }
-
-  private static void publishStatus(String id, long sequence, StatusChange change)
-      throws Exception {
-    JobEvent event =
-        JobEvent.newBuilder()
-            .setJobId(id)
-            .setSequence(sequence)
-            .setTimestampEpochMs(System.currentTimeMillis())
-            .setStatus(change)
-            .build();
-    runner
-        .jetStream()
-        .publish(
-            Subjects.statusEvents(id),
-            event.toByteArray(),
-            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 }

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.RunnerStandIn;
 import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.CacheOutcome;
-import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
@@ -16,7 +16,6 @@ import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
-import io.nats.client.PublishOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -127,7 +126,8 @@ class EnvironmentPageIT {
     assertFalse(browser.byId("environment-warning").isDisplayed());
 
     JobRequest request = requestOf(id);
-    publishStatus(
+    RunnerStandIn.publishStatus(
+        runner,
         id,
         1,
         StatusChange.newBuilder()
@@ -146,7 +146,8 @@ class EnvironmentPageIT {
         "-q",
         gateway.pushUrl("py", request.getJobToken()),
         "HEAD:refs/agents/" + id + "/proposal");
-    publishStatus(
+    RunnerStandIn.publishStatus(
+        runner,
         id,
         2,
         StatusChange.newBuilder()
@@ -196,22 +197,5 @@ class EnvironmentPageIT {
             .getLong("queue_seq");
     return JobRequest.parseFrom(
         runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
-  }
-
-  private static void publishStatus(String id, long sequence, StatusChange change)
-      throws Exception {
-    JobEvent event =
-        JobEvent.newBuilder()
-            .setJobId(id)
-            .setSequence(sequence)
-            .setTimestampEpochMs(System.currentTimeMillis())
-            .setStatus(change)
-            .build();
-    runner
-        .jetStream()
-        .publish(
-            Subjects.statusEvents(id),
-            event.toByteArray(),
-            PublishOptions.builder().messageId(id + ".status." + sequence).build());
   }
 }

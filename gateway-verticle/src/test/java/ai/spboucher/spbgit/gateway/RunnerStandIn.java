@@ -1,0 +1,34 @@
+package ai.spboucher.spbgit.gateway;
+
+import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.StatusChange;
+import ai.spboucher.spbgit.proto.Subjects;
+import io.nats.client.Connection;
+import io.nats.client.PublishOptions;
+
+/**
+ * What a test publishes in a runner's place, exactly as a runner does (EventPublisher): a job's
+ * status changes numbered per job and deduplicated by their message id. Lets the gateway's and the
+ * page's tests drive a job's life without starting a runner.
+ */
+public final class RunnerStandIn {
+
+  private RunnerStandIn() {}
+
+  /** Publishes {@code change} as the job's status event number {@code sequence}. */
+  public static void publishStatus(Connection nats, String id, long sequence, StatusChange change)
+      throws Exception {
+    JobEvent event =
+        JobEvent.newBuilder()
+            .setJobId(id)
+            .setSequence(sequence)
+            .setTimestampEpochMs(System.currentTimeMillis())
+            .setStatus(change)
+            .build();
+    nats.jetStream()
+        .publish(
+            Subjects.statusEvents(id),
+            event.toByteArray(),
+            PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  }
+}
