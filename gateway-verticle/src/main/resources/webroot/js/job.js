@@ -277,7 +277,7 @@ function facts() {
  */
 function instructionsText() {
   if (job.agent && job.agent !== 'builtin') {
-    return `the checkout's own files (${job.agent} reads AGENTS.md or CLAUDE.md of the base itself)`;
+    return `the checkout's own (${job.agent} reads its instruction files from its checkout of the base)`;
   }
   return job.instructions_blob ? `AGENTS.md at ${shortSha(job.instructions_blob)} (default branch)`
     : 'none (no AGENTS.md on the default branch)';

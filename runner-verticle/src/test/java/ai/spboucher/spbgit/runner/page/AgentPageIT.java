@@ -174,7 +174,7 @@ class AgentPageIT {
         "instructed",
         create("instructed", new JsonObject().put("task", "Fix it").put("agent", "codex")));
     assertEquals(
-        "the checkout's own files (codex reads AGENTS.md or CLAUDE.md of the base itself)",
+        "the checkout's own (codex reads its instruction files from its checkout of the base)",
         browser.text("instructions"));
 
     gateway.createRepo("uninstructed");
