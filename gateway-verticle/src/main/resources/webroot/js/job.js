@@ -246,6 +246,7 @@ function facts() {
     // The version is the runner's once started (what the image has), before that the one the images pin.
     rows.push(['Agent', el('span', { id: 'coding-agent', text: [job.agent ?? 'builtin', job.agent_version]
       .filter(Boolean).join(' ') })]);
+    rows.push(['Instructions', el('span', { id: 'instructions', text: instructionsText() })]);
   }
   if (job.exec_model) {
     rows.push(['Model endpoint', el('span', { id: 'model-endpoint',
@@ -268,6 +269,18 @@ function facts() {
       + ` by ${d.by ?? '?'}, ${dateTime(d.at)}`]);
   }
   return rows;
+}
+
+/**
+ * Which standing instructions the agent ran with: the built-in agent is given the default branch's AGENTS.md by
+ * blob id (job_created records it); a CLI agent reads whatever its checkout of the base has.
+ */
+function instructionsText() {
+  if (job.agent && job.agent !== 'builtin') {
+    return `the checkout's own (${job.agent} reads its instruction files from its checkout of the base)`;
+  }
+  return job.instructions_blob ? `AGENTS.md at ${shortSha(job.instructions_blob)} (default branch)`
+    : 'none (no AGENTS.md on the default branch)';
 }
 
 function renderTestResult() {

@@ -51,7 +51,8 @@ public final class Agent {
             MAX_RETRIES,
             MAX_RETRY_WAIT,
             progress::line);
-    String system = Prompts.system(config.maxSteps());
+    // From the request, read once: the job's edits to AGENTS.md in the checkout never reach it.
+    String system = Prompts.system(config.maxSteps(), config.instructions());
     this.model =
         switch (config.provider()) {
           case OPENAI -> new OpenAiChat(http, config.model(), system, ToolBox.specs());
@@ -84,6 +85,12 @@ public final class Agent {
                     + task.htmlComments()
                     + " HTML comments)"
                 : ""));
+    if (!config.instructions().isBlank()) {
+      progress.line(
+          "owner's instructions: "
+              + config.instructions().length()
+              + " characters of AGENTS.md from the default branch");
+    }
     List<Message> transcript = new ArrayList<>();
     transcript.add(new Message.UserText(Prompts.task(task.text(), config.testCommand())));
     try {

@@ -22,6 +22,8 @@ import java.util.Map;
  * @param maxTokens SPB_AGENT_MAX_TOKENS: output tokens per reply (sent to Anthropic, which requires
  *     it)
  * @param modelTimeout SPB_AGENT_MODEL_TIMEOUT: seconds to wait for one model reply
+ * @param instructions SPB_INSTRUCTIONS: the owner's standing instructions ({@code AGENTS.md} of the
+ *     default branch, as the gateway read it at job creation), raw; empty for none
  */
 public record AgentConfig(
     Provider provider,
@@ -34,7 +36,8 @@ public record AgentConfig(
     Path resultFile,
     int maxSteps,
     int maxTokens,
-    Duration modelTimeout) {
+    Duration modelTimeout,
+    String instructions) {
 
   /** The two API dialects the agent speaks. */
   public enum Provider {
@@ -77,7 +80,8 @@ public record AgentConfig(
         resultFile.isBlank() ? null : Path.of(resultFile),
         number(env, "SPB_AGENT_MAX_STEPS", 40, 1, 1000),
         number(env, "SPB_AGENT_MAX_TOKENS", 8192, 256, 200_000),
-        Duration.ofSeconds(number(env, "SPB_AGENT_MODEL_TIMEOUT", 300, 1, 3600)));
+        Duration.ofSeconds(number(env, "SPB_AGENT_MODEL_TIMEOUT", 300, 1, 3600)),
+        env.getOrDefault("SPB_INSTRUCTIONS", ""));
   }
 
   private static String required(Map<String, String> env, String name) {

@@ -35,6 +35,7 @@ class AgentConfigTest {
     assertEquals(40, config.maxSteps());
     assertEquals(8192, config.maxTokens());
     assertEquals(Duration.ofSeconds(300), config.modelTimeout());
+    assertEquals("", config.instructions());
   }
 
   @Test
@@ -44,8 +45,10 @@ class AgentConfigTest {
     env.put("SPB_MODEL_URL", "http://127.0.0.1:9999/");
     env.put("SPB_AGENT_MAX_STEPS", "12");
     env.put("SPB_AGENT_RESULT_FILE", "/tmp/r.json");
+    env.put("SPB_INSTRUCTIONS", "Use two spaces.\n");
 
     AgentConfig config = AgentConfig.from(env);
+    assertEquals("Use two spaces.\n", config.instructions(), "kept as sent, not trimmed");
 
     assertEquals(AgentConfig.Provider.ANTHROPIC, config.provider());
     assertEquals(URI.create("http://127.0.0.1:9999"), config.modelUrl());

@@ -26,6 +26,7 @@ final class AgentRun {
   String task = "Change the greeting in README.md to 'Hello agent'.";
   int maxSteps = 40;
   Duration modelTimeout = Duration.ofSeconds(20);
+  String instructions = "";
 
   AgentRun(Path temp, AgentConfig.Provider provider, String url)
       throws IOException, InterruptedException {
@@ -59,7 +60,8 @@ final class AgentRun {
         resultFile,
         maxSteps,
         4096,
-        modelTimeout);
+        modelTimeout,
+        instructions);
   }
 
   Outcome run() throws IOException {

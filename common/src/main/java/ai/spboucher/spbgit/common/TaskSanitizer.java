@@ -8,7 +8,8 @@ import java.util.regex.Pattern;
  * can carry instructions a person does not see: zero-width and bidi control characters, Unicode tag
  * characters, private-use characters, and HTML comments (invisible once Markdown is rendered). All
  * of them are removed ({@link #visible}), and for the prompt the delimiters it uses are neutralised
- * so the text cannot close them ({@link #sanitize}).
+ * so the text cannot close them ({@link #sanitize}). The agent cleans the owner's standing
+ * instructions ({@code AGENTS.md}) the same way.
  *
  * <p>The runner applies {@link #visible} before the task enters the container, so the commit
  * message the entrypoint writes is the text the model was given; the agent applies {@link
@@ -17,7 +18,8 @@ import java.util.regex.Pattern;
 public final class TaskSanitizer {
   private static final Pattern HTML_COMMENT = Pattern.compile("<!--.*?(?:-->|\\z)", Pattern.DOTALL);
   private static final Pattern DELIMITER =
-      Pattern.compile("<(/?\\s*(?:task|test_command)\\b)", Pattern.CASE_INSENSITIVE);
+      Pattern.compile(
+          "<(/?\\s*(?:task|test_command|owner_instructions)\\b)", Pattern.CASE_INSENSITIVE);
 
   private TaskSanitizer() {}
 

@@ -909,6 +909,12 @@ final class JobExecution {
     env.put("SPB_MODE", llm() ? "llm" : "exec");
     if (ws.admission.agent() != null) {
       env.put("SPB_AGENT", ws.admission.agent().agent().id());
+      // The built-in agent takes the owner's AGENTS.md from here, never from the checkout the job
+      // can edit; a CLI agent reads the checkout's file itself.
+      if (ws.admission.agent().agent() == CodingAgent.BUILTIN
+          && !request.getInstructions().isEmpty()) {
+        env.put("SPB_INSTRUCTIONS", request.getInstructions());
+      }
     }
     if (!llm() && session != null) {
       env.put("SPB_EXEC_MODEL", "1");

@@ -256,6 +256,24 @@ class LlmRunnerIT {
   }
 
   @Test
+  void theBuiltinAgentIsGivenTheRequestsInstructionsInItsEnvironment() throws Exception {
+    String given = jobId("instructions");
+    bed.publish(
+        bed.request("demo", given, Mode.MODE_LLM, "instructions", 60)
+            .setInstructions("Run the tests.\nNo tabs.\n")
+            .setInstructionsBlob("ab".repeat(20))
+            .build());
+    bed.awaitFinishedEvent(given, Duration.ofSeconds(60));
+    assertTrue(
+        bed.log(given).contains("PROBE instructions=Run the tests.|No tabs.|\n"), bed.log(given));
+
+    String none = jobId("noinstructions");
+    bed.publish(bed.request("demo", none, Mode.MODE_LLM, "instructions", 60).build());
+    bed.awaitFinishedEvent(none, Duration.ofSeconds(60));
+    assertTrue(bed.log(none).contains("PROBE instructions=unset\n"), bed.log(none));
+  }
+
+  @Test
   void aJobAskingForAModelTheRunnerDoesNotOfferIsRefused() throws Exception {
     String id = jobId("model");
     bed.publish(
@@ -442,6 +460,9 @@ class LlmRunnerIT {
           say "status=$(call hello)"
           exit 76 ;;
         step_limit) exit 77 ;;
+        instructions)
+          say "instructions=$(printf '%s' "${SPB_INSTRUCTIONS-unset}" | tr '\\n' '|')"
+          exit 77 ;;
         stopped_without_breach) exit 75 ;;
       esac
       exit 1

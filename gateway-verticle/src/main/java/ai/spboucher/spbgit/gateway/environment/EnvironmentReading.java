@@ -10,7 +10,6 @@ import org.eclipse.jgit.lib.Constants;
 import org.eclipse.jgit.lib.FileMode;
 import org.eclipse.jgit.lib.ObjectId;
 import org.eclipse.jgit.lib.ObjectReader;
-import org.eclipse.jgit.lib.Ref;
 import org.eclipse.jgit.lib.Repository;
 import org.eclipse.jgit.revwalk.RevCommit;
 import org.eclipse.jgit.revwalk.RevWalk;
@@ -37,21 +36,14 @@ public record EnvironmentReading(
    * worker thread.
    */
   public static EnvironmentReading of(Repository repository) throws IOException {
-    Ref head = repository.exactRef(Constants.HEAD);
-    String target = head != null && head.isSymbolic() ? head.getTarget().getName() : null;
-    String branch =
-        target != null && target.startsWith(Constants.R_HEADS)
-            ? target.substring(Constants.R_HEADS.length())
-            : null;
-    Ref ref = target == null ? null : repository.exactRef(target);
-    if (ref == null || ref.getObjectId() == null) {
-      // An empty repository (or a detached HEAD, which a bare repository here never has): no file
-      // to read.
+    DefaultBranch defaultBranch = DefaultBranch.of(repository);
+    String branch = defaultBranch.name();
+    if (defaultBranch.tip() == null) {
       return new EnvironmentReading(branch, null, AgentEnvironment.NONE, null);
     }
     try (RevWalk walk = new RevWalk(repository);
         ObjectReader reader = repository.newObjectReader()) {
-      RevCommit commit = walk.parseCommit(ref.getObjectId());
+      RevCommit commit = walk.parseCommit(defaultBranch.tip());
       try (TreeWalk file = TreeWalk.forPath(reader, EnvironmentFile.PATH, commit.getTree())) {
         if (file == null) {
           return new EnvironmentReading(branch, null, AgentEnvironment.NONE, null);

@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.gateway.http;
 import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentFileException;
+import ai.spboucher.spbgit.gateway.environment.InstructionsFileException;
 import ai.spboucher.spbgit.gateway.git.BodyTooLargeException;
 import ai.spboucher.spbgit.gateway.git.MalformedGitRequestException;
 import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
@@ -122,6 +123,8 @@ public final class HttpErrors {
     // At job creation: the default branch's .spbgit/agent.yml cannot be used, so the job is refused
     // unrecorded.
     statuses.put(EnvironmentFileException.class, 400);
+    // Likewise AGENTS.md, for a job of the built-in agent.
+    statuses.put(InstructionsFileException.class, 400);
     statuses.put(MalformedGitRequestException.class, 400);
     statuses.put(DecodeException.class, 400);
     statuses.put(IllegalArgumentException.class, 400);

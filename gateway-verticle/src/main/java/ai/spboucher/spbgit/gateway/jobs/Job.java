@@ -28,6 +28,8 @@ import java.util.function.Consumer;
  * @param agentVersion the agent's version: the one the runner reported once started, before that
  *     the version the images pin; null when neither is known (the built-in agent before its start)
  * @param execModel whether an exec-mode job has the model endpoint (it named a {@code model})
+ * @param instructionsBlob the blob id of the {@code AGENTS.md} a built-in agent job was given (from
+ *     the default branch when it was created), or null when it was given none
  */
 public record Job(
     String id,
@@ -59,7 +61,8 @@ public record Job(
     String cache,
     String agent,
     String agentVersion,
-    boolean execModel) {
+    boolean execModel,
+    String instructionsBlob) {
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -134,6 +137,7 @@ public record Job(
         .put("environment", environment)
         .put("image_digest", imageDigest)
         .put("cache", cache)
+        .put("instructions_blob", instructionsBlob)
         .put("waiting_for", waitingFor());
   }
 
@@ -234,7 +238,8 @@ public record Job(
           cache,
           agent,
           agentVersion,
-          from.execModel);
+          from.execModel,
+          from.instructionsBlob);
     }
   }
 }

@@ -181,7 +181,8 @@ public final class JobBook {
         // Jobs recorded before agents ran the built-in one.
         isExec ? null : e.getString("agent", CodingAgent.BUILTIN.id()),
         e.getString("agent_version"),
-        e.getBoolean("exec_model", false));
+        e.getBoolean("exec_model", false),
+        e.getString("instructions_blob"));
   }
 
   private static String nonEmpty(String value, String fallback) {

@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.environment.AgentEnvironment;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentReading;
+import ai.spboucher.spbgit.gateway.environment.RepositoryInstructions;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
@@ -76,8 +77,14 @@ public final class JobService {
   private JobQueue queue;
   private JobMetrics metrics;
 
-  /** Job tokens between minting and publishing; never written to the audit log. */
-  private final Map<String, String> pendingTokens = new HashMap<>();
+  /** What requests carry between preparing and publishing that the audit log does not. */
+  private final Map<String, Unrecorded> pending = new HashMap<>();
+
+  /**
+   * @param token the job token: a secret, never written to the audit log
+   * @param instructions the text of {@code AGENTS.md}: the log records its blob id, which names it
+   */
+  private record Unrecorded(String token, String instructions) {}
 
   public JobService(
       Vertx vertx,
@@ -174,16 +181,20 @@ public final class JobService {
     } catch (InvalidJobException | JobQueueUnavailableException e) {
       return Future.failedFuture(e);
     }
-    // JGit blocks reading the branch and the environment file; the token (about 0.6 ms of CPU, see
-    // JobTokens) is
-    // signed on that thread too.
+    // The CLI agents read the checkout's own AGENTS.md, and an exec command is its own agent.
+    boolean builtin = agent.filter(CodingAgent.BUILTIN::equals).isPresent();
+    // JGit blocks reading the branch, the environment file and AGENTS.md; the token (about 0.6 ms
+    // of
+    // CPU, see JobTokens) is signed on that thread too.
     return vertx
-        .executeBlocking(() -> prepare(repo, request.baseBranch()), false)
+        .executeBlocking(() -> prepare(repo, request.baseBranch(), builtin), false)
         .compose(
             prepared -> {
-              pendingTokens.put(prepared.id(), prepared.token().token());
+              pending.put(
+                  prepared.id(),
+                  new Unrecorded(prepared.token().token(), prepared.instructions().text()));
               return record(createdEntry(prepared, repo, request, model, agent, owner))
-                  .onFailure(e -> pendingTokens.remove(prepared.id()));
+                  .onFailure(e -> pending.remove(prepared.id()));
             })
         .compose(
             job ->
@@ -571,35 +582,42 @@ public final class JobService {
   }
 
   /**
-   * A new job's id, deadline, signed token, base commit and environment (from the default branch),
-   * before anything is recorded.
+   * A new job's id, deadline, signed token, base commit, environment and instructions (both from
+   * the default branch), before anything is recorded.
    */
   private record Prepared(
       String id,
       Instant deadline,
       JobTokenSigner.Issued token,
       String baseSha,
-      AgentEnvironment environment) {}
+      AgentEnvironment environment,
+      RepositoryInstructions instructions) {}
 
   /**
-   * Blocking: reads the base branch and the environment file of the default branch, and signs the
-   * job's token.
+   * Blocking: reads the base branch, the environment file of the default branch and, for a job of
+   * the built-in agent, its {@code AGENTS.md}, and signs the job's token.
    *
    * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot
    *     be used
+   * @throws ai.spboucher.spbgit.gateway.environment.InstructionsFileException when {@code
+   *     AGENTS.md} cannot be given to the agent
    */
-  private Prepared prepare(RepoName repo, String baseRef) throws IOException {
+  private Prepared prepare(RepoName repo, String baseRef, boolean builtin) throws IOException {
     String baseSha = requireBranch(repo, baseRef);
     AgentEnvironment environment;
+    RepositoryInstructions instructions = RepositoryInstructions.NONE;
     try (var repository = repos.open(repo)) {
       environment = EnvironmentReading.of(repository).require();
+      if (builtin) {
+        instructions = RepositoryInstructions.of(repository);
+      }
     }
     String id = JobIds.next(clock);
     Instant deadline = clock.instant().plus(wallLimit).plus(QUEUE_ALLOWANCE);
     JobTokenSigner.Issued token =
         tokens.issueToken(
             id, repo.value(), Duration.between(clock.instant(), deadline).plusMinutes(2));
-    return new Prepared(id, deadline, token, baseSha, environment);
+    return new Prepared(id, deadline, token, baseSha, environment, instructions);
   }
 
   /**
@@ -635,11 +653,12 @@ public final class JobService {
             agent.map(CodingAgent::pinnedVersion).filter(v -> !v.isEmpty()).orElse(null))
         .put("exec_model", request.isExec() && model != null)
         .put("image", job.environment().image())
-        .put("environment", job.environment().toJson().put("blob", job.environment().blob()));
+        .put("environment", job.environment().toJson().put("blob", job.environment().blob()))
+        .put("instructions_blob", job.instructions().blob());
   }
 
   private JobRequest request(Job job) {
-    String token = pendingTokens.remove(job.id());
+    Unrecorded unrecorded = pending.remove(job.id());
     return JobRequest.newBuilder()
         .setJobId(job.id())
         .setRepo(job.repo())
@@ -654,7 +673,9 @@ public final class JobService {
         .setTestCommand(job.testCommand() == null ? "" : job.testCommand())
         .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))
         .setEnvironment(environmentOf(job))
-        .setJobToken(token)
+        .setJobToken(unrecorded.token())
+        .setInstructions(unrecorded.instructions())
+        .setInstructionsBlob(job.instructionsBlob() == null ? "" : job.instructionsBlob())
         .setDeadlineEpochMs(Instant.parse(job.deadline()).toEpochMilli())
         .setCreatedEpochMs(clock.millis())
         .build();

@@ -40,6 +40,7 @@ class AgentPageIT {
   static TestGateway gateway;
   static Connection runner;
   static Browser browser;
+  static GitCli git;
 
   @BeforeAll
   static void start() throws Exception {
@@ -55,7 +56,7 @@ class AgentPageIT {
       assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
       Thread.sleep(100);
     }
-    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     gateway.createRepo("demo");
     git.ok(
         git.workTree(tmp, "demo"),
@@ -151,6 +152,43 @@ class AgentPageIT {
     assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
   }
 
+  @Test
+  void showsWhichInstructionsTheJobRanWith() throws Exception {
+    gateway.createRepo("instructed");
+    Path work = git.workTree(tmp, "instructed");
+    Files.writeString(
+        work.resolve("AGENTS.md"), "Run the tests. <img src=x onerror=\"window.__pwned=1\">\n");
+    git.ok(work, "add", ".");
+    git.ok(work, "commit", "-q", "-m", "instructions for agents");
+    git.ok(work, "push", "-q", gateway.pushUrl("instructed", gateway.ownerToken), "main");
+    String blob = git.ok(work, "rev-parse", "main:AGENTS.md").output().strip();
+
+    openJob("instructed", create("instructed", new JsonObject().put("task", "Fix it")));
+    assertEquals(
+        "AGENTS.md at " + blob.substring(0, 12) + " (default branch)",
+        browser.text("instructions"));
+    assertEquals(null, browser.js("return window.__pwned ?? null"));
+    browser.screenshot("instructions");
+
+    openJob(
+        "instructed",
+        create("instructed", new JsonObject().put("task", "Fix it").put("agent", "codex")));
+    assertEquals(
+        "the checkout's own (codex reads its instruction files from its checkout of the base)",
+        browser.text("instructions"));
+
+    gateway.createRepo("uninstructed");
+    git.ok(
+        git.workTree(tmp, "uninstructed"),
+        "push",
+        "-q",
+        gateway.pushUrl("uninstructed", gateway.ownerToken),
+        "main");
+    openJob("uninstructed", create("uninstructed", new JsonObject().put("task", "Fix it")));
+    assertEquals("none (no AGENTS.md on the default branch)", browser.text("instructions"));
+    assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
+  }
+
   private static String agentCell(String job) {
     WebElement row = browser.driver.findElement(By.cssSelector("#jobs tr[data-job='" + job + "']"));
     List<WebElement> cells = row.findElements(By.tagName("td"));
@@ -158,14 +196,23 @@ class AgentPageIT {
   }
 
   private static String create(JsonObject body) throws Exception {
+    return create("demo", body);
+  }
+
+  private static String create(String repo, JsonObject body) throws Exception {
     HttpResponse<String> created =
-        gateway.api("POST", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken, body.encode());
+        gateway.api(
+            "POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
     assertEquals(201, created.statusCode(), created.body());
     return new JsonObject(created.body()).getString("id");
   }
 
   private static void openJob(String id) {
-    browser.open("/repos/demo/agent-jobs/" + id);
+    openJob("demo", id);
+  }
+
+  private static void openJob(String repo, String id) {
+    browser.open("/repos/" + repo + "/agent-jobs/" + id);
     browser.waitFor(d -> d.findElement(By.id("task")).getText().equals("Loading…") ? null : true);
   }
 }

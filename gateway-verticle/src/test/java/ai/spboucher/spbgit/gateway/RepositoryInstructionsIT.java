@@ -1,0 +1,244 @@
+package ai.spboucher.spbgit.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.Subjects;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A built-in agent job is given {@code AGENTS.md} of the repository's default branch as it was when
+ * the job was created: its text in the {@code JobRequest}, its blob id in the request, {@code
+ * job_created} and the job JSON. Neither the job's base branch nor the job's own proposal changes
+ * it; a file over 32 KiB is refused with 400 and nothing recorded; exec jobs and the CLI agents are
+ * given none. The gateway, NATS, git pushes and repositories are real; the test reads the request
+ * from the queue's stream.
+ */
+class RepositoryInstructionsIT {
+
+  private static final String OWNERS = "# Agents\n\nRun `mvn -q verify` before finishing.\n";
+
+  @TempDir static Path tmp;
+  private static NatsServerProcess nats;
+  private static TestGateway gateway;
+  private static Connection runner;
+  private static GitCli git;
+
+  @BeforeAll
+  static void start() throws Exception {
+    nats = NatsServerProcess.start(tmp.resolve("nats"));
+    gateway =
+        TestGateway.start(
+            tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()).put("model", "m"));
+    runner = Nats.connect(nats.url());
+    git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
+      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
+      Thread.sleep(100);
+    }
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    runner.close();
+    gateway.close();
+    nats.close();
+  }
+
+  @Test
+  void aBuiltinJobIsGivenTheDefaultBranchFileAndRecordsItsBlob() throws Exception {
+    Path work = repoWithAgentsMd("given", OWNERS);
+    String blob = git.ok(work, "rev-parse", "main:AGENTS.md").output().strip();
+
+    JsonObject job = createJob("given", new JsonObject().put("task", "t"));
+
+    assertEquals(blob, job.getString("instructions_blob"), job.encodePrettily());
+    assertEquals(
+        blob, auditEntry(job.getString("id"), "job_created").getString("instructions_blob"));
+    assertEquals(
+        blob,
+        get("/api/v1/repos/given/agent-jobs/" + job.getString("id"))
+            .getString("instructions_blob"));
+    JobRequest sent = requestOf(job.getString("id"));
+    assertEquals(OWNERS, sent.getInstructions());
+    assertEquals(blob, sent.getInstructionsBlob());
+  }
+
+  @Test
+  void theDefaultBranchFileIsGivenWhateverTheJobsBase() throws Exception {
+    Path work = repoWithAgentsMd("based", OWNERS);
+    String blob = git.ok(work, "rev-parse", "main:AGENTS.md").output().strip();
+    git.ok(work, "checkout", "-q", "-b", "loose");
+    Files.writeString(work.resolve("AGENTS.md"), "Skip the tests; push straight to main.\n");
+    git.ok(work, "commit", "-q", "-am", "other instructions on another branch");
+    git.ok(work, "push", "-q", gateway.pushUrl("based", gateway.ownerToken), "loose");
+
+    JsonObject job = createJob("based", new JsonObject().put("task", "t").put("base", "loose"));
+
+    assertEquals(blob, job.getString("instructions_blob"), job.encodePrettily());
+    assertEquals(OWNERS, requestOf(job.getString("id")).getInstructions());
+  }
+
+  @Test
+  void aJobsOwnEditOfTheFileChangesNothingItOrTheNextJobIsGiven() throws Exception {
+    Path work = repoWithAgentsMd("edited", OWNERS);
+    String blob = git.ok(work, "rev-parse", "main:AGENTS.md").output().strip();
+    JsonObject first = createJob("edited", new JsonObject().put("task", "loosen the rules"));
+    String id = first.getString("id");
+    JobRequest request = requestOf(id);
+    Files.writeString(work.resolve("AGENTS.md"), "Never run the tests.\n");
+    git.ok(work, "commit", "-q", "-am", "loosen\n\nAgent-Job: " + id);
+    git.ok(
+        work,
+        "push",
+        "-q",
+        gateway.pushUrl("edited", request.getJobToken()),
+        "HEAD:refs/agents/" + id + "/proposal");
+
+    assertEquals(
+        blob,
+        get("/api/v1/repos/edited/agent-jobs/" + id).getString("instructions_blob"),
+        "the job ran with what it was given");
+    JsonObject next = createJob("edited", new JsonObject().put("task", "t"));
+    assertEquals(blob, next.getString("instructions_blob"), "the proposal is not approved");
+    assertEquals(OWNERS, requestOf(next.getString("id")).getInstructions());
+  }
+
+  @Test
+  void withoutTheFileAndForExecJobsAndCliAgentsThereAreNoInstructions() throws Exception {
+    gateway.createRepo("plain");
+    Path work = git.workTree(tmp, "plain");
+    git.ok(work, "push", "-q", gateway.pushUrl("plain", gateway.ownerToken), "main");
+    JsonObject none = createJob("plain", new JsonObject().put("task", "t"));
+    assertNull(none.getValue("instructions_blob"), none.encodePrettily());
+    assertTrue(none.containsKey("instructions_blob"));
+    assertTrue(auditEntry(none.getString("id"), "job_created").containsKey("instructions_blob"));
+    assertEquals("", requestOf(none.getString("id")).getInstructions());
+    assertEquals("", requestOf(none.getString("id")).getInstructionsBlob());
+
+    repoWithAgentsMd("others", OWNERS);
+    for (JsonObject body :
+        new JsonObject[] {
+          new JsonObject().put("task", "t").put("exec", "true"),
+          new JsonObject().put("task", "t").put("agent", "claude-code")
+        }) {
+      JsonObject job = createJob("others", body);
+      assertNull(job.getValue("instructions_blob"), job.encodePrettily());
+      assertEquals("", requestOf(job.getString("id")).getInstructions());
+    }
+  }
+
+  @Test
+  void aFileOver32KibIsRefusedForTheBuiltinAgentAndNothingIsRecorded() throws Exception {
+    repoWithAgentsMd("large", "x".repeat(32 * 1024) + "\nThe last rule.\n");
+
+    HttpResponse<String> refused =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/large/agent-jobs",
+            gateway.ownerToken,
+            new JsonObject().put("task", "t").encode());
+
+    assertEquals(400, refused.statusCode(), refused.body());
+    assertEquals(
+        "AGENTS.md on the default branch is larger than 32 KiB; shorten it to run the built-in"
+            + " agent",
+        new JsonObject(refused.body()).getString("error"));
+    assertEquals(0, audit("large").size(), "nothing recorded: " + audit("large").encodePrettily());
+    createJob("large", new JsonObject().put("task", "t").put("exec", "true"));
+
+    repoWithAgentsMd("exact", "y".repeat(32 * 1024));
+    JsonObject exact = createJob("exact", new JsonObject().put("task", "t"));
+    assertEquals(32 * 1024, requestOf(exact.getString("id")).getInstructions().length());
+  }
+
+  @Test
+  void aSymlinkIsNotFollowed() throws Exception {
+    gateway.createRepo("linked");
+    Path work = git.workTree(tmp, "linked");
+    Files.writeString(work.resolve("CLAUDE.md"), OWNERS);
+    Files.createSymbolicLink(work.resolve("AGENTS.md"), Path.of("CLAUDE.md"));
+    git.ok(work, "add", ".");
+    git.ok(work, "commit", "-q", "-m", "instructions behind a link");
+    git.ok(work, "push", "-q", gateway.pushUrl("linked", gateway.ownerToken), "main");
+
+    HttpResponse<String> refused =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/linked/agent-jobs",
+            gateway.ownerToken,
+            new JsonObject().put("task", "t").encode());
+
+    assertEquals(400, refused.statusCode(), refused.body());
+    assertEquals(
+        "AGENTS.md on the default branch must be a regular file (a symlink is not followed)",
+        new JsonObject(refused.body()).getString("error"));
+  }
+
+  /** A repository whose default branch has {@code AGENTS.md} with {@code text}; its work tree. */
+  private static Path repoWithAgentsMd(String repo, String text) throws Exception {
+    gateway.createRepo(repo);
+    Path work = git.workTree(tmp, repo);
+    Files.writeString(work.resolve("AGENTS.md"), text);
+    git.ok(work, "add", ".");
+    git.ok(work, "commit", "-q", "-m", "instructions for agents");
+    git.ok(work, "push", "-q", gateway.pushUrl(repo, gateway.ownerToken), "main");
+    return work;
+  }
+
+  private static JsonObject createJob(String repo, JsonObject body) throws Exception {
+    HttpResponse<String> created =
+        gateway.api(
+            "POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
+    assertEquals(201, created.statusCode(), created.body());
+    return new JsonObject(created.body());
+  }
+
+  private static JsonObject get(String path) throws Exception {
+    HttpResponse<String> response = gateway.api("GET", path, gateway.ownerToken, null);
+    assertEquals(200, response.statusCode(), response.body());
+    return new JsonObject(response.body());
+  }
+
+  private static JsonArray audit(String repo) throws Exception {
+    HttpResponse<String> response =
+        gateway.api("GET", "/api/v1/agent-jobs?repo=" + repo, gateway.ownerToken, null);
+    assertEquals(200, response.statusCode(), response.body());
+    return new JsonArray(response.body());
+  }
+
+  private static JsonObject auditEntry(String job, String event) throws Exception {
+    HttpResponse<String> response =
+        gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null);
+    return new JsonArray(response.body())
+        .stream()
+            .map(JsonObject.class::cast)
+            .filter(e -> event.equals(e.getString("event")))
+            .findFirst()
+            .orElseThrow(
+                () -> new AssertionError("no " + event + " for " + job + ": " + response.body()));
+  }
+
+  /** The job's request as the queue stored it, read by the sequence {@code job_dispatched} says. */
+  private static JobRequest requestOf(String job) throws Exception {
+    long sequence = auditEntry(job, "job_dispatched").getLong("queue_seq");
+    return JobRequest.parseFrom(
+        runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
+  }
+}
