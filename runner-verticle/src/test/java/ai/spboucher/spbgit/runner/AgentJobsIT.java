@@ -202,6 +202,9 @@ class AgentJobsIT {
     }
   }
 
+  /** Starts with "-", as an owner's list of steps does. */
+  static final String TASK = "- Create hello.txt.\n- --version is not an option here.";
+
   /** The job {@link #assertAgentWroteTheFile} ran last. */
   String lastJob;
 
@@ -215,7 +218,8 @@ class AgentJobsIT {
     String id =
         create(
                 new JsonObject()
-                    .put("task", "Create hello.txt.")
+                    // A Markdown list: each CLI must take it as its prompt, not as options.
+                    .put("task", TASK)
                     .put("agent", agent)
                     .put("model", model)
                     .put("test_command", "grep -q 'written by the agent' hello.txt"))
@@ -267,6 +271,10 @@ class AgentJobsIT {
               : received.header("x-api-key");
       assertTrue(sent != null && sent.contains(KEY), "the runner added its key" + context);
     }
+    // JSON-escaped in the request: the task's lines reached the model whole, as the prompt.
+    assertTrue(
+        fake.received().get(0).text().contains("- --version is not an option here."),
+        "the task is the CLI's prompt" + context);
 
     assertFalse(log.contains(KEY), "the key is in the log");
     assertKeyNotUnder(bed.gateway.dataDir);
