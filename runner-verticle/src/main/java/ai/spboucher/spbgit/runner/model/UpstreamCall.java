@@ -8,6 +8,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpServerResponse;
 import java.io.IOException;
 import java.util.Locale;
@@ -348,10 +349,16 @@ final class UpstreamCall {
                     "the provider did not answer within "
                         + endpoint.upstream().config().timeout().toSeconds()
                         + " s (SPB_MODEL_TIMEOUT)")
-                : new Refusal(
-                    502,
-                    "upstream_unreachable",
-                    "cannot reach the provider: " + cause.getClass().getSimpleName());
+                : request != null && cause instanceof HttpClosedException
+                    // Reached, sent the call, then closed without an answer: not unreachable.
+                    ? new Refusal(
+                        502,
+                        "upstream_dropped",
+                        "the provider closed the connection before answering")
+                    : new Refusal(
+                        502,
+                        "upstream_unreachable",
+                        "cannot reach the provider: " + cause.getClass().getSimpleName());
     outcome.fail(new UpstreamFailure(refusal, 0));
   }
 
