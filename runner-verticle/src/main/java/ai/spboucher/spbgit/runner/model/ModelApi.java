@@ -215,6 +215,7 @@ public enum ModelApi {
   };
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String USAGE = "\"usage\"";
 
   private final String path;
 
@@ -323,8 +324,6 @@ public enum ModelApi {
     }
     return false;
   }
-
-  private static final String USAGE = "\"usage\"";
 
   /** How much of {@code field} is generated text, the same text {@link #read} counts. */
   long textChars(TextField field) {
