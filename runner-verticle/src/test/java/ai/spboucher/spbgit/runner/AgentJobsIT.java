@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -329,6 +330,53 @@ class AgentJobsIT {
     GitCli.Result file =
         bed.git.ok(bed.gateway.repoDir("demo"), "show", "refs/agents/" + id + "/partial:hello.txt");
     assertEquals(CONTENT, file.output(), context);
+  }
+
+  // --- a provider that drops every stream midway: a clear error and a clean end
+  // -----------------------------------------------------------------
+
+  @Test
+  void aClaudeCodeJobWhoseProviderDropsEveryStreamEndsCleanlyAndNamesTheDrop() throws Exception {
+    startRunner("anthropic", CLAUDE, JobTestBed.IMAGE, Map.of());
+    // Every call of the agent loop, its retries (CLAUDE_CODE_MAX_RETRIES=2 in spb-agent) and its
+    // non-streamed fallback: cut after message_start and the first block's start, before any tool.
+    fake.scriptOnly(usesTool("Write"));
+    FakeProvider.Responder write =
+        fake.toolCall("Write", json("file_path", TARGET, "content", CONTENT), 1000, 80);
+    for (int i = 0; i < 40; i++) {
+      fake.then(request -> write.apply(request).droppedAfter(2));
+    }
+    String id = "dropped-" + Long.toString(System.nanoTime(), 36);
+    long started = System.nanoTime();
+    bed.publish(
+        bed.request("demo", id, Mode.MODE_LLM, "Create hello.txt.", 150)
+            .setAgent("claude-code")
+            .build());
+
+    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(170));
+    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+    String log = bed.log(id);
+    List<ModelCall> calls = bed.modelCalls(id);
+    String context =
+        "\n--- log ---\n"
+            + log
+            + "\n--- calls ---\n"
+            + calls.stream().map(c -> c.getPath() + " " + c.getError()).toList()
+            + describeRequests();
+    System.out.println(id + ": ended " + finished.getExitReason() + " after " + seconds + " s");
+    // The CLI gives up on its own, well before the job's 150 s deadline: no hang.
+    assertTrue(
+        Set.of("agent_failed", "provider_error").contains(finished.getExitReason()), context);
+    assertTrue(seconds < 120, seconds + " s" + context);
+    // The CLI's last words name the endpoint's error for its last attempt, a non-streamed retry.
+    assertTrue(
+        log.contains("the provider closed the connection before answering"),
+        "the log names the dropped call" + context);
+    assertTrue(
+        calls.stream().anyMatch(call -> call.getError().startsWith("upstream_dropped")), context);
+    String refs = bed.git.refs(bed.gateway.repoDir("demo"));
+    assertFalse(refs.contains("refs/agents/" + id + "/"), "nothing pushed: " + refs);
+    assertFalse(log.contains(KEY), "the key is in the log");
   }
 
   // --- bad input: each a clear end before anything runs

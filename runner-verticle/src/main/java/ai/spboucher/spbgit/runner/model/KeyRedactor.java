@@ -70,23 +70,23 @@ final class KeyRedactor {
 
   /** The length of the longest end of {@code data[from, end)} that is a proper start of the key. */
   private int heldTail(byte[] data, int from, int end) {
-    for (int length = Math.min(key.length - 1, end - from); length > 0; length--) {
-      if (Arrays.equals(data, end - length, end, key, 0, length)) {
-        return length;
+    // Only a tail starting with the key's first byte can be a start of it: the rest is skipped.
+    byte first = key[0];
+    for (int start = Math.max(from, end - (key.length - 1)); start < end; start++) {
+      if (data[start] == first && Arrays.equals(data, start, end, key, 0, end - start)) {
+        return end - start;
       }
     }
     return 0;
   }
 
   private int indexOf(byte[] data, int from, int end) {
-    outer:
-    for (int i = from; i <= end - key.length; i++) {
-      for (int j = 0; j < key.length; j++) {
-        if (data[i + j] != key[j]) {
-          continue outer;
-        }
+    byte first = key[0];
+    for (int i = from, last = end - key.length; i <= last; i++) {
+      // The first byte alone rules out almost every position.
+      if (data[i] == first && Arrays.equals(data, i, i + key.length, key, 0, key.length)) {
+        return i;
       }
-      return i;
     }
     return -1;
   }

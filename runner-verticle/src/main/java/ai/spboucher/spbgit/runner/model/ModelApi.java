@@ -1,8 +1,12 @@
 package ai.spboucher.spbgit.runner.model;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -53,6 +57,20 @@ public enum ModelApi {
     }
 
     @Override
+    long textChars(TextField field) {
+      return switch (field.parent()) {
+        case "delta" ->
+            switch (field.name()) {
+              case "content", "reasoning_content", "reasoning" -> field.chars();
+              default -> 0;
+            };
+        case "function" ->
+            field.name().equals("name") || field.name().equals("arguments") ? field.chars() : 0;
+        default -> 0;
+      };
+    }
+
+    @Override
     String errorEvent(String type, String message) {
       ObjectNode body = JSON.createObjectNode();
       body.putObject("error").put("message", message).put("type", type).put("code", type);
@@ -78,6 +96,16 @@ public enum ModelApi {
       } else if (type.endsWith(".delta")) {
         tally.addText(data.path("delta"));
       }
+    }
+
+    @Override
+    long textChars(TextField field) {
+      return field.depth() == 1 && field.name().equals("delta") ? field.chars() : 0;
+    }
+
+    @Override
+    boolean countsText(String event, String type) {
+      return (type == null ? event : type).endsWith(".delta");
     }
 
     @Override
@@ -130,6 +158,32 @@ public enum ModelApi {
     }
 
     @Override
+    long textChars(TextField field) {
+      if (field.depth() != 2 || !field.parent().equals("delta")) {
+        return 0;
+      }
+      return switch (field.name()) {
+        case "text", "partial_json", "thinking" -> field.chars();
+        default -> 0;
+      };
+    }
+
+    @Override
+    boolean countsText(String event, String type) {
+      return (type == null ? event : type).equals("content_block_delta");
+    }
+
+    @Override
+    boolean mayReportUsage(String event, String data) {
+      // message_start reports input even with no usage object in it (as zero).
+      return event.equals("message_start")
+          || event.equals("message_delta")
+          || data.contains("\"message_start\"")
+          || data.contains("\"message_delta\"")
+          || super.mayReportUsage(event, data);
+    }
+
+    @Override
     String errorEvent(String type, String message) {
       ObjectNode body = JSON.createObjectNode().put("type", "error");
       body.putObject("error").put("type", type).put("message", message);
@@ -161,6 +215,7 @@ public enum ModelApi {
   };
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String USAGE = "\"usage\"";
 
   private final String path;
 
@@ -197,6 +252,88 @@ public enum ModelApi {
    * @param data its {@code data:} parsed as JSON
    */
   abstract void read(String event, JsonNode data, StreamTally tally);
+
+  /**
+   * Reads one server-sent event's {@code data:} (JSON) into {@code tally} as {@link #read} does,
+   * but cheaply for the events that make up almost all of a stream, the text deltas: an event whose
+   * bytes do not name {@code "usage"} cannot report usage, so it is only walked token by token for
+   * the lengths of its generated text, without building a tree. Every other event is parsed whole
+   * and read by {@link #read}.
+   *
+   * @throws IOException when {@code data} is not JSON (nothing is counted then)
+   */
+  final void readEvent(String event, String data, StreamTally tally) throws IOException {
+    if (mayReportUsage(event, data)) {
+      read(event, ModelEndpoint.JSON.readTree(data), tally);
+      return;
+    }
+    long chars = 0;
+    String type = null;
+    // Without duplicate detection: these events are only estimated, never billed from.
+    try (JsonParser parser = JSON.createParser(data)) {
+      for (JsonToken token = parser.nextToken(); token != null; token = parser.nextToken()) {
+        if (token.isStructEnd() && parser.getParsingContext().inRoot()) {
+          // The event's object ended: what may follow is not read, as readTree does not.
+          break;
+        }
+        if (token != JsonToken.VALUE_STRING) {
+          continue;
+        }
+        JsonStreamContext object = parser.getParsingContext();
+        if (!object.inObject()) {
+          continue;
+        }
+        String name = object.getCurrentName();
+        JsonStreamContext outer = object.getParent();
+        String parent =
+            outer == null || outer.getCurrentName() == null ? "" : outer.getCurrentName();
+        int depth = object.getNestingDepth();
+        if (depth == 1 && name.equals("type") && type == null) {
+          type = parser.getText();
+          continue;
+        }
+        chars += textChars(new TextField(name, parent, depth, parser.getTextLength()));
+      }
+    }
+    if (chars > 0 && countsText(event, type)) {
+      tally.addTextChars(chars);
+    }
+  }
+
+  /**
+   * A string value in an event: its field's name, the name of the object holding it (or of the
+   * array holding that object), how deep that object is (1 for the event's own fields), and the
+   * value's length in chars.
+   */
+  record TextField(String name, String parent, int depth, int chars) {}
+
+  /**
+   * Whether an event may report usage, so it must be read whole: it has a {@code "usage"} object (a
+   * {@code "usage":null}, which OpenAI's chunks carry, reports nothing).
+   */
+  boolean mayReportUsage(String event, String data) {
+    for (int at = data.indexOf(USAGE); at >= 0; at = data.indexOf(USAGE, at + 1)) {
+      int i = at + USAGE.length();
+      while (i < data.length()
+          && (data.charAt(i) == ':' || Character.isWhitespace(data.charAt(i)))) {
+        i++;
+      }
+      if (i == data.length() || data.charAt(i) != 'n') {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** How much of {@code field} is generated text, the same text {@link #read} counts. */
+  long textChars(TextField field) {
+    return 0;
+  }
+
+  /** Whether an event of this name and top-level {@code type} (null when none) carries text. */
+  boolean countsText(String event, String type) {
+    return true;
+  }
 
   /** A complete server-sent event that ends a stream with an error the API's clients understand. */
   abstract String errorEvent(String type, String message);

@@ -44,10 +44,12 @@ import java.util.function.Consumer;
  *       method or path; 408 request not complete within {@link #READ_TIMEOUT}; 413 body too large;
  *       431 head too large (the connection is closed after these, except the JSON checks);
  *   <li>429 {@code budget_exceeded} once the job's {@link TokenMeter} is exhausted;
- *   <li>502 {@code upstream_unreachable}, 504 {@code upstream_timeout} (the provider sent nothing
- *       for {@code SPB_MODEL_TIMEOUT}); 503 {@code busy} beyond {@link #MAX_CONNECTIONS}
- *       connections, 503 {@code too_many_calls} for a call that waited {@code SPB_MODEL_TIMEOUT}
- *       for one of the job's {@code SPB_MODEL_CONCURRENCY} call slots ({@link CallSlots}).
+ *   <li>502 {@code upstream_unreachable}, 502 {@code upstream_dropped} (the provider closed the
+ *       connection after the call was sent, before its answer's head), 504 {@code upstream_timeout}
+ *       (the provider sent nothing for {@code SPB_MODEL_TIMEOUT}); 503 {@code busy} beyond {@link
+ *       #MAX_CONNECTIONS} connections, 503 {@code too_many_calls} for a call that waited {@code
+ *       SPB_MODEL_TIMEOUT} for one of the job's {@code SPB_MODEL_CONCURRENCY} call slots ({@link
+ *       CallSlots}).
  * </ul>
  *
  * <p>The budget: a call is refused once the meter is exhausted; while calls are in flight each

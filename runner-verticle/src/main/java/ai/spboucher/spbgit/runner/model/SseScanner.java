@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.runner.model;
 
-import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -27,8 +26,15 @@ final class SseScanner {
 
   static final int MAX_EVENT_BYTES = 16 << 20;
 
+  private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
+
   private final LineBuffer line = new LineBuffer();
   private final StringBuilder data = new StringBuilder();
+
+  /** The event's only data line so far; {@link #data} holds them all once there are two. */
+  private String firstData = "";
+
   private String event = "";
   private boolean hasData;
   private boolean afterCr;
@@ -93,7 +99,7 @@ final class SseScanner {
     if (line.size() == 0 && !oversized) {
       if (hasData || !event.isEmpty()) {
         String name = event;
-        String joined = data.toString();
+        String joined = data.length() == 0 ? firstData : data.toString();
         resetEvent();
         stoppedAt = end;
         listener.onEvent(name, joined, end);
@@ -109,23 +115,25 @@ final class SseScanner {
       line.reset();
       return;
     }
-    String text = line.toString(StandardCharsets.UTF_8);
-    line.reset();
-    int colon = text.indexOf(':');
-    String field = colon < 0 ? text : text.substring(0, colon);
-    String value = colon < 0 ? "" : text.substring(colon + 1);
-    if (value.startsWith(" ")) {
-      value = value.substring(1);
-    }
-    if (field.equals("event")) {
-      event = value;
-    } else if (field.equals("data")) {
-      if (hasData) {
-        data.append('\n');
+    // The field's name is ASCII and a colon is never part of a UTF-8 sequence: the name is
+    // compared as bytes and only the value decoded, one string a line.
+    boolean isData = line.isField(DATA);
+    boolean isEvent = !isData && line.isField(EVENT);
+    if (isData || isEvent) {
+      String value = line.value(isData ? DATA.length : EVENT.length);
+      if (isEvent) {
+        event = value;
+      } else if (!hasData) {
+        firstData = value;
+        hasData = true;
+      } else {
+        if (data.length() == 0) {
+          data.append(firstData);
+        }
+        data.append('\n').append(value);
       }
-      data.append(value);
-      hasData = true;
     }
+    line.reset();
   }
 
   /** The bytes of the line so far: ByteArrayOutputStream's synchronisation costs per event. */
@@ -149,14 +157,26 @@ final class SseScanner {
       size = 0;
     }
 
-    String toString(Charset charset) {
-      return new String(bytes, 0, size, charset);
+    /** Whether the line is the field {@code name}: the name alone, or followed by a colon. */
+    boolean isField(byte[] name) {
+      return (size == name.length || size > name.length && bytes[name.length] == ':')
+          && Arrays.equals(bytes, 0, name.length, name, 0, name.length);
+    }
+
+    /** The value of a field named by the first {@code nameLength} bytes (one leading space off). */
+    String value(int nameLength) {
+      int from = Math.min(size, nameLength + 1);
+      if (from < size && bytes[from] == ' ') {
+        from++;
+      }
+      return new String(bytes, from, size - from, StandardCharsets.UTF_8);
     }
   }
 
   private void resetEvent() {
     event = "";
     data.setLength(0);
+    firstData = "";
     hasData = false;
     eventBytes = 0;
     oversized = false;

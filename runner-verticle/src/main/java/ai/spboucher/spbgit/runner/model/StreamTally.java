@@ -46,6 +46,11 @@ final class StreamTally {
     }
   }
 
+  /** Counts generated text already measured, in chars (see {@link #addText}). */
+  void addTextChars(long chars) {
+    textBytes += chars;
+  }
+
   /** What the provider reported, nothing estimated: the usage of a stream that ended normally. */
   Usage reported() {
     return new Usage(input, output);

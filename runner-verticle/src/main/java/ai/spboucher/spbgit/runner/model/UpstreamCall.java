@@ -2,11 +2,13 @@ package ai.spboucher.spbgit.runner.model;
 
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpServerResponse;
 import java.io.IOException;
 import java.util.Locale;
@@ -16,10 +18,12 @@ import java.util.concurrent.TimeoutException;
 /**
  * One call forwarded to the provider, and its answer relayed to the agent as it comes: a
  * server-sent event stream chunk by chunk (the key blanked, even across chunks; usage and generated
- * text read from the events as they pass; the provider paused while the agent's socket cannot take
- * more), any other answer whole. A stream is cut, with the API's own error event, when the job's
- * spend plus the claims of its calls in flight pass the budget ({@link TokenMeter}), or ends with
- * one when the provider drops it or goes silent beyond {@code SPB_MODEL_TIMEOUT}.
+ * text read from the events as they pass; the chunks that arrive in one turn of the event loop
+ * written together at its end, so a fast provider costs one write per read rather than per event;
+ * the provider paused while the agent's socket cannot take more), any other answer whole. A stream
+ * is cut, with the API's own error event, when the job's spend plus the claims of its calls in
+ * flight pass the budget ({@link TokenMeter}), or ends with one when the provider drops it or goes
+ * silent beyond {@code SPB_MODEL_TIMEOUT}.
  *
  * <p>Threading: confined to the event loop of the agent's connection, on which the provider
  * client's handlers run too.
@@ -29,6 +33,12 @@ final class UpstreamCall {
   /** The largest answer that is not streamed which the endpoint relays (it holds it whole). */
   static final int MAX_ANSWER_BYTES = 64 << 20;
 
+  /**
+   * What of a stream is gathered before it is written at once, even within one turn of the event
+   * loop (a provider's chunks read together go out together, at the end of that turn).
+   */
+  static final int PENDING_FLUSH_BYTES = 32 << 10;
+
   private final ModelEndpoint endpoint;
   private final ModelApi api;
   private final HttpServerResponse response;
@@ -37,6 +47,9 @@ final class UpstreamCall {
   private final StreamTally tally;
   private final KeyRedactor redactor;
   private final SseScanner scanner = new SseScanner();
+  private final Context context;
+  private Buffer pending = Buffer.buffer();
+  private boolean flushScheduled;
   private final Promise<ModelEndpoint.Outcome> outcome = Promise.promise();
   private HttpClientRequest request;
   private HttpClientResponse answer;
@@ -57,6 +70,8 @@ final class UpstreamCall {
     this.tally = new StreamTally(body.length());
     this.claim = endpoint.meter().claim(tally.estimate().total());
     this.redactor = endpoint.redactor();
+    // Created on the agent connection's event loop: its context, where the answer is relayed.
+    this.context = endpoint.vertx().getOrCreateContext();
   }
 
   /**
@@ -99,11 +114,11 @@ final class UpstreamCall {
       // Still waiting for the answer's head: the failure that follows is recorded.
       ProviderClient.abort(request);
     } else if (answer != null) {
-      ProviderClient.abort(answer.request());
       finish(
           tally.estimate(),
           "agent_disconnected: the agent closed its connection during the answer",
           true);
+      ProviderClient.abort(answer.request());
     }
   }
 
@@ -172,29 +187,44 @@ final class UpstreamCall {
     byte[] bytes = chunk.getBytes();
     int through = scanner.scan(bytes, 0, bytes.length, this::streamEvent);
     byte[] out = redactor.feed(bytes, 0, through);
-    if (out == bytes) {
-      // Nothing blanked or held back: the provider's buffer goes out as it came.
-      response.write(chunk);
-    } else {
-      write(out);
-    }
     if (cut) {
       // Counted before the agent reads the error, so its next call is refused.
       Usage counted = tally.estimate();
       claim.settle(counted);
       endpoint.meter().cutOff();
-      write(redactor.flush());
-      response.end(Buffer.buffer(api.errorEventBytes("budget_exceeded", endpoint.budgetMessage())));
-      ProviderClient.abort(answer.request());
+      pending.appendBytes(out);
+      end(api.errorEventBytes("budget_exceeded", endpoint.budgetMessage()));
       finish(
           counted,
           "budget_exceeded: stream cut after "
               + counted.total()
               + " tokens (estimated) as the job's spend and its calls in flight passed the budget",
           true);
+      // After the outcome: the abort's own failure, reported at once, is then not the reason.
+      ProviderClient.abort(answer.request());
       return;
     }
-    if (response.writeQueueFull()) {
+    pending.appendBytes(out);
+    if (pending.length() >= PENDING_FLUSH_BYTES) {
+      flushPending();
+    } else if (!flushScheduled && pending.length() > 0) {
+      // One write (one syscall, one HTTP chunk) for all the chunks of this turn of the loop: the
+      // provider's chunks read in one go are relayed in one go, none waits past the turn.
+      flushScheduled = true;
+      context.runOnContext(v -> flushPending());
+    }
+  }
+
+  /** Writes what is gathered; holds the provider back while the agent's socket is full. */
+  private void flushPending() {
+    flushScheduled = false;
+    if (pending.length() == 0 || response.ended() || response.closed()) {
+      return;
+    }
+    Buffer out = pending;
+    pending = Buffer.buffer();
+    response.write(out);
+    if (response.writeQueueFull() && !paused) {
       paused = true;
       answer.pause();
       response.drainHandler(
@@ -206,12 +236,22 @@ final class UpstreamCall {
     }
   }
 
+  /** Ends the stream with what is gathered, what is held back, then {@code last}. */
+  private void end(byte[] last) {
+    if (response.ended()) {
+      return;
+    }
+    Buffer out = pending.appendBytes(redactor.flush()).appendBytes(last);
+    pending = Buffer.buffer();
+    response.end(out);
+  }
+
   private void streamEvent(String event, String data, int end) {
     if (!data.startsWith("{")) {
       return;
     }
     try {
-      api.read(event, ModelEndpoint.JSON.readTree(data), tally);
+      api.readEvent(event, data, tally);
     } catch (IOException | RuntimeException e) {
       // Not an event of the API's (a comment, a fragment of a broken stream): nothing to count.
       return;
@@ -228,8 +268,7 @@ final class UpstreamCall {
     }
     Usage usage = tally.complete() ? tally.reported() : tally.estimate();
     claim.settle(usage);
-    write(redactor.flush());
-    response.end();
+    end(new byte[0]);
     finish(usage, errorOf(null), true);
   }
 
@@ -289,9 +328,8 @@ final class UpstreamCall {
     }
     Usage usage = tally.estimate();
     claim.settle(usage);
-    write(redactor.flush());
     byte[] error = api.errorEventBytes(type, message);
-    response.end(Buffer.buffer(scanner.midEvent() ? "\n\n" : "").appendBytes(error));
+    end(Buffer.buffer(scanner.midEvent() ? "\n\n" : "").appendBytes(error).getBytes());
     finish(usage, type + ": " + message, true);
   }
 
@@ -311,17 +349,17 @@ final class UpstreamCall {
                     "the provider did not answer within "
                         + endpoint.upstream().config().timeout().toSeconds()
                         + " s (SPB_MODEL_TIMEOUT)")
-                : new Refusal(
-                    502,
-                    "upstream_unreachable",
-                    "cannot reach the provider: " + cause.getClass().getSimpleName());
+                : request != null && cause instanceof HttpClosedException
+                    // Reached, sent the call, then closed without an answer: not unreachable.
+                    ? new Refusal(
+                        502,
+                        "upstream_dropped",
+                        "the provider closed the connection before answering")
+                    : new Refusal(
+                        502,
+                        "upstream_unreachable",
+                        "cannot reach the provider: " + cause.getClass().getSimpleName());
     outcome.fail(new UpstreamFailure(refusal, 0));
-  }
-
-  private void write(byte[] bytes) {
-    if (bytes.length > 0 && !response.ended()) {
-      response.write(Buffer.buffer(bytes));
-    }
   }
 
   private String errorOf(byte[] answered) {

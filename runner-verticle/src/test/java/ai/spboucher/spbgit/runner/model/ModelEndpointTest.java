@@ -463,6 +463,17 @@ class ModelEndpointTest {
   }
 
   @Test
+  void aProviderThatClosesTheConnectionBeforeAnsweringIsA502Dropped() throws Exception {
+    Path socket = startOpenAi();
+    fake.then(new FakeProvider.Reply(200, Map.of(), "{}", 0).droppedAfter(0));
+    EndpointClient.Response response = EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
+    assertEquals(502, response.status());
+    assertEquals("upstream_dropped", response.errorType());
+    awaitRecords(1);
+    assertTrue(records.get(0).egressFailure().startsWith("upstream_dropped"));
+  }
+
+  @Test
   void providerErrorsArePassedThroughAndRecorded() throws Exception {
     Path socket = startOpenAi();
     fake.then(

@@ -297,7 +297,8 @@ class ModelStreamingTest {
     assertTrue(spent > budget - 5 && spent <= bound, spent + " tokens against a bound of " + bound);
     assertEquals(
         spent, records.stream().mapToLong(record -> record.usage().total()).sum(), "recorded");
-    records.forEach(record -> assertTrue(record.error().startsWith("budget_exceeded")));
+    records.forEach(
+        record -> assertTrue(record.error().startsWith("budget_exceeded"), record.error()));
     EndpointClient.Response next = EndpointClient.post(socket, MESSAGES, streamed(""));
     assertEquals(429, next.status());
     assertEquals("budget_exceeded", next.errorType());

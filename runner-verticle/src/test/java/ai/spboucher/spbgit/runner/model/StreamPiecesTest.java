@@ -46,10 +46,11 @@ class StreamPiecesTest {
   void readsTheSameEventsWhereverTheStreamIsSplit() {
     String stream =
         "event: message_start\r\ndata: {\"a\":1}\r\n\r\n: comment\n\ndata: one\ndata: t\u00e9\n\n"
+            + "data:\ndata\ndatum: no\ndata:x\n\n"
             + "event: ping\ndata: {}\r\r";
     byte[] bytes = stream.getBytes(StandardCharsets.UTF_8);
     List<String> whole = scan(bytes, bytes.length);
-    assertEquals(List.of("message_start|{\"a\":1}", "|one\nt\u00e9", "ping|{}"), whole);
+    assertEquals(List.of("message_start|{\"a\":1}", "|one\nt\u00e9", "|\n\nx", "ping|{}"), whole);
     for (int split = 0; split <= bytes.length; split++) {
       assertEquals(whole, scan(bytes, split), "split at " + split);
     }
