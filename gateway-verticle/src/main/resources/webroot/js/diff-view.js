@@ -68,9 +68,9 @@ function hunkRow(hunk) {
 
 function unifiedRows(hunk) {
   const sign = { add: '+', del: '-', context: ' ' };
-  return [hunkRow(hunk), ...(hunk.lines ?? []).map((line) => el('tr', { class: line.type },
-    el('td', { class: 'num', text: line.old ?? '' }),
-    el('td', { class: 'num', text: line.new ?? '' }),
+  return [hunkRow(hunk), ...(hunk.lines ?? []).map((line) => el('tr', { class: line.type, 'data-old': line.old, 'data-new': line.new },
+    numberCell(line, 'old', line.type === 'del'),
+    numberCell(line, 'new', line.type !== 'del'),
     el('td', { class: 'sign', text: sign[line.type] ?? ' ' }),
     el('td', { class: 'text', text: line.text ?? '' })))];
 }
@@ -101,10 +101,20 @@ function splitRows(hunk) {
   return rows;
 }
 
+/**
+ * A line number; `commentable` marks the one a review comment on the line is written against (the new side, but for
+ * a deleted line), where comments.js puts its "+".
+ */
+function numberCell(line, side, commentable) {
+  const number = line[side];
+  const marked = commentable && number !== null && number !== undefined;
+  return el('td', { class: 'num', text: number ?? '', 'data-comment-side': marked ? side : null, 'data-comment-line': marked ? number : null });
+}
+
 function pairRow(left, right) {
   const side = (line, numberKey, cls) => (line
-    ? [el('td', { class: 'num', text: line[numberKey] ?? '' }),
+    ? [numberCell(line, numberKey, numberKey === 'new' || line.type === 'del'),
       el('td', { class: line.type === 'context' ? 'text' : `text ${cls}`, text: line.text ?? '' })]
     : [el('td', { class: 'num empty' }), el('td', { class: 'empty' })]);
-  return el('tr', {}, ...side(left, 'old', 'del'), ...side(right, 'new', 'add'));
+  return el('tr', { 'data-old': left?.old, 'data-new': right?.new }, ...side(left, 'old', 'del'), ...side(right, 'new', 'add'));
 }

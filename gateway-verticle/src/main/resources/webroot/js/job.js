@@ -1,7 +1,8 @@
 // The proposal page, /repos/:name/agent-jobs/:id: the job, its live log, the proposal's diff (or, read-only, the
-// partial work a stopped job left), the test result, the audit trail, and the owner's decisions (approve, reject,
-// cancel, delete the job's refs).
+// partial work a stopped job left) with the owner's review comments on it, the test result, the audit trail, and the
+// owner's decisions (approve, reject, cancel, delete the job's refs).
 import { api, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
+import { ReviewComments } from './comments.js';
 import { confirmDialog } from './dialog.js';
 import { renderDiff } from './diff-view.js';
 import { age, dateTime, el, shortSha, statusBadge } from './format.js';
@@ -26,6 +27,7 @@ let diffLoadedFor;
 let busy = false;
 let refreshing = null;
 let refreshAgain = false;
+const review = new ReviewComments({ jobPath, list: $('review-comments'), diffRoot: $('diff') });
 
 // ---- job, diff and audit --------------------------------------------------------------------------------
 
@@ -68,6 +70,16 @@ async function loadJob() {
   renderAudit();
   loadRecords();
   await loadDiff();
+  await loadComments();
+}
+
+async function loadComments() {
+  $('summary-form').hidden = !reviewedWork();
+  try {
+    await review.load();
+  } catch (e) {
+    showError($('comment-error'), `Cannot load the review comments: ${e.message}`);
+  }
 }
 
 /** The runner's records of the job's network attempts and model calls (best effort: NATS may be down). */
@@ -150,6 +162,7 @@ async function loadDiff() {
   if (!work) {
     diff = null;
     diffLoadedFor = null;
+    review.setDiff(null);
     renderEnvironmentWarning();
     $('diff').replaceChildren(el('p', { class: 'muted', text: job.status === 'finished' ? 'This job has no proposal.' : 'No proposal yet.' }));
     return;
@@ -158,9 +171,11 @@ async function loadDiff() {
     diff = await api('GET', work.path);
     diffLoadedFor = key;
     renderDiff($('diff'), diff, diffMode);
+    review.setDiff(diff);
     renderEnvironmentWarning();
   } catch (e) {
     diff = null;
+    review.setDiff(null);
     renderEnvironmentWarning();
     $('diff').replaceChildren(el('p', { class: 'muted', text: `No diff: ${e.message}` }));
   }
@@ -470,9 +485,26 @@ function wireDiffToggle() {
       $('view-split').setAttribute('aria-pressed', String(mode === 'split'));
       if (diff) {
         renderDiff($('diff'), diff, diffMode);
+        review.render();
       }
     });
   }
+}
+
+function wireSummaryForm() {
+  $('summary-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    $('summary-send').disabled = true;
+    showError($('comment-error'), '');
+    try {
+      await review.add({ body: $('summary-text').value });
+      $('summary-text').value = '';
+    } catch (e) {
+      showError($('comment-error'), `Comment failed: ${e.message}`);
+    } finally {
+      $('summary-send').disabled = false;
+    }
+  });
 }
 
 // ---- start ------------------------------------------------------------------------------------------------
@@ -487,6 +519,7 @@ buttons.reject.addEventListener('click', reject);
 buttons.cancel.addEventListener('click', cancel);
 buttons.deleteRefs.addEventListener('click', deleteRefs);
 wireDiffToggle();
+wireSummaryForm();
 await refresh();
 if (job) {
   startLog();

@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
       AgentLogsCommand.class,
       AgentApproveCommand.class,
       AgentRejectCommand.class,
+      AgentCommentCommand.class,
       AgentCancelCommand.class,
       AgentDeleteRefsCommand.class,
       AgentEnvCommand.class

@@ -12,7 +12,8 @@ import picocli.CommandLine.Mixin;
     name = "show",
     mixinStandardHelpOptions = true,
     description =
-        "Show a job: status, commands, runner, timestamps, decision, and its proposal's diff stat.")
+        "Show a job: status, commands, runner, timestamps, decision, review comments, and its proposal's"
+            + " diff stat.")
 final class AgentShowCommand implements Runnable {
 
   private final Cli cli;
@@ -85,6 +86,15 @@ final class AgentShowCommand implements Runnable {
               + " ("
               + decision.path("at").asText("?")
               + ")");
+    }
+    for (JsonNode comment : cli.api().get(job.path() + "/comments")) {
+      field(
+          out,
+          "comment",
+          AgentCommentCommand.placeOf(comment)
+              + (comment.path("outdated").asBoolean(false) ? " [outdated]" : "")
+              + ": "
+              + comment.path("body").asText(""));
     }
     JobReport.printOutcome(cli, node);
   }

@@ -7,6 +7,7 @@ import ai.spboucher.spbgit.gateway.environment.InstructionsFileException;
 import ai.spboucher.spbgit.gateway.git.BodyTooLargeException;
 import ai.spboucher.spbgit.gateway.git.MalformedGitRequestException;
 import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
+import ai.spboucher.spbgit.gateway.jobs.CommentTooLargeException;
 import ai.spboucher.spbgit.gateway.jobs.InvalidJobException;
 import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobQueueUnavailableException;
@@ -117,6 +118,7 @@ public final class HttpErrors {
     statuses.put(TooLargePackException.class, 413);
     statuses.put(TooLargeObjectInPackException.class, 413);
     statuses.put(BodyTooLargeException.class, 413);
+    statuses.put(CommentTooLargeException.class, 413);
     statuses.put(BadRequestException.class, 400);
     statuses.put(InvalidRepoNameException.class, 400);
     statuses.put(InvalidJobException.class, 400);

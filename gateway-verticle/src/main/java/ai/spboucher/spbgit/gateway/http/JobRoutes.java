@@ -6,6 +6,8 @@ import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.NewJob;
 import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
+import ai.spboucher.spbgit.gateway.jobs.Proposals;
+import ai.spboucher.spbgit.gateway.jobs.ReviewComments;
 import ai.spboucher.spbgit.gateway.jobs.WorkRef;
 import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
@@ -25,8 +27,9 @@ import java.util.stream.Collectors;
 
 /**
  * Agent jobs under {@code /api/v1}: start, list, show, cancel, review (diff, log) and decide
- * (approve, reject, delete refs), and read the audit log. Owner only (PAT or signed-in session with
- * CSRF token); job tokens are refused like on every other API route.
+ * (approve, reject, delete refs, comment: {@link ReviewCommentRoutes}), and read the audit log.
+ * Owner only (PAT or signed-in session with CSRF token); job tokens are refused like on every other
+ * API route.
  */
 public final class JobRoutes {
 
@@ -37,6 +40,7 @@ public final class JobRoutes {
   private final RepositoryStore repos;
   private final Supplier<JobLogs> logs;
   private final ApiContract contract;
+  private final ReviewCommentRoutes comments;
 
   public JobRoutes(
       Vertx vertx,
@@ -53,6 +57,9 @@ public final class JobRoutes {
     this.diffs = diffs;
     this.repos = repos;
     this.logs = logs;
+    this.comments =
+        new ReviewCommentRoutes(
+            contract, new ReviewComments(vertx, jobs, new Proposals(repos), diffs), this::jobOf);
   }
 
   /** Mount after {@link ApiRoutes}' body and authentication handlers, before its fallback. */
@@ -73,6 +80,7 @@ public final class JobRoutes {
     contract.validated(router.post(job + "/approve"), "approveJob").handler(this::approve);
     contract.validated(router.post(job + "/reject"), "rejectJob").handler(this::reject);
     contract.validated(router.delete(job + "/refs"), "deleteJobRefs").handler(this::deleteRefs);
+    comments.mount(router, job);
     contract
         .validated(router.get("/api/v1/agent-jobs"), "listAuditEntries")
         .handler(this::auditLog);

@@ -6,6 +6,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,11 +32,15 @@ public final class JobBook {
   public static final String APPROVED = "job_approved";
   public static final String REJECTED = "job_rejected";
   public static final String REFS_DELETED = "refs_deleted";
+  public static final String REVIEW_COMMENT = "review_comment";
 
   /** Refs listed per job: as many as a job may have at once. */
   static final int MAX_REFS_LISTED = PushGate.MAX_REFS_PER_JOB;
 
   private final Map<String, Job> jobs = new LinkedHashMap<>();
+
+  /** Each job's review comments in the order they were logged, as {@link #commentOf} shows them. */
+  private final Map<String, List<JsonObject>> comments = new HashMap<>();
 
   public static JobBook replay(List<JsonObject> entries) {
     JobBook book = new JobBook();
@@ -60,6 +65,10 @@ public final class JobBook {
     Job job = jobs.get(id);
     if (job == null) {
       return Optional.empty();
+    }
+    if (REVIEW_COMMENT.equals(event)) {
+      addComment(id, entry);
+      return Optional.of(job);
     }
     Job next =
         switch (event) {
@@ -140,6 +149,37 @@ public final class JobBook {
     }
     list.sort(Comparator.comparing(Job::id).reversed());
     return list;
+  }
+
+  /** The job's review comments, oldest first (empty for an unknown job). */
+  public List<JsonObject> comments(String id) {
+    return List.copyOf(comments.getOrDefault(id, List.of()));
+  }
+
+  /**
+   * A {@code review_comment} entry as the API lists a comment: its id is the entry's sequence
+   * number in the audit log.
+   */
+  public static JsonObject commentOf(JsonObject entry) {
+    return new JsonObject()
+        .put("id", entry.getLong("seq"))
+        .put("commit", entry.getString("commit"))
+        .put("kind", entry.getString("kind"))
+        .put("path", entry.getString("path"))
+        .put("side", entry.getString("side"))
+        .put("line", entry.getInteger("line"))
+        .put("body", entry.getString("body"))
+        .put("author", entry.getString("author"))
+        .put("at", entry.getString("ts"));
+  }
+
+  /** Adds a comment unless the log showed it already (replaying is idempotent). */
+  private void addComment(String id, JsonObject entry) {
+    List<JsonObject> list = comments.computeIfAbsent(id, k -> new ArrayList<>());
+    long seq = entry.getLong("seq", 0L);
+    if (list.isEmpty() || list.get(list.size() - 1).getLong("id") < seq) {
+      list.add(commentOf(entry));
+    }
   }
 
   /** Jobs not finished yet. */

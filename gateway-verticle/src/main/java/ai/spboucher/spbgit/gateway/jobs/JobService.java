@@ -132,6 +132,25 @@ public final class JobService {
     return book.list(repo);
   }
 
+  /** The job's review comments, oldest first; see {@link ReviewComments}. */
+  public List<JsonObject> comments(String id) {
+    return book.comments(id);
+  }
+
+  /**
+   * Appends a {@code review_comment} entry {@link ReviewComments} built, then applies it; the
+   * future carries the comment as listed.
+   */
+  Future<JsonObject> recordComment(JsonObject entry) {
+    return audit
+        .append(entry)
+        .map(
+            stored -> {
+              apply(stored);
+              return JobBook.commentOf(stored);
+            });
+  }
+
   /**
    * The audit entries about {@code repo} (directly or through one of its jobs) and {@code job};
    * null for all.

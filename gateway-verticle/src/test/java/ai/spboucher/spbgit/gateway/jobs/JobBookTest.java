@@ -48,6 +48,39 @@ class JobBookTest {
   }
 
   @Test
+  void replaysReviewCommentsInOrderOnceEachAndLeavesTheJobAsItWas() {
+    JsonObject onLine =
+        e(JobBook.REVIEW_COMMENT, "a")
+            .put("seq", 3)
+            .put("commit", "c1")
+            .put("kind", "proposal")
+            .put("path", "README.md")
+            .put("side", "new")
+            .put("line", 2)
+            .put("body", "<b>not bold</b>")
+            .put("author", "pat1");
+    JsonObject summary =
+        e(JobBook.REVIEW_COMMENT, "a").put("seq", 4).put("commit", "c1").put("body", "ok");
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                created("a"),
+                onLine,
+                summary,
+                onLine,
+                e(JobBook.REVIEW_COMMENT, "nobody").put("seq", 5).put("body", "x")));
+    List<JsonObject> comments = book.comments("a");
+    assertEquals(2, comments.size(), comments.toString());
+    assertEquals(3L, comments.get(0).getLong("id"));
+    assertEquals("README.md", comments.get(0).getString("path"));
+    assertEquals(2, comments.get(0).getInteger("line"));
+    assertEquals("<b>not bold</b>", comments.get(0).getString("body"));
+    assertEquals("ok", comments.get(1).getString("body"));
+    assertEquals("queued", book.get("a").get().status());
+    assertTrue(book.comments("nobody").isEmpty());
+  }
+
+  @Test
   void keepsTheEnvironmentFromCreationAndTheImageDigestAndCacheFromTheStart() {
     JsonObject environment =
         new JsonObject().put("image", "python").put("hash", "h").put("blob", "b");
