@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.gateway.jobs;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.environment.AgentEnvironment;
+import ai.spboucher.spbgit.gateway.environment.CacheKeyFiles;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentReading;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
@@ -35,6 +36,7 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.eclipse.jgit.lib.ObjectId;
 
 /**
  * The job lifecycle on the gateway: create (audit, token, queue), follow (status events from
@@ -77,7 +79,7 @@ public final class JobService {
   private JobMetrics metrics;
 
   /** Job tokens between minting and publishing; never written to the audit log. */
-  private final Map<String, String> pendingTokens = new HashMap<>();
+  private final Map<String, Prepared> pendingJobs = new HashMap<>();
 
   public JobService(
       Vertx vertx,
@@ -181,9 +183,9 @@ public final class JobService {
         .executeBlocking(() -> prepare(repo, request.baseBranch()), false)
         .compose(
             prepared -> {
-              pendingTokens.put(prepared.id(), prepared.token().token());
+              pendingJobs.put(prepared.id(), prepared);
               return record(createdEntry(prepared, repo, request, model, agent, owner))
-                  .onFailure(e -> pendingTokens.remove(prepared.id()));
+                  .onFailure(e -> pendingJobs.remove(prepared.id()));
             })
         .compose(
             job ->
@@ -572,18 +574,20 @@ public final class JobService {
 
   /**
    * A new job's id, deadline, signed token, base commit and environment (from the default branch),
-   * before anything is recorded.
+   * before anything is recorded, with the digest of the environment's cache key files at the base
+   * commit ("" when there is no setup or it cannot be read exactly: {@link CacheKeyFiles}).
    */
   private record Prepared(
       String id,
       Instant deadline,
       JobTokenSigner.Issued token,
       String baseSha,
-      AgentEnvironment environment) {}
+      AgentEnvironment environment,
+      String cacheKeyFilesDigest) {}
 
   /**
-   * Blocking: reads the base branch and the environment file of the default branch, and signs the
-   * job's token.
+   * Blocking: reads the base branch, the environment file of the default branch and the cache key
+   * files at the base commit, and signs the job's token.
    *
    * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot
    *     be used
@@ -591,15 +595,24 @@ public final class JobService {
   private Prepared prepare(RepoName repo, String baseRef) throws IOException {
     String baseSha = requireBranch(repo, baseRef);
     AgentEnvironment environment;
+    String cacheKeyFilesDigest = "";
     try (var repository = repos.open(repo)) {
       environment = EnvironmentReading.of(repository).require();
+      // Only a setup phase is cached; with the digest a runner's cache hit needs no clone
+      // container.
+      if (!environment.setup().isEmpty() && !environment.cache().isEmpty()) {
+        cacheKeyFilesDigest =
+            CacheKeyFiles.digest(
+                    repository, ObjectId.fromString(baseSha), environment.cacheKeyFiles())
+                .orElse("");
+      }
     }
     String id = JobIds.next(clock);
     Instant deadline = clock.instant().plus(wallLimit).plus(QUEUE_ALLOWANCE);
     JobTokenSigner.Issued token =
         tokens.issueToken(
             id, repo.value(), Duration.between(clock.instant(), deadline).plusMinutes(2));
-    return new Prepared(id, deadline, token, baseSha, environment);
+    return new Prepared(id, deadline, token, baseSha, environment, cacheKeyFilesDigest);
   }
 
   /**
@@ -639,7 +652,7 @@ public final class JobService {
   }
 
   private JobRequest request(Job job) {
-    String token = pendingTokens.remove(job.id());
+    Prepared prepared = pendingJobs.remove(job.id());
     return JobRequest.newBuilder()
         .setJobId(job.id())
         .setRepo(job.repo())
@@ -653,8 +666,10 @@ public final class JobService {
         .setExecCommand(job.execCommand() == null ? "" : job.execCommand())
         .setTestCommand(job.testCommand() == null ? "" : job.testCommand())
         .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))
-        .setEnvironment(environmentOf(job))
-        .setJobToken(token)
+        .setEnvironment(
+            environmentOf(job).toBuilder().setCacheKeyFilesDigest(prepared.cacheKeyFilesDigest()))
+        .setBaseSha(job.baseSha() == null ? "" : job.baseSha())
+        .setJobToken(prepared.token().token())
         .setDeadlineEpochMs(Instant.parse(job.deadline()).toEpochMilli())
         .setCreatedEpochMs(clock.millis())
         .build();
