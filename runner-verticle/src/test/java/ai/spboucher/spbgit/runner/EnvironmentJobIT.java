@@ -20,6 +20,7 @@ import ai.spboucher.spbgit.runner.env.PackageIndex;
 import ai.spboucher.spbgit.runner.env.Wheel;
 import ai.spboucher.spbgit.runner.env.WheelBuilder;
 import java.net.InetAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -286,6 +287,73 @@ class EnvironmentJobIT {
         containersCreated(again, since),
         "a hit runs the agent container only");
     assertEquals(List.of("agent"), phases(again), "the agent container's clone is the agent's");
+  }
+
+  /**
+   * A hit keyed by the gateway's digest clones the commit the digest was read at, also when the
+   * branch moved on meanwhile; when the branch no longer has that commit the job ends 92, the
+   * clone's exit code, rather than run on files the key never saw.
+   */
+  @Test
+  void aGatewayKeyedHitWorksOnItsBaseAfterTheBranchMovedAndEnds92WhenTheBranchLacksIt()
+      throws Exception {
+    bed.createRepo("moved", Map.of("deps.lock", "v1\n", "README.md", "one\n"));
+    Path seed = tmp.resolve("seed-moved");
+    Environment environment =
+        Environment.newBuilder()
+            .setImage("base")
+            .setSetup("mkdir -p /work/deps && echo 1 > /work/deps/made")
+            .addCache("/work/deps")
+            .addCacheKeyFiles("deps.lock")
+            .build();
+    // No digest: the clone container keys the cache from its clone, and setup keeps it.
+    bed.publish(exec("moved", "env-moved-1", 120, "true", "", environment));
+    StatusChange first = bed.awaitFinishedEvent("env-moved-1", Duration.ofMinutes(3));
+    assertEquals("ok", first.getExitReason(), first + "\n" + bed.log("env-moved-1"));
+    String base = bed.git.ok(seed, "rev-parse", "HEAD").output().strip();
+    Environment keyed =
+        environment.toBuilder()
+            .setCacheKeyFilesDigest(
+                JobCache.keyFilesDigest(
+                    new java.util.TreeMap<>(Map.of("deps.lock", "v1\n".getBytes()))))
+            .build();
+
+    Files.writeString(seed.resolve("README.md"), "two\n");
+    bed.git.ok(seed, "commit", "-q", "-am", "main moves on");
+    bed.git.ok(seed, "push", "-q", bed.gateway.pushUrl("moved", bed.gateway.ownerToken), "main");
+    bed.publish(
+        exec(
+                "moved",
+                "env-moved-2",
+                120,
+                "test \"$(git rev-parse HEAD)\" = "
+                    + base
+                    + " && test -f /work/deps/made && grep -qx one README.md",
+                "",
+                keyed)
+            .toBuilder()
+            .setBaseSha(base)
+            .build());
+    StatusChange moved = bed.awaitFinishedEvent("env-moved-2", Duration.ofMinutes(3));
+    String log = bed.log("env-moved-2");
+    assertEquals("ok", moved.getExitReason(), moved + "\n" + log);
+    assertEquals(CacheOutcome.CACHE_HIT, started("env-moved-2").getCache());
+    assertTrue(log.contains("main moved to "), log);
+    assertFalse(log.contains("clone phase starting"), log);
+
+    // A commit main never had (as after a force-push that dropped the job's base).
+    Files.writeString(seed.resolve("README.md"), "never pushed\n");
+    bed.git.ok(seed, "commit", "-q", "-am", "local only");
+    String gone = bed.git.ok(seed, "rev-parse", "HEAD").output().strip();
+    bed.publish(
+        exec("moved", "env-moved-3", 120, "echo should not run", "", keyed).toBuilder()
+            .setBaseSha(gone)
+            .build());
+    StatusChange lacking = bed.awaitFinishedEvent("env-moved-3", Duration.ofMinutes(3));
+    String lackingLog = bed.log("env-moved-3");
+    assertEquals("exit_code:92", lacking.getExitReason(), lacking + "\n" + lackingLog);
+    assertTrue(lackingLog.contains("no longer has the job's base " + gone), lackingLog);
+    assertFalse(lackingLog.contains("should not run"), lackingLog);
   }
 
   /** The phases of the job's egress attempts, as the owner's API lists them. */
