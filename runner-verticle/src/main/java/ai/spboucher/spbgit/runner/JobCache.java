@@ -181,24 +181,47 @@ final class JobCache {
    */
   boolean restore(String repo, String key, List<String> cachePaths, Path workDir, int uid)
       throws IOException {
-    Path tar;
-    synchronized (this) {
-      tar = tar(repo, key);
-      if (!enabled() || !Files.isRegularFile(tar, NO_FOLLOW)) {
-        return false;
-      }
-      Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
+    InputStream tar = open(repo, key);
+    if (tar == null) {
+      return false;
     }
-    // Directories this restore made or found real. Nothing else writes the volume while it runs
-    // (the clone container is gone or, on a hit keyed by the gateway, never ran; the agent's is not
-    // yet created) and a directory is never replaced here,
-    // so one checked stays one: a path is checked once, not once per entry under it.
+    extract(tar, cachePaths, workDir, uid);
+    return true;
+  }
+
+  /**
+   * The repository's tar for {@code key}, opened and marked used (LRU) under the lock, so an
+   * eviction after this no longer takes it away (the open file outlives its name); null when none
+   * is kept. {@link #extract} reads and closes it.
+   */
+  synchronized InputStream open(String repo, String key) throws IOException {
+    Path tar = tar(repo, key);
+    if (!enabled() || !Files.isRegularFile(tar, NO_FOLLOW)) {
+      return null;
+    }
+    Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
+    return Files.newInputStream(tar);
+  }
+
+  /**
+   * Extracts a tar {@link #open} gave into {@code workDir}, owned by {@code uid}, and closes it.
+   * Nothing else may write the volume meanwhile: no container of the job runs (the clone's is gone
+   * or, on a hit keyed by the gateway, never ran; the agent's is at most created).
+   *
+   * @param cachePaths absolute paths under {@code /work}; entries elsewhere are refused
+   * @throws IOException also when an entry leaves the cache paths or meets a link on its way
+   */
+  static void extract(InputStream tar, List<String> cachePaths, Path workDir, int uid)
+      throws IOException {
+    // Directories this restore made or found real. As nothing else writes the volume and a
+    // directory is never replaced here, one checked stays one: a path is checked once, not once per
+    // entry under it.
     Set<Path> realDirectories = new HashSet<>();
     // A dependency cache is mostly a few big files (shared libraries, wheels): copied in 1 MiB
     // steps,
     // not InputStream.transferTo's 8 KiB.
     byte[] buffer = new byte[COPY_BUFFER];
-    try (InputStream in = new BufferedInputStream(Files.newInputStream(tar), 1 << 16);
+    try (InputStream in = new BufferedInputStream(tar, 1 << 16);
         TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
       for (TarArchiveEntry entry = entries.getNextEntry();
           entry != null;
@@ -237,7 +260,6 @@ final class JobCache {
         Files.setAttribute(path, "unix:gid", uid, NO_FOLLOW);
       }
     }
-    return true;
   }
 
   /** Whether {@code name} (normalised, absolute) is one of the cache paths or under one. */

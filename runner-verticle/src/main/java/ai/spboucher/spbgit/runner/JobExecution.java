@@ -26,6 +26,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.TrustOptions;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +38,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -286,6 +288,9 @@ final class JobExecution {
      * clones the base commit into the restored {@code /work/repo} itself.
      */
     boolean clonesInAgent;
+
+    /** The restore of a {@link #clonesInAgent} hit, extracting; null otherwise. */
+    CompletableFuture<Void> restoring;
 
     boolean started;
 
@@ -557,9 +562,26 @@ final class JobExecution {
             environment().getSetup(),
             cachePaths,
             digest);
-    if (!cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
+    InputStream tar = cache.open(request.getRepo(), key);
+    if (tar == null) {
       return false;
     }
+    // Extracted while the agent container is created (runAgent waits for both before it starts
+    // it): the create takes about as long as a small cache's restore.
+    ws.restoring = new CompletableFuture<>();
+    Thread restore =
+        new Thread(
+            () -> {
+              try {
+                JobCache.extract(tar, cachePaths, ws.work.dir(), config.sandboxUid());
+                ws.restoring.complete(null);
+              } catch (IOException | RuntimeException e) {
+                ws.restoring.completeExceptionally(e);
+              }
+            },
+            "cache-restore-" + jobId());
+    restore.setDaemon(true);
+    restore.start();
     ws.cache = CacheOutcome.CACHE_HIT;
     ws.clonesInAgent = true;
     ws.pump.runnerLine(
@@ -567,9 +589,10 @@ final class JobExecution {
             + key
             + " (key files at "
             + request.getBaseSha()
-            + " as the gateway read them): restored "
+            + " as the gateway read them): restoring "
             + cachePaths
-            + ", clone and setup phases skipped: the agent container clones");
+            + " while the agent container is created, clone and setup phases skipped: the agent"
+            + " container clones");
     return true;
   }
 
@@ -702,7 +725,13 @@ final class JobExecution {
     }
     SandboxSpec spec =
         phaseSpec(ws, ws.egressDir, env, ws.session == null ? null : ws.session.noticeDir());
-    containerId = docker.create(spec);
+    try {
+      containerId = docker.create(spec);
+    } finally {
+      // The container may start only on the whole cache, and the volume may be cleaned up only
+      // once nothing writes it.
+      awaitRestore(ws);
+    }
     if (cancelReason != null) {
       // Cancelled while the container was being prepared: it never starts.
       ws.pump.runnerLine("job ended before it started: " + cancelReason);
@@ -749,6 +778,23 @@ final class JobExecution {
         logs.close();
       }
       closeQuietly(watch);
+    }
+  }
+
+  /** Waits for the restore of a hit keyed by the gateway, if one runs; rethrows its failure. */
+  private static void awaitRestore(Workspace ws) throws IOException, InterruptedException {
+    if (ws.restoring == null) {
+      return;
+    }
+    try {
+      ws.restoring.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof IOException io) {
+        throw io;
+      }
+      throw new IllegalStateException("cache restore failed", e.getCause());
+    } finally {
+      ws.restoring = null;
     }
   }
 
