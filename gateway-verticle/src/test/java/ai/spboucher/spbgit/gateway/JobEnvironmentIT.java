@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.environment.CacheKeyFilesTest;
 import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobRequest;
@@ -100,7 +101,14 @@ class JobEnvironmentIT {
         environment.getString("hash"), created.getJsonObject("environment").getString("hash"));
     assertEquals(blob, created.getJsonObject("environment").getString("blob"));
 
-    Environment sent = requestOf(job.getString("id")).getEnvironment();
+    JobRequest request = requestOf(job.getString("id"));
+    String head = git.ok(work, "rev-parse", "main").output().strip();
+    assertEquals(head, request.getBaseSha(), "the commit the key files were read at");
+    Environment sent = request.getEnvironment();
+    // requirements.txt is not in the repository: the digest of one missing key file.
+    assertEquals(
+        CacheKeyFilesTest.expected(new String[] {"requirements.txt"}, new byte[][] {null}),
+        sent.getCacheKeyFilesDigest());
     assertEquals("python", sent.getImage());
     assertTrue(sent.getSetup().contains("pip install -r requirements.txt"), sent.getSetup());
     assertEquals(List.of("pypi.example.org:443"), sent.getSetupEgressList());
@@ -222,7 +230,15 @@ class JobEnvironmentIT {
     assertEquals("wide", job.getString("base"));
     assertEquals(
         "python", job.getJsonObject("environment").getString("image"), job.encodePrettily());
-    Environment sent = requestOf(job.getString("id")).getEnvironment();
+    JobRequest request = requestOf(job.getString("id"));
+    // The key files are read at the job's base, where its clone will be.
+    String head = git.ok(work, "rev-parse", "wide").output().strip();
+    assertEquals(head, request.getBaseSha(), "the commit the key files were read at");
+    Environment sent = request.getEnvironment();
+    // requirements.txt is not in the repository: the digest of one missing key file.
+    assertEquals(
+        CacheKeyFilesTest.expected(new String[] {"requirements.txt"}, new byte[][] {null}),
+        sent.getCacheKeyFilesDigest());
     assertEquals("python", sent.getImage());
     assertEquals(List.of(), sent.getEgressList(), "the other branch's egress is not granted");
   }

@@ -25,6 +25,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
@@ -66,10 +67,13 @@ final class JobCache {
     return limitBytes > 0;
   }
 
+  /** The biggest cache key file read; a bigger one counts as missing. */
+  static final long KEY_FILE_LIMIT = 16 << 20;
+
   /**
    * The cache key: SHA-256 over the repository, the image digest, the setup script, the cache paths
-   * and each key file's path and contents (null for a missing file), each length-prefixed so no two
-   * inputs run together.
+   * and the {@link #keyFilesDigest} of the key files, each length-prefixed so no two inputs run
+   * together.
    */
   static String key(
       String repo,
@@ -77,19 +81,68 @@ final class JobCache {
       String setup,
       List<String> cachePaths,
       Map<String, byte[]> keyFiles) {
+    return key(repo, imageDigest, setup, cachePaths, keyFilesDigest(keyFiles));
+  }
+
+  /** The cache key of {@link #key(String, String, String, List, Map)} from the files' digest. */
+  static String key(
+      String repo,
+      String imageDigest,
+      String setup,
+      List<String> cachePaths,
+      String keyFilesDigest) {
+    MessageDigest sha = sha256();
+    update(sha, repo.getBytes(StandardCharsets.UTF_8));
+    update(sha, imageDigest.getBytes(StandardCharsets.UTF_8));
+    update(sha, setup.getBytes(StandardCharsets.UTF_8));
+    for (String path : cachePaths) {
+      update(sha, path.getBytes(StandardCharsets.UTF_8));
+    }
+    update(sha, keyFilesDigest.getBytes(StandardCharsets.UTF_8));
+    return HexFormat.of().formatHex(sha.digest());
+  }
+
+  /**
+   * SHA-256 (hex) over each key file's path and contents (a single -1 byte for a missing one), in
+   * path order, each length-prefixed. The gateway computes the same from the job's base commit
+   * ({@code CacheKeyFiles} in its environment package) and sends it as {@code
+   * cache_key_files_digest}: keep the two the same.
+   *
+   * @param keyFiles by path, sorted (a {@code TreeMap}); null contents for a missing file
+   */
+  static String keyFilesDigest(Map<String, byte[]> keyFiles) {
+    MessageDigest sha = sha256();
+    for (Map.Entry<String, byte[]> file : keyFiles.entrySet()) {
+      update(sha, file.getKey().getBytes(StandardCharsets.UTF_8));
+      update(sha, file.getValue() == null ? new byte[] {-1} : file.getValue());
+    }
+    return HexFormat.of().formatHex(sha.digest());
+  }
+
+  /**
+   * The cache key files as the clone in {@code repoDir} has them (null for a missing one or one
+   * larger than {@link #KEY_FILE_LIMIT}), never through a link out of it. Blocking.
+   */
+  static Map<String, byte[]> readKeyFiles(Path repoDir, List<String> names) throws IOException {
+    Path repo = repoDir.toRealPath();
+    Map<String, byte[]> files = new TreeMap<>();
+    for (String name : names) {
+      Path file = repo.resolve(name).normalize();
+      byte[] contents = null;
+      if (file.startsWith(repo) && Files.isRegularFile(file)) {
+        Path real = file.toRealPath();
+        if (real.startsWith(repo) && Files.size(real) <= KEY_FILE_LIMIT) {
+          contents = Files.readAllBytes(real);
+        }
+      }
+      files.put(name, contents);
+    }
+    return files;
+  }
+
+  private static MessageDigest sha256() {
     try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      update(sha, repo.getBytes(StandardCharsets.UTF_8));
-      update(sha, imageDigest.getBytes(StandardCharsets.UTF_8));
-      update(sha, setup.getBytes(StandardCharsets.UTF_8));
-      for (String path : cachePaths) {
-        update(sha, path.getBytes(StandardCharsets.UTF_8));
-      }
-      for (Map.Entry<String, byte[]> file : keyFiles.entrySet()) {
-        update(sha, file.getKey().getBytes(StandardCharsets.UTF_8));
-        update(sha, file.getValue() == null ? new byte[] {-1} : file.getValue());
-      }
-      return HexFormat.of().formatHex(sha.digest());
+      return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
@@ -128,24 +181,47 @@ final class JobCache {
    */
   boolean restore(String repo, String key, List<String> cachePaths, Path workDir, int uid)
       throws IOException {
-    Path tar;
-    synchronized (this) {
-      tar = tar(repo, key);
-      if (!enabled() || !Files.isRegularFile(tar, NO_FOLLOW)) {
-        return false;
-      }
-      Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
+    InputStream tar = open(repo, key);
+    if (tar == null) {
+      return false;
     }
-    // Directories this restore made or found real. Nothing else writes the volume while it runs
-    // (the
-    // clone container is gone, the agent's not yet created) and a directory is never replaced here,
-    // so one checked stays one: a path is checked once, not once per entry under it.
+    extract(tar, cachePaths, workDir, uid);
+    return true;
+  }
+
+  /**
+   * The repository's tar for {@code key}, opened and marked used (LRU) under the lock, so an
+   * eviction after this no longer takes it away (the open file outlives its name); null when none
+   * is kept. {@link #extract} reads and closes it.
+   */
+  synchronized InputStream open(String repo, String key) throws IOException {
+    Path tar = tar(repo, key);
+    if (!enabled() || !Files.isRegularFile(tar, NO_FOLLOW)) {
+      return null;
+    }
+    Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
+    return Files.newInputStream(tar);
+  }
+
+  /**
+   * Extracts a tar {@link #open} gave into {@code workDir}, owned by {@code uid}, and closes it.
+   * Nothing else may write the volume meanwhile: no container of the job runs (the clone's is gone
+   * or, on a hit keyed by the gateway, never ran; the agent's is at most created).
+   *
+   * @param cachePaths absolute paths under {@code /work}; entries elsewhere are refused
+   * @throws IOException also when an entry leaves the cache paths or meets a link on its way
+   */
+  static void extract(InputStream tar, List<String> cachePaths, Path workDir, int uid)
+      throws IOException {
+    // Directories this restore made or found real. As nothing else writes the volume and a
+    // directory is never replaced here, one checked stays one: a path is checked once, not once per
+    // entry under it.
     Set<Path> realDirectories = new HashSet<>();
     // A dependency cache is mostly a few big files (shared libraries, wheels): copied in 1 MiB
     // steps,
     // not InputStream.transferTo's 8 KiB.
     byte[] buffer = new byte[COPY_BUFFER];
-    try (InputStream in = new BufferedInputStream(Files.newInputStream(tar), 1 << 16);
+    try (InputStream in = new BufferedInputStream(tar, 1 << 16);
         TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
       for (TarArchiveEntry entry = entries.getNextEntry();
           entry != null;
@@ -184,7 +260,6 @@ final class JobCache {
         Files.setAttribute(path, "unix:gid", uid, NO_FOLLOW);
       }
     }
-    return true;
   }
 
   /** Whether {@code name} (normalised, absolute) is one of the cache paths or under one. */

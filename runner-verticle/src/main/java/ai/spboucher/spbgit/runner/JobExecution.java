@@ -26,6 +26,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.TrustOptions;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +38,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -49,19 +50,17 @@ import java.util.function.Supplier;
  * #admit}, {@link #prepare} (a size-capped work volume, an egress proxy admitting only the job's
  * allow-list, the git relay, for llm jobs an {@link LlmSession}: model endpoint, token meter,
  * breach notice), {@link #setup} (for an environment with a setup script: a clone container, then
- * the repository's cache or a setup container with its own egress proxy), {@link #runAgent} (one
- * fresh hardened container for the agent or exec command and the tests) and {@link #report}.
- * Output, egress attempts and model calls are streamed as events, and the exit reason is decided
- * from what the runner observed. {@link #run} blocks for the job's whole life on one worker thread;
- * {@link #cancel} may be called from any thread.
+ * the repository's cache or a setup container with its own egress proxy; only the cache when the
+ * gateway's key files digest hits), {@link #runAgent} (one fresh hardened container for the agent
+ * or exec command and the tests) and {@link #report}. Output, egress attempts and model calls are
+ * streamed as events, and the exit reason is decided from what the runner observed. {@link #run}
+ * blocks for the job's whole life on one worker thread; {@link #cancel} may be called from any
+ * thread.
  */
 final class JobExecution {
 
   private static final System.Logger LOG = System.getLogger(JobExecution.class.getName());
   private static final Duration STOP_GRACE = Duration.ofSeconds(30);
-
-  /** The most of one cache key file the runner reads: a lockfile, not a data set. */
-  private static final long KEY_FILE_LIMIT = 16 << 20;
 
   /** Serves the job's sockets. */
   private final Vertx vertx;
@@ -283,6 +282,16 @@ final class JobExecution {
     volatile String phase = EventMessages.PHASE_AGENT;
 
     CacheOutcome cache = CacheOutcome.CACHE_NONE;
+
+    /**
+     * The cache was restored before any clone ({@link #restoreBeforeClone}): the agent container
+     * clones the base commit into the restored {@code /work/repo} itself.
+     */
+    boolean clonesInAgent;
+
+    /** The restore of a {@link #clonesInAgent} hit, extracting; null otherwise. */
+    CompletableFuture<Void> restoring;
+
     boolean started;
 
     Workspace(Admission admission, Path jobDir) {
@@ -430,12 +439,13 @@ final class JobExecution {
   }
 
   /**
-   * Setup: for an environment with a setup script, clones the base ref in a container of its own,
-   * then restores the repository's cache when its key hits, or else runs the script in a fresh
-   * container on the same volume (the setup proxy's socket only: no git relay, no model endpoint)
-   * and keeps the cache paths if it succeeds. Returns how the job ended when it did (the clone or
-   * setup failed, the wall clock ran out, a cancel), null when the agent phase is to run. A job
-   * without a setup script clones in its agent container, as before.
+   * Setup: for an environment with a setup script, restores the cache at once when the gateway's
+   * key files digest hits ({@link #restoreBeforeClone}); otherwise clones the base ref in a
+   * container of its own, then restores the repository's cache when its key hits, or else runs the
+   * script in a fresh container on the same volume (the setup proxy's socket only: no git relay, no
+   * model endpoint) and keeps the cache paths if it succeeds. Returns how the job ended when it did
+   * (the clone or setup failed, the wall clock ran out, a cancel), null when the agent phase is to
+   * run. A job without a setup script clones in its agent container, as before.
    */
   private Ending setup(Workspace ws) throws Exception {
     if (environment().getSetup().isEmpty()) {
@@ -445,6 +455,9 @@ final class JobExecution {
       throw new IllegalStateException(
           "a setup phase needs the runner's own work volume, shared by the job's "
               + "containers: run the runner as root (docs/sandbox.md)");
+    }
+    if (restoreBeforeClone(ws)) {
+      return null;
     }
     ws.phase = EventMessages.PHASE_CLONE;
     PhaseExit clone =
@@ -471,7 +484,8 @@ final class JobExecution {
                 ws.admission.image().digest(),
                 environment().getSetup(),
                 cachePaths,
-                keyFiles(ws.work.dir()));
+                JobCache.readKeyFiles(
+                    ws.work.dir().resolve("repo"), environment().getCacheKeyFilesList()));
     if (key != null
         && cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
       ws.cache = CacheOutcome.CACHE_HIT;
@@ -526,24 +540,60 @@ final class JobExecution {
   }
 
   /**
-   * The cache key files as the clone has them (null for a missing one), never through a link out of
-   * it.
+   * A hit without a clone container: when the gateway sent the digest of the cache key files at the
+   * job's base commit, the key is known before any container runs, and on a hit the cache is
+   * restored into the empty work volume; the agent container then clones that commit into it
+   * ({@code SPB_CLONE=1}). False, with nothing written, when the request lacks the digest or base
+   * commit (an older gateway) or the cache misses: the clone container runs as before.
    */
-  private Map<String, byte[]> keyFiles(Path workDir) throws IOException {
-    Path repo = workDir.resolve("repo").toRealPath();
-    Map<String, byte[]> files = new TreeMap<>();
-    for (String name : environment().getCacheKeyFilesList()) {
-      Path file = repo.resolve(name).normalize();
-      byte[] contents = null;
-      if (file.startsWith(repo) && Files.isRegularFile(file)) {
-        Path real = file.toRealPath();
-        if (real.startsWith(repo) && Files.size(real) <= KEY_FILE_LIMIT) {
-          contents = Files.readAllBytes(real);
-        }
-      }
-      files.put(name, contents);
+  private boolean restoreBeforeClone(Workspace ws) throws IOException {
+    List<String> cachePaths = environment().getCacheList();
+    String digest = environment().getCacheKeyFilesDigest();
+    if (digest.isEmpty()
+        || request.getBaseSha().isEmpty()
+        || cachePaths.isEmpty()
+        || !cache.enabled()) {
+      return false;
     }
-    return files;
+    String key =
+        JobCache.key(
+            request.getRepo(),
+            ws.admission.image().digest(),
+            environment().getSetup(),
+            cachePaths,
+            digest);
+    InputStream tar = cache.open(request.getRepo(), key);
+    if (tar == null) {
+      return false;
+    }
+    // Extracted while the agent container is created (runAgent waits for both before it starts
+    // it): the create takes about as long as a small cache's restore.
+    ws.restoring = new CompletableFuture<>();
+    Thread restore =
+        new Thread(
+            () -> {
+              try {
+                JobCache.extract(tar, cachePaths, ws.work.dir(), config.sandboxUid());
+                ws.restoring.complete(null);
+              } catch (IOException | RuntimeException e) {
+                ws.restoring.completeExceptionally(e);
+              }
+            },
+            "cache-restore-" + jobId());
+    restore.setDaemon(true);
+    restore.start();
+    ws.cache = CacheOutcome.CACHE_HIT;
+    ws.clonesInAgent = true;
+    ws.pump.runnerLine(
+        "cache hit "
+            + key
+            + " (key files at "
+            + request.getBaseSha()
+            + " as the gateway read them): restoring "
+            + cachePaths
+            + " while the agent container is created, clone and setup phases skipped: the agent"
+            + " container clones");
+    return true;
   }
 
   /** How a phase's container ended: its exit code, or how the runner ended the job meanwhile. */
@@ -666,13 +716,22 @@ final class JobExecution {
   private String runAgent(Workspace ws) throws Exception {
     ws.phase = EventMessages.PHASE_AGENT;
     boolean phased = !environment().getSetup().isEmpty();
+    Map<String, String> env = agentEnvironment(ws, phased ? "agent" : null);
+    if (ws.clonesInAgent) {
+      // The container clones the commit the cache was keyed on; its git relay attempts are then
+      // the agent phase's, as in a job without setup.
+      env.put("SPB_CLONE", "1");
+      env.put("SPB_BASE_SHA", request.getBaseSha());
+    }
     SandboxSpec spec =
-        phaseSpec(
-            ws,
-            ws.egressDir,
-            agentEnvironment(ws, phased ? "agent" : null),
-            ws.session == null ? null : ws.session.noticeDir());
-    containerId = docker.create(spec);
+        phaseSpec(ws, ws.egressDir, env, ws.session == null ? null : ws.session.noticeDir());
+    try {
+      containerId = docker.create(spec);
+    } finally {
+      // The container may start only on the whole cache, and the volume may be cleaned up only
+      // once nothing writes it.
+      awaitRestore(ws);
+    }
     if (cancelReason != null) {
       // Cancelled while the container was being prepared: it never starts.
       ws.pump.runnerLine("job ended before it started: " + cancelReason);
@@ -719,6 +778,23 @@ final class JobExecution {
         logs.close();
       }
       closeQuietly(watch);
+    }
+  }
+
+  /** Waits for the restore of a hit keyed by the gateway, if one runs; rethrows its failure. */
+  private static void awaitRestore(Workspace ws) throws IOException, InterruptedException {
+    if (ws.restoring == null) {
+      return;
+    }
+    try {
+      ws.restoring.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof IOException io) {
+        throw io;
+      }
+      throw new IllegalStateException("cache restore failed", e.getCause());
+    } finally {
+      ws.restoring = null;
     }
   }
 

@@ -12,6 +12,7 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
+import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.runner.env.NpmPackage;
 import ai.spboucher.spbgit.runner.env.NpmRegistry;
 import ai.spboucher.spbgit.runner.env.OwnAddress;
@@ -19,6 +20,7 @@ import ai.spboucher.spbgit.runner.env.PackageIndex;
 import ai.spboucher.spbgit.runner.env.Wheel;
 import ai.spboucher.spbgit.runner.env.WheelBuilder;
 import java.net.InetAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -230,8 +232,9 @@ class EnvironmentJobIT {
             ".spbgit/agent.yml",
             """
         image: python
-        setup: python3 -m venv /work/venv && /work/venv/bin/python -c 'open("/work/venv/made", "w").write("1")'
-        cache: [/work/venv]
+        setup: python3 -m venv /work/venv && /work/venv/bin/python -c 'open("/work/venv/made", "w").write("1")' && mkdir -p .deps && echo 1 > .deps/made
+        cache: [/work/venv, /work/repo/.deps]
+        cache_key_files: [README.md, missing.lock]
         """,
             "README.md",
             "hi\n"));
@@ -249,6 +252,112 @@ class EnvironmentJobIT {
     assertTrue(
         log.contains("[spb-runner] setup phase starting") && log.contains("(image python"), log);
     // The owner sees which phase made each network attempt: the clone's and the agent's pushes.
+    assertTrue(phases(id).contains("clone") && phases(id).contains("agent"), phases(id).toString());
+    // The miss keyed the cache from the clone container's files.
+    java.util.regex.Matcher missKey =
+        java.util.regex.Pattern.compile("cache miss ([0-9a-f]{64})").matcher(log);
+    assertTrue(missKey.find(), log);
+
+    // The hit: keyed from the gateway's digest of the same files at the base commit, restored
+    // before
+    // any clone, cloned by the agent container itself on that commit, the restored files inside the
+    // clone kept out of its status.
+    long since = java.time.Instant.now().getEpochSecond() - 1;
+    String base = done.getString("base_sha");
+    String again =
+        bed.submit(
+                "yml",
+                "test -f /work/venv/made && test -f .deps/made"
+                    + " && test \"$(git rev-parse HEAD)\" = "
+                    + base
+                    + " && test -z \"$(git status --porcelain)\" && echo hit > HIT.txt",
+                "")
+            .getString("id");
+    io.vertx.core.json.JsonObject hit = bed.awaitFinished("yml", again);
+    String hitLog = bed.log(again);
+    assertEquals("ok", hit.getString("exit_reason"), hit.encodePrettily() + "\n" + hitLog);
+    assertEquals("hit", hit.getString("cache"), hit.encodePrettily());
+    assertEquals(done.getString("image_digest"), hit.getString("image_digest"));
+    assertEquals(base, hit.getString("base_sha"));
+    assertTrue(hitLog.contains("cache hit " + missKey.group(1) + " (key files at " + base), hitLog);
+    assertFalse(hitLog.contains("clone phase starting"), hitLog);
+    assertTrue(hitLog.contains("pushed refs/agents/" + again + "/proposal"), hitLog);
+    assertEquals(
+        List.of("spb-job-" + again),
+        containersCreated(again, since),
+        "a hit runs the agent container only");
+    assertEquals(List.of("agent"), phases(again), "the agent container's clone is the agent's");
+  }
+
+  /**
+   * A hit keyed by the gateway's digest clones the commit the digest was read at, also when the
+   * branch moved on meanwhile; when the branch no longer has that commit the job ends 92, the
+   * clone's exit code, rather than run on files the key never saw.
+   */
+  @Test
+  void aGatewayKeyedHitWorksOnItsBaseAfterTheBranchMovedAndEnds92WhenTheBranchLacksIt()
+      throws Exception {
+    bed.createRepo("moved", Map.of("deps.lock", "v1\n", "README.md", "one\n"));
+    Path seed = tmp.resolve("seed-moved");
+    Environment environment =
+        Environment.newBuilder()
+            .setImage("base")
+            .setSetup("mkdir -p /work/deps && echo 1 > /work/deps/made")
+            .addCache("/work/deps")
+            .addCacheKeyFiles("deps.lock")
+            .build();
+    // No digest: the clone container keys the cache from its clone, and setup keeps it.
+    bed.publish(exec("moved", "env-moved-1", 120, "true", "", environment));
+    StatusChange first = bed.awaitFinishedEvent("env-moved-1", Duration.ofMinutes(3));
+    assertEquals("ok", first.getExitReason(), first + "\n" + bed.log("env-moved-1"));
+    String base = bed.git.ok(seed, "rev-parse", "HEAD").output().strip();
+    Environment keyed =
+        environment.toBuilder()
+            .setCacheKeyFilesDigest(
+                JobCache.keyFilesDigest(
+                    new java.util.TreeMap<>(Map.of("deps.lock", "v1\n".getBytes()))))
+            .build();
+
+    Files.writeString(seed.resolve("README.md"), "two\n");
+    bed.git.ok(seed, "commit", "-q", "-am", "main moves on");
+    bed.git.ok(seed, "push", "-q", bed.gateway.pushUrl("moved", bed.gateway.ownerToken), "main");
+    bed.publish(
+        exec(
+                "moved",
+                "env-moved-2",
+                120,
+                "test \"$(git rev-parse HEAD)\" = "
+                    + base
+                    + " && test -f /work/deps/made && grep -qx one README.md",
+                "",
+                keyed)
+            .toBuilder()
+            .setBaseSha(base)
+            .build());
+    StatusChange moved = bed.awaitFinishedEvent("env-moved-2", Duration.ofMinutes(3));
+    String log = bed.log("env-moved-2");
+    assertEquals("ok", moved.getExitReason(), moved + "\n" + log);
+    assertEquals(CacheOutcome.CACHE_HIT, started("env-moved-2").getCache());
+    assertTrue(log.contains("main moved to "), log);
+    assertFalse(log.contains("clone phase starting"), log);
+
+    // A commit main never had (as after a force-push that dropped the job's base).
+    Files.writeString(seed.resolve("README.md"), "never pushed\n");
+    bed.git.ok(seed, "commit", "-q", "-am", "local only");
+    String gone = bed.git.ok(seed, "rev-parse", "HEAD").output().strip();
+    bed.publish(
+        exec("moved", "env-moved-3", 120, "echo should not run", "", keyed).toBuilder()
+            .setBaseSha(gone)
+            .build());
+    StatusChange lacking = bed.awaitFinishedEvent("env-moved-3", Duration.ofMinutes(3));
+    String lackingLog = bed.log("env-moved-3");
+    assertEquals("exit_code:92", lacking.getExitReason(), lacking + "\n" + lackingLog);
+    assertTrue(lackingLog.contains("no longer has the job's base " + gone), lackingLog);
+    assertFalse(lackingLog.contains("should not run"), lackingLog);
+  }
+
+  /** The phases of the job's egress attempts, as the owner's API lists them. */
+  private static List<String> phases(String id) throws Exception {
     String egress =
         bed.gateway
             .api(
@@ -257,19 +366,36 @@ class EnvironmentJobIT {
                 bed.gateway.ownerToken,
                 null)
             .body();
-    List<String> phases =
-        new io.vertx.core.json.JsonArray(egress)
-            .stream()
-                .map(a -> ((io.vertx.core.json.JsonObject) a).getString("phase"))
-                .distinct()
-                .toList();
-    assertTrue(phases.contains("clone") && phases.contains("agent"), egress);
+    return new io.vertx.core.json.JsonArray(egress)
+        .stream()
+            .map(a -> ((io.vertx.core.json.JsonObject) a).getString("phase"))
+            .distinct()
+            .toList();
+  }
 
-    String again = bed.submit("yml", "true", "").getString("id");
-    io.vertx.core.json.JsonObject hit = bed.awaitFinished("yml", again);
-    assertEquals("ok", hit.getString("exit_reason"), hit.encodePrettily() + "\n" + bed.log(again));
-    assertEquals("hit", hit.getString("cache"), hit.encodePrettily());
-    assertEquals(done.getString("image_digest"), hit.getString("image_digest"));
+  /** The names of the job's containers the engine created since {@code since} (epoch seconds). */
+  private static List<String> containersCreated(String jobId, long since) throws Exception {
+    Process events =
+        new ProcessBuilder(
+                "docker",
+                "events",
+                "--since",
+                String.valueOf(since),
+                "--until",
+                String.valueOf(java.time.Instant.now().getEpochSecond() + 1),
+                "--filter",
+                "type=container",
+                "--filter",
+                "event=create",
+                "--filter",
+                "label=" + SandboxSpec.JOB_LABEL + "=" + jobId,
+                "--format",
+                "{{.Actor.Attributes.name}}")
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(events.getInputStream().readAllBytes()).strip();
+    assertEquals(0, events.waitFor(), out);
+    return out.isEmpty() ? List.of() : List.of(out.split("\n"));
   }
 
   @Test

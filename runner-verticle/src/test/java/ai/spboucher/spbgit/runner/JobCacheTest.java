@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.environment.CacheKeyFiles;
+import ai.spboucher.spbgit.testsupport.GitCli;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -13,8 +15,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.eclipse.jgit.lib.Repository;
+import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +48,40 @@ class JobCacheTest {
     java.util.HashMap<String, byte[]> missing = new java.util.HashMap<>();
     missing.put("requirements.txt", null);
     assertNotEquals(key, JobCache.key("demo", "sha256:1", "pip install", PATHS, missing));
+  }
+
+  /**
+   * The gateway's digest of the key files at a commit ({@code CacheKeyFiles}, sent as {@code
+   * cache_key_files_digest}) is the one the runner computes from a git CLI clone of it, so a hit
+   * keyed before the clone finds the cache a miss keyed after it kept.
+   */
+  @Test
+  void theGatewaysKeyFilesDigestIsTheOneTheRunnerReadsFromTheClone() throws Exception {
+    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    Path origin = git.workTree(tmp, "origin");
+    Files.writeString(origin.resolve("requirements.txt"), "flask==3.0\n");
+    Files.createDirectories(origin.resolve("web"));
+    Files.write(origin.resolve("web/package-lock.json"), new byte[] {0, 1, 2, (byte) 0xff});
+    Files.writeString(origin.resolve("run.sh"), "#!/bin/sh\n");
+    Files.setPosixFilePermissions(
+        origin.resolve("run.sh"),
+        java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    git.ok(origin, "add", "-A");
+    git.ok(origin, "commit", "-q", "-m", "key files");
+    Path clone = tmp.resolve("clone");
+    git.ok(tmp, "clone", "-q", origin.toString(), clone.toString());
+    List<String> names =
+        List.of(
+            "web/package-lock.json", "requirements.txt", "run.sh", "absent.lock", "README.md/x");
+
+    String runner = JobCache.keyFilesDigest(JobCache.readKeyFiles(clone, names));
+    try (Repository repository =
+        new FileRepositoryBuilder().setGitDir(origin.resolve(".git").toFile()).build()) {
+      assertEquals(
+          Optional.of(runner), CacheKeyFiles.digest(repository, repository.resolve("HEAD"), names));
+    }
+    Files.writeString(clone.resolve("requirements.txt"), "flask==3.1\n");
+    assertNotEquals(runner, JobCache.keyFilesDigest(JobCache.readKeyFiles(clone, names)));
   }
 
   @Test

@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.gateway.jobs;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.environment.AgentEnvironment;
+import ai.spboucher.spbgit.gateway.environment.CacheKeyFiles;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentReading;
 import ai.spboucher.spbgit.gateway.environment.RepositoryInstructions;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
@@ -36,6 +37,7 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.eclipse.jgit.lib.ObjectId;
 
 /**
  * The job lifecycle on the gateway: create (audit, token, queue), follow (status events from
@@ -83,8 +85,10 @@ public final class JobService {
   /**
    * @param token the job token: a secret, never written to the audit log
    * @param instructions the text of {@code AGENTS.md}: the log records its blob id, which names it
+   * @param cacheKeyFilesDigest the environment's cache key files at the base commit, hashed as the
+   *     runner's cache key takes them ("" when unknown: {@link CacheKeyFiles})
    */
-  private record Unrecorded(String token, String instructions) {}
+  private record Unrecorded(String token, String instructions, String cacheKeyFilesDigest) {}
 
   public JobService(
       Vertx vertx,
@@ -211,7 +215,10 @@ public final class JobService {
             prepared -> {
               pending.put(
                   prepared.id(),
-                  new Unrecorded(prepared.token().token(), prepared.instructions().text()));
+                  new Unrecorded(
+                      prepared.token().token(),
+                      prepared.instructions().text(),
+                      prepared.cacheKeyFilesDigest()));
               return record(createdEntry(prepared, repo, request, model, agent, owner))
                   .onFailure(e -> pending.remove(prepared.id()));
             })
@@ -602,7 +609,9 @@ public final class JobService {
 
   /**
    * A new job's id, deadline, signed token, base commit, environment and instructions (both from
-   * the default branch), before anything is recorded.
+   * the default branch), before anything is recorded, with the digest of the environment's cache
+   * key files at the base commit ("" when there is no setup or it cannot be read exactly: {@link
+   * CacheKeyFiles}).
    */
   private record Prepared(
       String id,
@@ -610,11 +619,13 @@ public final class JobService {
       JobTokenSigner.Issued token,
       String baseSha,
       AgentEnvironment environment,
-      RepositoryInstructions instructions) {}
+      RepositoryInstructions instructions,
+      String cacheKeyFilesDigest) {}
 
   /**
-   * Blocking: reads the base branch, the environment file of the default branch and, for a job of
-   * the built-in agent, its {@code AGENTS.md}, and signs the job's token.
+   * Blocking: reads the base branch, the environment file of the default branch, the cache key
+   * files at the base commit and, for a job of the built-in agent, its {@code AGENTS.md}, and signs
+   * the job's token.
    *
    * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot
    *     be used
@@ -625,10 +636,19 @@ public final class JobService {
     String baseSha = requireBranch(repo, baseRef);
     AgentEnvironment environment;
     RepositoryInstructions instructions = RepositoryInstructions.NONE;
+    String cacheKeyFilesDigest = "";
     try (var repository = repos.open(repo)) {
       environment = EnvironmentReading.of(repository).require();
       if (builtin) {
         instructions = RepositoryInstructions.of(repository);
+      }
+      // Only a setup phase is cached; with the digest a runner's cache hit needs no clone
+      // container.
+      if (!environment.setup().isEmpty() && !environment.cache().isEmpty()) {
+        cacheKeyFilesDigest =
+            CacheKeyFiles.digest(
+                    repository, ObjectId.fromString(baseSha), environment.cacheKeyFiles())
+                .orElse("");
       }
     }
     String id = JobIds.next(clock);
@@ -636,7 +656,8 @@ public final class JobService {
     JobTokenSigner.Issued token =
         tokens.issueToken(
             id, repo.value(), Duration.between(clock.instant(), deadline).plusMinutes(2));
-    return new Prepared(id, deadline, token, baseSha, environment, instructions);
+    return new Prepared(
+        id, deadline, token, baseSha, environment, instructions, cacheKeyFilesDigest);
   }
 
   /**
@@ -691,7 +712,9 @@ public final class JobService {
         .setExecCommand(job.execCommand() == null ? "" : job.execCommand())
         .setTestCommand(job.testCommand() == null ? "" : job.testCommand())
         .setLimits(Limits.newBuilder().setWallSeconds(wallLimit.toSeconds()))
-        .setEnvironment(environmentOf(job))
+        .setEnvironment(
+            environmentOf(job).toBuilder().setCacheKeyFilesDigest(unrecorded.cacheKeyFilesDigest()))
+        .setBaseSha(job.baseSha() == null ? "" : job.baseSha())
         .setJobToken(unrecorded.token())
         .setInstructions(unrecorded.instructions())
         .setInstructionsBlob(job.instructionsBlob() == null ? "" : job.instructionsBlob())
