@@ -9,14 +9,11 @@ import ai.spboucher.spbgit.proto.CodingAgent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,7 +33,7 @@ class AgentPageIT {
   private static final String HOSTILE_VERSION = "2.1.328 <img src=x onerror=\"window.__pwned=1\">";
 
   @TempDir static Path tmp;
-  static NatsServer nats;
+  static PageBed bed;
   static TestGateway gateway;
   static Connection runner;
   static Browser browser;
@@ -44,18 +41,10 @@ class AgentPageIT {
 
   @BeforeAll
   static void start() throws Exception {
-    Browser.requireChromium();
-    nats = NatsServer.start(tmp.resolve("nats"));
-    gateway =
-        TestGateway.start(
-            tmp.resolve("data"),
-            new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
-    runner = Nats.connect(nats.url());
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
+    bed = PageBed.start(tmp, new JsonObject().put("model", "gpt-test"));
+    gateway = bed.gateway;
+    runner = bed.runner;
+    browser = bed.browser;
     git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     gateway.createRepo("demo");
     git.ok(
@@ -64,23 +53,12 @@ class AgentPageIT {
         "-q",
         gateway.pushUrl("demo", gateway.ownerToken),
         "main");
-    browser = Browser.start(tmp.resolve("chromium"), gateway.baseUrl);
-    browser.signIn(gateway.ownerToken, "/agent-jobs");
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (browser != null) {
-      browser.close();
-    }
-    if (runner != null) {
-      runner.close();
-    }
-    if (gateway != null) {
-      gateway.close();
-    }
-    if (nats != null) {
-      nats.close();
+    if (bed != null) {
+      bed.close();
     }
   }
 

@@ -13,15 +13,12 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,39 +40,23 @@ class EnvironmentPageIT {
           + "approving it changes what future jobs may reach";
 
   @TempDir static Path tmp;
-  static NatsServer nats;
+  static PageBed bed;
   static TestGateway gateway;
   static Connection runner;
   static Browser browser;
 
   @BeforeAll
   static void start() throws Exception {
-    Browser.requireChromium();
-    nats = NatsServer.start(tmp.resolve("nats"));
-    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
-    runner = Nats.connect(nats.url());
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
-    browser = Browser.start(tmp.resolve("chromium"), gateway.baseUrl);
-    browser.signIn(gateway.ownerToken, "/agent-jobs");
+    bed = PageBed.start(tmp, new JsonObject());
+    gateway = bed.gateway;
+    runner = bed.runner;
+    browser = bed.browser;
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (browser != null) {
-      browser.close();
-    }
-    if (runner != null) {
-      runner.close();
-    }
-    if (gateway != null) {
-      gateway.close();
-    }
-    if (nats != null) {
-      nats.close();
+    if (bed != null) {
+      bed.close();
     }
   }
 

@@ -8,15 +8,12 @@ import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,7 +33,7 @@ class ReviewCommentsPageIT {
       "<img src=x onerror=window.__pwned=1> \u001b[31mred\u001b[0m </textarea><script>window.__pwned=2</script>";
 
   @TempDir static Path tmp;
-  static NatsServer nats;
+  static PageBed bed;
   static TestGateway gateway;
   static Connection runner;
   static Browser browser;
@@ -44,37 +41,18 @@ class ReviewCommentsPageIT {
 
   @BeforeAll
   static void start() throws Exception {
-    Browser.requireChromium();
-    nats = NatsServer.start(tmp.resolve("nats"));
-    gateway =
-        TestGateway.start(
-            tmp.resolve("data"),
-            new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
-    runner = Nats.connect(nats.url());
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
+    bed = PageBed.start(tmp, new JsonObject().put("model", "gpt-test"));
+    gateway = bed.gateway;
+    runner = bed.runner;
+    browser = bed.browser;
     git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     gateway.createRepo("demo");
-    browser = Browser.start(tmp.resolve("chromium"), gateway.baseUrl);
-    browser.signIn(gateway.ownerToken, "/agent-jobs");
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (browser != null) {
-      browser.close();
-    }
-    if (runner != null) {
-      runner.close();
-    }
-    if (gateway != null) {
-      gateway.close();
-    }
-    if (nats != null) {
-      nats.close();
+    if (bed != null) {
+      bed.close();
     }
   }
 
