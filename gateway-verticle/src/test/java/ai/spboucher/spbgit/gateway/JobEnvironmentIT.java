@@ -11,7 +11,6 @@ import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
@@ -95,13 +94,13 @@ class JobEnvironmentIT {
         "the file's test is the default");
     assertEquals("a runner offering image 'python'", job.getString("waiting_for"));
 
-    JsonObject created = auditEntry(job.getString("id"), "job_created");
+    JsonObject created = gateway.auditEntry(job.getString("id"), "job_created");
     assertEquals("python", created.getString("image"));
     assertEquals(
         environment.getString("hash"), created.getJsonObject("environment").getString("hash"));
     assertEquals(blob, created.getJsonObject("environment").getString("blob"));
 
-    JobRequest request = requestOf(job.getString("id"));
+    JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, job.getString("id"));
     String head = git.ok(work, "rev-parse", "main").output().strip();
     assertEquals(head, request.getBaseSha(), "the commit the key files were read at");
     Environment sent = request.getEnvironment();
@@ -131,7 +130,7 @@ class JobEnvironmentIT {
     assertEquals("sha256:" + "ab".repeat(32), started.getString("image_digest"));
     assertEquals("hit", started.getString("cache"));
     assertNull(started.getValue("waiting_for"), "a runner has it");
-    JsonObject startEntry = auditEntry(job.getString("id"), "job_started");
+    JsonObject startEntry = gateway.auditEntry(job.getString("id"), "job_started");
     assertEquals("hit", startEntry.getString("cache"));
     assertEquals("sha256:" + "ab".repeat(32), startEntry.getString("image_digest"));
 
@@ -200,7 +199,11 @@ class JobEnvironmentIT {
     assertEquals("base", job.getJsonObject("environment").getString("image"));
     assertNull(job.getJsonObject("environment").getValue("blob"));
     assertEquals("a runner offering image 'base'", job.getString("waiting_for"));
-    assertEquals("base", requestOf(job.getString("id")).getEnvironment().getImage());
+    assertEquals(
+        "base",
+        RunnerStandIn.queuedRequest(runner, gateway, job.getString("id"))
+            .getEnvironment()
+            .getImage());
 
     gateway.createRepo("empty");
     JsonObject empty = get("/api/v1/repos/empty/agent-environment");
@@ -230,7 +233,7 @@ class JobEnvironmentIT {
     assertEquals("wide", job.getString("base"));
     assertEquals(
         "python", job.getJsonObject("environment").getString("image"), job.encodePrettily());
-    JobRequest request = requestOf(job.getString("id"));
+    JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, job.getString("id"));
     // The key files are read at the job's base, where its clone will be.
     String head = git.ok(work, "rev-parse", "wide").output().strip();
     assertEquals(head, request.getBaseSha(), "the commit the key files were read at");
@@ -248,7 +251,7 @@ class JobEnvironmentIT {
     Path work = repoWithFile("prop", PYTHON_FILE);
     JsonObject first = createJob("prop", new JsonObject().put("task", "widen").put("exec", "true"));
     String id = first.getString("id");
-    JobRequest request = requestOf(id);
+    JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
     publishStatusOf(
         id,
         StatusChange.newBuilder()
@@ -284,7 +287,11 @@ class JobEnvironmentIT {
         "python",
         next.getJsonObject("environment").getString("image"),
         "the proposal is not approved");
-    assertEquals(List.of(), requestOf(next.getString("id")).getEnvironment().getEgressList());
+    assertEquals(
+        List.of(),
+        RunnerStandIn.queuedRequest(runner, gateway, next.getString("id"))
+            .getEnvironment()
+            .getEgressList());
 
     HttpResponse<String> approved =
         gateway.api(
@@ -298,7 +305,9 @@ class JobEnvironmentIT {
         "node", after.getJsonObject("environment").getString("image"), after.encodePrettily());
     assertEquals(
         List.of("evil.example.org:443"),
-        requestOf(after.getString("id")).getEnvironment().getEgressList());
+        RunnerStandIn.queuedRequest(runner, gateway, after.getString("id"))
+            .getEnvironment()
+            .getEgressList());
   }
 
   @Test
@@ -306,7 +315,7 @@ class JobEnvironmentIT {
     Path work = repoWithFile("calm", PYTHON_FILE);
     String id =
         createJob("calm", new JsonObject().put("task", "t").put("exec", "true")).getString("id");
-    JobRequest request = requestOf(id);
+    JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
     Files.writeString(work.resolve("spbgit.txt"), "not the environment\n");
     git.ok(work, "add", ".");
     git.ok(work, "commit", "-q", "-m", "a file named like it");
@@ -354,28 +363,6 @@ class JobEnvironmentIT {
         gateway.api("GET", "/api/v1/agent-jobs?repo=" + repo, gateway.ownerToken, null);
     assertEquals(200, response.statusCode(), response.body());
     return new JsonArray(response.body());
-  }
-
-  private static JsonObject auditEntry(String job, String event) throws Exception {
-    HttpResponse<String> response =
-        gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null);
-    return new JsonArray(response.body())
-        .stream()
-            .map(JsonObject.class::cast)
-            .filter(e -> event.equals(e.getString("event")))
-            .findFirst()
-            .orElseThrow(
-                () -> new AssertionError("no " + event + " for " + job + ": " + response.body()));
-  }
-
-  /**
-   * The job's request as the queue stored it, read by the sequence {@code job_dispatched} recorded:
-   * whichever runner consumer it is routed to, it stays there (no runner takes it in this test).
-   */
-  private static JobRequest requestOf(String job) throws Exception {
-    long sequence = auditEntry(job, "job_dispatched").getLong("queue_seq");
-    return JobRequest.parseFrom(
-        runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
   }
 
   /** A job's STARTED as status event 1, anything after it as 2. */

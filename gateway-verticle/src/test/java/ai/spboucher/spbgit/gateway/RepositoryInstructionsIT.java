@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.proto.JobRequest;
-import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServerProcess;
 import io.nats.client.Connection;
@@ -70,12 +69,13 @@ class RepositoryInstructionsIT {
 
     assertEquals(blob, job.getString("instructions_blob"), job.encodePrettily());
     assertEquals(
-        blob, auditEntry(job.getString("id"), "job_created").getString("instructions_blob"));
+        blob,
+        gateway.auditEntry(job.getString("id"), "job_created").getString("instructions_blob"));
     assertEquals(
         blob,
         get("/api/v1/repos/given/agent-jobs/" + job.getString("id"))
             .getString("instructions_blob"));
-    JobRequest sent = requestOf(job.getString("id"));
+    JobRequest sent = RunnerStandIn.queuedRequest(runner, gateway, job.getString("id"));
     assertEquals(OWNERS, sent.getInstructions());
     assertEquals(blob, sent.getInstructionsBlob());
   }
@@ -92,7 +92,9 @@ class RepositoryInstructionsIT {
     JsonObject job = createJob("based", new JsonObject().put("task", "t").put("base", "loose"));
 
     assertEquals(blob, job.getString("instructions_blob"), job.encodePrettily());
-    assertEquals(OWNERS, requestOf(job.getString("id")).getInstructions());
+    assertEquals(
+        OWNERS,
+        RunnerStandIn.queuedRequest(runner, gateway, job.getString("id")).getInstructions());
   }
 
   @Test
@@ -101,7 +103,7 @@ class RepositoryInstructionsIT {
     String blob = git.ok(work, "rev-parse", "main:AGENTS.md").output().strip();
     JsonObject first = createJob("edited", new JsonObject().put("task", "loosen the rules"));
     String id = first.getString("id");
-    JobRequest request = requestOf(id);
+    JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
     Files.writeString(work.resolve("AGENTS.md"), "Never run the tests.\n");
     git.ok(work, "commit", "-q", "-am", "loosen\n\nAgent-Job: " + id);
     git.ok(
@@ -117,7 +119,9 @@ class RepositoryInstructionsIT {
         "the job ran with what it was given");
     JsonObject next = createJob("edited", new JsonObject().put("task", "t"));
     assertEquals(blob, next.getString("instructions_blob"), "the proposal is not approved");
-    assertEquals(OWNERS, requestOf(next.getString("id")).getInstructions());
+    assertEquals(
+        OWNERS,
+        RunnerStandIn.queuedRequest(runner, gateway, next.getString("id")).getInstructions());
   }
 
   @Test
@@ -128,9 +132,13 @@ class RepositoryInstructionsIT {
     JsonObject none = createJob("plain", new JsonObject().put("task", "t"));
     assertNull(none.getValue("instructions_blob"), none.encodePrettily());
     assertTrue(none.containsKey("instructions_blob"));
-    assertTrue(auditEntry(none.getString("id"), "job_created").containsKey("instructions_blob"));
-    assertEquals("", requestOf(none.getString("id")).getInstructions());
-    assertEquals("", requestOf(none.getString("id")).getInstructionsBlob());
+    assertTrue(
+        gateway.auditEntry(none.getString("id"), "job_created").containsKey("instructions_blob"));
+    assertEquals(
+        "", RunnerStandIn.queuedRequest(runner, gateway, none.getString("id")).getInstructions());
+    assertEquals(
+        "",
+        RunnerStandIn.queuedRequest(runner, gateway, none.getString("id")).getInstructionsBlob());
 
     repoWithAgentsMd("others", OWNERS);
     for (JsonObject body :
@@ -140,7 +148,8 @@ class RepositoryInstructionsIT {
         }) {
       JsonObject job = createJob("others", body);
       assertNull(job.getValue("instructions_blob"), job.encodePrettily());
-      assertEquals("", requestOf(job.getString("id")).getInstructions());
+      assertEquals(
+          "", RunnerStandIn.queuedRequest(runner, gateway, job.getString("id")).getInstructions());
     }
   }
 
@@ -165,7 +174,11 @@ class RepositoryInstructionsIT {
 
     repoWithAgentsMd("exact", "y".repeat(32 * 1024));
     JsonObject exact = createJob("exact", new JsonObject().put("task", "t"));
-    assertEquals(32 * 1024, requestOf(exact.getString("id")).getInstructions().length());
+    assertEquals(
+        32 * 1024,
+        RunnerStandIn.queuedRequest(runner, gateway, exact.getString("id"))
+            .getInstructions()
+            .length());
   }
 
   @Test
@@ -221,24 +234,5 @@ class RepositoryInstructionsIT {
         gateway.api("GET", "/api/v1/agent-jobs?repo=" + repo, gateway.ownerToken, null);
     assertEquals(200, response.statusCode(), response.body());
     return new JsonArray(response.body());
-  }
-
-  private static JsonObject auditEntry(String job, String event) throws Exception {
-    HttpResponse<String> response =
-        gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null);
-    return new JsonArray(response.body())
-        .stream()
-            .map(JsonObject.class::cast)
-            .filter(e -> event.equals(e.getString("event")))
-            .findFirst()
-            .orElseThrow(
-                () -> new AssertionError("no " + event + " for " + job + ": " + response.body()));
-  }
-
-  /** The job's request as the queue stored it, read by the sequence {@code job_dispatched} says. */
-  private static JobRequest requestOf(String job) throws Exception {
-    long sequence = auditEntry(job, "job_dispatched").getLong("queue_seq");
-    return JobRequest.parseFrom(
-        runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
   }
 }

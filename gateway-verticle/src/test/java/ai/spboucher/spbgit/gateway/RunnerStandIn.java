@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.nats.client.Connection;
@@ -30,5 +31,16 @@ public final class RunnerStandIn {
             Subjects.statusEvents(id),
             event.toByteArray(),
             PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  }
+
+  /**
+   * The request of {@code job} as a runner takes it from the queue: the message at the sequence its
+   * {@code job_dispatched} entry records.
+   */
+  public static JobRequest queuedRequest(Connection nats, TestGateway gateway, String job)
+      throws Exception {
+    long sequence = gateway.auditEntry(job, "job_dispatched").getLong("queue_seq");
+    return JobRequest.parseFrom(
+        nats.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
   }
 }

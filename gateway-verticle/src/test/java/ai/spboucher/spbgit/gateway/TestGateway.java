@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway;
 
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.net.URI;
@@ -117,6 +118,18 @@ public final class TestGateway implements AutoCloseable {
 
   public HttpResponse<byte[]> raw(HttpRequest request) throws Exception {
     return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  /** The first audit entry of {@code job} with {@code event}, as the owner's API lists it. */
+  public JsonObject auditEntry(String job, String event) throws Exception {
+    HttpResponse<String> response = api("GET", "/api/v1/agent-jobs?job=" + job, ownerToken, null);
+    return new JsonArray(response.body())
+        .stream()
+            .map(JsonObject.class::cast)
+            .filter(e -> event.equals(e.getString("event")))
+            .findFirst()
+            .orElseThrow(
+                () -> new AssertionError("no " + event + " for " + job + ": " + response.body()));
   }
 
   public void createRepo(String name) throws Exception {

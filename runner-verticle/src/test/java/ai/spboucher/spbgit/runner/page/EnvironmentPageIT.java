@@ -11,10 +11,8 @@ import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import io.nats.client.Connection;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -106,7 +104,7 @@ class EnvironmentPageIT {
         "the script is text");
     assertFalse(browser.byId("environment-warning").isDisplayed());
 
-    JobRequest request = requestOf(id);
+    JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
     RunnerStandIn.publishStatus(
         runner,
         id,
@@ -162,21 +160,5 @@ class EnvironmentPageIT {
   private static void openJob(String id) {
     browser.open("/repos/py/agent-jobs/" + id);
     browser.waitFor(d -> d.findElement(By.id("task")).getText().equals("Loading…") ? null : true);
-  }
-
-  /** The request as the queue stored it, by the sequence job_dispatched recorded. */
-  private static JobRequest requestOf(String job) throws Exception {
-    JsonArray entries =
-        new JsonArray(
-            gateway.api("GET", "/api/v1/agent-jobs?job=" + job, gateway.ownerToken, null).body());
-    long sequence =
-        entries.stream()
-            .map(JsonObject.class::cast)
-            .filter(e -> "job_dispatched".equals(e.getString("event")))
-            .findFirst()
-            .orElseThrow()
-            .getLong("queue_seq");
-    return JobRequest.parseFrom(
-        runner.jetStreamManagement().getMessage(Subjects.JOBS_STREAM, sequence).getData());
   }
 }
