@@ -22,6 +22,9 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
@@ -80,6 +83,9 @@ public final class JobRoutes {
     contract.validated(router.post(job + "/approve"), "approveJob").handler(this::approve);
     contract.validated(router.post(job + "/reject"), "rejectJob").handler(this::reject);
     contract.validated(router.delete(job + "/refs"), "deleteJobRefs").handler(this::deleteRefs);
+    contract
+        .validated(router.get("/api/v1/repos/:name/agent-groups/:gid"), "getJobGroup")
+        .handler(this::group);
     comments.mount(router, job);
     contract
         .validated(router.get("/api/v1/agent-jobs"), "listAuditEntries")
@@ -97,11 +103,92 @@ public final class JobRoutes {
   private void create(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
-    jobs.create(repo, newJob(Responses.jsonBody(ctx)), owner)
-        // A job this new has pushed nothing yet: no repository read for its proposal.
-        .map(job -> job.toJson(WorkShas.NONE))
-        .onSuccess(job -> Responses.json(ctx, 201, job))
+    JsonObject body = Responses.jsonBody(ctx);
+    int attempts = attemptsOf(body);
+    NewJob request = newJob(body);
+    if (attempts == 1) {
+      jobs.create(repo, request, owner)
+          // A job this new has pushed nothing yet: no repository read for its proposal.
+          .map(job -> job.toJson(WorkShas.NONE))
+          .onSuccess(job -> Responses.json(ctx, 201, job))
+          .onFailure(ctx::fail);
+      return;
+    }
+    jobs.createGroup(repo, request, owner, attempts)
+        .map(
+            group ->
+                new JsonObject()
+                    .put("group", group.getKey())
+                    .put("jobs", new JsonArray(group.getValue().stream().map(Job::id).toList())))
+        .onSuccess(group -> Responses.json(ctx, 201, group))
         .onFailure(ctx::fail);
+  }
+
+  /** Best-of-N: how many sibling jobs to start, 1 (a lone job, today's answer) when left out. */
+  private static int attemptsOf(JsonObject body) {
+    Object value = body.getValue("attempts");
+    if (value == null) {
+      return 1;
+    }
+    if (!(value instanceof Integer attempts)
+        || attempts < 1
+        || attempts > JobService.MAX_ATTEMPTS) {
+      throw new BadRequestException(
+          "'attempts' must be an integer from 1 to " + JobService.MAX_ATTEMPTS);
+    }
+    return attempts;
+  }
+
+  /**
+   * The attempts of a best-of-N group side by side: how each ended, its tests, spend and duration,
+   * and where to review its proposal. No diff stat: it would read every proposal's diff; the
+   * proposal page has it.
+   */
+  private void group(RoutingContext ctx) {
+    ApiRoutes.requireOwner(ctx);
+    RepoName repo = RepoName.of(ctx.pathParam("name"));
+    String group = ctx.pathParam("gid");
+    List<Job> attempts =
+        jobs.group(group).stream().filter(j -> j.repo().equals(repo.value())).toList();
+    if (attempts.isEmpty()) {
+      throw new JobNotFoundException("no group " + group + " in " + repo);
+    }
+    views
+        .of(repo, attempts)
+        .map(
+            list ->
+                new JsonObject()
+                    .put("group", group)
+                    .put("repo", repo.value())
+                    .put("task", attempts.get(0).task())
+                    .put(
+                        "jobs", new JsonArray(list.stream().map(j -> attemptOf(repo, j)).toList())))
+        .onSuccess(json -> Responses.json(ctx, 200, json))
+        .onFailure(ctx::fail);
+  }
+
+  private static JsonObject attemptOf(RepoName repo, JsonObject job) {
+    JsonObject spend = job.getJsonObject("spend");
+    return new JsonObject()
+        .put("id", job.getString("id"))
+        .put("status", job.getString("status"))
+        .put("exit_reason", job.getString("exit_reason"))
+        .put("test_result", job.getString("test_result"))
+        .put("input_tokens", spend == null ? null : spend.getLong("input_tokens"))
+        .put("output_tokens", spend == null ? null : spend.getLong("output_tokens"))
+        .put(
+            "duration_seconds",
+            secondsBetween(job.getString("started_at"), job.getString("finished_at")))
+        .put("proposal_sha", job.getString("proposal_sha"))
+        .put("decision", job.getJsonObject("decision"))
+        .put("proposal_page", "/repos/" + repo.value() + "/agent-jobs/" + job.getString("id"));
+  }
+
+  /** Whole seconds from start to end, or null until both are known. */
+  private static Long secondsBetween(String start, String end) {
+    return start == null || end == null
+        ? null
+        : Duration.between(Instant.parse(start), Instant.parse(end)).toSeconds();
   }
 
   /**

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
  *     {ref, old, new}}), at most {@link JobBook#MAX_REFS_LISTED}, least recently written first
  * @param status one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
  * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected",
- *     "branch", "sha", "by", "at"}}
+ *     "branch", "sha", "by", "at"}}, or {@code {"decision": "superseded", "by", "at",
+ *     "superseded_by"}} for an attempt whose sibling was approved
  * @param model the model of an llm-mode job, or of an exec-mode job's model endpoint; null for an
  *     exec-mode job without one
  * @param spend the model spend the runner metered, or null: {@code {"provider", "model",
@@ -30,6 +31,7 @@ import java.util.function.Consumer;
  * @param execModel whether an exec-mode job has the model endpoint (it named a {@code model})
  * @param instructionsBlob the blob id of the {@code AGENTS.md} a built-in agent job was given (from
  *     the default branch when it was created), or null when it was given none
+ * @param group the id of the best-of-N group the job is one attempt of, or null for a lone job
  */
 public record Job(
     String id,
@@ -62,7 +64,8 @@ public record Job(
     String agent,
     String agentVersion,
     boolean execModel,
-    String instructionsBlob) {
+    String instructionsBlob,
+    String group) {
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -138,7 +141,8 @@ public record Job(
         .put("image_digest", imageDigest)
         .put("cache", cache)
         .put("instructions_blob", instructionsBlob)
-        .put("waiting_for", waitingFor());
+        .put("waiting_for", waitingFor())
+        .put("group", group);
   }
 
   /** The image name the job needs a runner to offer. */
@@ -239,7 +243,8 @@ public record Job(
           agent,
           agentVersion,
           from.execModel,
-          from.instructionsBlob);
+          from.instructionsBlob,
+          from.group);
     }
   }
 }

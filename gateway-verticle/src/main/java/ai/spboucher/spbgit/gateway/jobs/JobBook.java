@@ -31,6 +31,10 @@ public final class JobBook {
   public static final String FINISHED = "job_finished";
   public static final String APPROVED = "job_approved";
   public static final String REJECTED = "job_rejected";
+
+  /** Another attempt of the job's group was approved. */
+  public static final String SUPERSEDED = "job_superseded";
+
   public static final String REFS_DELETED = "refs_deleted";
   public static final String REVIEW_COMMENT = "review_comment";
 
@@ -129,6 +133,19 @@ public final class JobBook {
                               .put("sha", entry.getString("sha"))
                               .put("by", entry.getString("approver"))
                               .put("at", entry.getString("ts")));
+          // Only an undecided attempt is superseded: the approval of a sibling never overrides
+          // the owner's own decision on this one.
+          case SUPERSEDED ->
+              job.decision() != null
+                  ? job
+                  : job.with(
+                      b ->
+                          b.decision =
+                              new JsonObject()
+                                  .put("decision", "superseded")
+                                  .put("superseded_by", entry.getString("superseded_by"))
+                                  .put("by", entry.getString("approver"))
+                                  .put("at", entry.getString("ts")));
           default -> job;
         };
     jobs.put(id, next);
@@ -149,6 +166,11 @@ public final class JobBook {
     }
     list.sort(Comparator.comparing(Job::id).reversed());
     return list;
+  }
+
+  /** The attempts of one best-of-N group, oldest first (empty for an unknown group). */
+  public List<Job> group(String group) {
+    return jobs.values().stream().filter(j -> group.equals(j.group())).toList();
   }
 
   /** The job's review comments, oldest first (empty for an unknown job). */
@@ -222,7 +244,8 @@ public final class JobBook {
         isExec ? null : e.getString("agent", CodingAgent.BUILTIN.id()),
         e.getString("agent_version"),
         e.getBoolean("exec_model", false),
-        e.getString("instructions_blob"));
+        e.getString("instructions_blob"),
+        e.getString("group"));
   }
 
   private static String nonEmpty(String value, String fallback) {

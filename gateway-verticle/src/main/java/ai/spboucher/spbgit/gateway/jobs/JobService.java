@@ -28,6 +28,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -191,6 +192,50 @@ public final class JobService {
    * coding agent, refused at once when no model provider is configured.
    */
   public Future<Job> create(RepoName repo, NewJob request, Principal.Owner owner) {
+    return create(repo, request, owner, null);
+  }
+
+  /** The most attempts one best-of-N request may start. */
+  public static final int MAX_ATTEMPTS = 4;
+
+  /**
+   * Records and queues {@code attempts} sibling jobs of one best-of-N group: each an ordinary job
+   * (its own id, token, refs and gates) with the same task, base and environment, whose {@code
+   * job_created} entry names the group. They are created one after the other, so a refusal (an
+   * unknown model, an unreachable queue) comes before any is recorded; the runners then take them
+   * in parallel as they have slots. A job that was created stays created if a later one fails.
+   *
+   * @return the group's id and its jobs, in creation order
+   */
+  public Future<Map.Entry<String, List<Job>>> createGroup(
+      RepoName repo, NewJob request, Principal.Owner owner, int attempts) {
+    if (attempts < 1 || attempts > MAX_ATTEMPTS) {
+      return Future.failedFuture(
+          new InvalidJobException("'attempts' must be 1 to " + MAX_ATTEMPTS));
+    }
+    String group = JobIds.next(clock);
+    Future<List<Job>> created = Future.succeededFuture(List.of());
+    for (int i = 0; i < attempts; i++) {
+      created =
+          created.compose(
+              soFar ->
+                  create(repo, request, owner, group)
+                      .map(
+                          job -> {
+                            List<Job> next = new ArrayList<>(soFar);
+                            next.add(job);
+                            return List.copyOf(next);
+                          }));
+    }
+    return created.map(jobs -> Map.entry(group, jobs));
+  }
+
+  /** The attempts of one best-of-N group, oldest first; empty for an unknown group. */
+  public List<Job> group(String group) {
+    return book.group(group);
+  }
+
+  private Future<Job> create(RepoName repo, NewJob request, Principal.Owner owner, String group) {
     String model;
     Optional<CodingAgent> agent;
     JobQueue connected;
@@ -219,7 +264,9 @@ public final class JobService {
                       prepared.token().token(),
                       prepared.instructions().text(),
                       prepared.cacheKeyFilesDigest()));
-              return record(createdEntry(prepared, repo, request, model, agent, owner))
+              return record(
+                      createdEntry(prepared, repo, request, model, agent, owner)
+                          .put("group", group))
                   .onFailure(e -> pending.remove(prepared.id()));
             })
         .compose(
@@ -325,6 +372,9 @@ public final class JobService {
     if (decided != null && "rejected".equals(decided.getString("decision"))) {
       return Future.failedFuture(new JobStateException("job " + job.id() + " was rejected"));
     }
+    if (decided != null && SUPERSEDED.equals(decided.getString("decision"))) {
+      return Future.failedFuture(supersededRefusal(job));
+    }
     if (decided != null
         && (!branch.equals(decided.getString("branch")) || !sha.equals(decided.getString("sha")))) {
       return Future.failedFuture(
@@ -348,11 +398,53 @@ public final class JobService {
                             .put("branch", branch)
                             .put("sha", sha)
                             .put("approver", owner.tokenId())
-                            .put("result", result.name().toLowerCase())));
+                            .put("result", result.name().toLowerCase())))
+        // Also on a repeated approval: it completes superseding that an earlier one left undone.
+        .compose(approved -> supersedeSiblings(approved, owner));
+  }
+
+  private static final String SUPERSEDED = "superseded";
+
+  /**
+   * Records {@code job_superseded} for the approved job's undecided siblings, one entry each; their
+   * refs stay until the owner deletes them. The future carries the approved job.
+   */
+  private Future<Job> supersedeSiblings(Job approved, Principal.Owner owner) {
+    if (approved.group() == null) {
+      return Future.succeededFuture(approved);
+    }
+    Future<Job> chain = Future.succeededFuture(approved);
+    for (Job sibling : book.group(approved.group())) {
+      if (sibling.id().equals(approved.id()) || sibling.decision() != null) {
+        continue;
+      }
+      chain =
+          chain.compose(
+              v ->
+                  record(
+                      entry(JobBook.SUPERSEDED, sibling.id())
+                          .put("repo", sibling.repo())
+                          .put("group", approved.group())
+                          .put("superseded_by", approved.id())
+                          .put("approver", owner.tokenId())));
+    }
+    return chain.map(v -> book.get(approved.id()).orElse(approved));
+  }
+
+  private static JobStateException supersededRefusal(Job job) {
+    return new JobStateException(
+        "job "
+            + job.id()
+            + " was superseded: job "
+            + job.decision().getString("superseded_by")
+            + " of its group was approved");
   }
 
   public Future<Job> reject(Job job, Principal.Owner owner) {
     JsonObject decided = job.decision();
+    if (decided != null && SUPERSEDED.equals(decided.getString("decision"))) {
+      return Future.failedFuture(supersededRefusal(job));
+    }
     if (decided != null) {
       return "rejected".equals(decided.getString("decision"))
           ? Future.succeededFuture(job)

@@ -48,6 +48,32 @@ class JobBookTest {
   }
 
   @Test
+  void supersedesOnlyUndecidedAttemptsOfAGroup() {
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                created("a").put("group", "g"),
+                created("b").put("group", "g"),
+                created("c").put("group", "g"),
+                created("lone"),
+                e(JobBook.REJECTED, "c").put("approver", "owner"),
+                e(JobBook.APPROVED, "a").put("branch", "agent/a").put("sha", "s1"),
+                e(JobBook.SUPERSEDED, "b").put("superseded_by", "a").put("approver", "owner"),
+                e(JobBook.SUPERSEDED, "c").put("superseded_by", "a").put("approver", "owner"),
+                // A replayed duplicate changes nothing.
+                e(JobBook.SUPERSEDED, "b").put("superseded_by", "x")));
+    assertEquals(List.of("a", "b", "c"), book.group("g").stream().map(Job::id).toList());
+    assertEquals("g", book.get("a").get().group());
+    assertEquals(null, book.get("lone").get().group());
+    JsonObject superseded = book.get("b").get().decision();
+    assertEquals("superseded", superseded.getString("decision"));
+    assertEquals("a", superseded.getString("superseded_by"));
+    assertEquals("owner", superseded.getString("by"));
+    assertEquals("rejected", book.get("c").get().decision().getString("decision"));
+    assertEquals("approved", book.get("a").get().decision().getString("decision"));
+  }
+
+  @Test
   void replaysReviewCommentsInOrderOnceEachAndLeavesTheJobAsItWas() {
     JsonObject onLine =
         e(JobBook.REVIEW_COMMENT, "a")

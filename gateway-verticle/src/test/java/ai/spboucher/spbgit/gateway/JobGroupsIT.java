@@ -1,0 +1,306 @@
+package ai.spboucher.spbgit.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.StatusChange;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.NatsServer;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Best-of-N: {@code attempts: 3} starts three ordinary sibling jobs (own id, token and refs, each
+ * token scoped to its own job), the group page's API compares them, and approving one supersedes
+ * the others, in the audit log and so across a restart. The gateway, NATS and git are real; the
+ * test plays the runner (queued requests, status events, pushes with each job's token).
+ */
+class JobGroupsIT {
+
+  private static final String REPO = "demo";
+
+  @TempDir Path tmp;
+
+  @Test
+  void threeAttemptsRunAsOrdinaryJobsAndApprovingOneSupersedesTheOthers() throws Exception {
+    Path data = tmp.resolve("data");
+    JsonObject settings;
+    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    List<String> ids = new ArrayList<>();
+    String group;
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"))) {
+      settings = new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test");
+      try (TestGateway gateway = TestGateway.start(data, settings);
+          Connection runner = Nats.connect(nats.url())) {
+        awaitReady(gateway);
+        gateway.createRepo(REPO);
+        Path work = git.workTree(tmp, "work");
+        git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+        String jobs = "/api/v1/repos/" + REPO + "/agent-jobs";
+
+        for (Object bad : List.of(0, 5, "two")) {
+          HttpResponse<String> refused =
+              gateway.api(
+                  "POST",
+                  jobs,
+                  gateway.ownerToken,
+                  new JsonObject().put("task", "Greet").put("attempts", bad).encode());
+          assertEquals(400, refused.statusCode(), bad + ": " + refused.body());
+          assertTrue(
+              new JsonObject(refused.body()).getString("error").contains("attempts"),
+              refused.body());
+        }
+        assertEquals(
+            0,
+            new JsonArray(gateway.api("GET", jobs, gateway.ownerToken, null).body()).size(),
+            "a refused request created no job");
+
+        HttpResponse<String> created =
+            gateway.api(
+                "POST",
+                jobs,
+                gateway.ownerToken,
+                new JsonObject().put("task", "Greet in the README").put("attempts", 3).encode());
+        assertEquals(201, created.statusCode(), created.body());
+        JsonObject answer = new JsonObject(created.body());
+        group = answer.getString("group");
+        answer.getJsonArray("jobs").forEach(id -> ids.add((String) id));
+        assertEquals(3, new HashSet<>(ids).size(), answer.encode());
+
+        List<JobRequest> requests = new ArrayList<>();
+        for (String id : ids) {
+          requests.add(RunnerStandIn.queuedRequest(runner, gateway, id));
+          assertEquals(group, gateway.auditEntry(id, "job_created").getString("group"));
+          JsonObject job =
+              new JsonObject(gateway.api("GET", jobs + "/" + id, gateway.ownerToken, null).body());
+          assertEquals(group, job.getString("group"), job.encodePrettily());
+        }
+        Set<String> tokens = new HashSet<>();
+        for (JobRequest request : requests) {
+          assertEquals("Greet in the README", request.getTask());
+          assertEquals(requests.get(0).getBaseSha(), request.getBaseSha());
+          assertEquals(requests.get(0).getBaseRef(), request.getBaseRef());
+          assertEquals(requests.get(0).getEnvironment(), request.getEnvironment());
+          tokens.add(request.getJobToken());
+        }
+        assertEquals(3, tokens.size(), "each attempt has its own token");
+
+        // Each attempt pushes its own proposal with its own token; the first one's token cannot
+        // write the second one's refs.
+        List<String> proposals = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+          String id = ids.get(i);
+          start(runner, id);
+          git.ok(work, "checkout", "-q", "-B", "attempt-" + i, "main");
+          Files.writeString(work.resolve("README.md"), "hello work\nattempt " + i + "\n");
+          git.ok(work, "commit", "-q", "-am", "Greet in the README\n\nAgent-Job: " + id);
+          proposals.add(git.ok(work, "rev-parse", "HEAD").output().strip());
+          if (i == 1) {
+            var foreign =
+                git.run(
+                    work,
+                    "push",
+                    gateway.pushUrl(REPO, requests.get(0).getJobToken()),
+                    "HEAD:refs/agents/" + id + "/proposal");
+            assertFalse(foreign.ok(), foreign.output());
+            assertFalse(
+                git.refs(gateway.repoDir(REPO)).contains("refs/agents/" + id + "/proposal"),
+                "job 0's token wrote nothing for job 1");
+          }
+          git.ok(
+              work,
+              "push",
+              "-q",
+              gateway.pushUrl(REPO, requests.get(i).getJobToken()),
+              "HEAD:refs/agents/" + id + "/proposal");
+          finish(runner, id, 100 + i);
+          awaitFinished(gateway, jobs + "/" + id);
+        }
+
+        String groupPath = "/api/v1/repos/" + REPO + "/agent-groups/" + group;
+        JsonObject compared =
+            new JsonObject(gateway.api("GET", groupPath, gateway.ownerToken, null).body());
+        assertEquals(group, compared.getString("group"), compared.encodePrettily());
+        assertEquals("Greet in the README", compared.getString("task"));
+        JsonArray attempts = compared.getJsonArray("jobs");
+        assertEquals(ids, attempts.stream().map(a -> ((JsonObject) a).getString("id")).toList());
+        for (int i = 0; i < 3; i++) {
+          JsonObject attempt = attempts.getJsonObject(i);
+          assertEquals("finished", attempt.getString("status"));
+          assertEquals("ok", attempt.getString("exit_reason"));
+          assertEquals(proposals.get(i), attempt.getString("proposal_sha"));
+          assertEquals(100L + i, attempt.getLong("input_tokens"), attempt.encode());
+          assertEquals(
+              "/repos/" + REPO + "/agent-jobs/" + ids.get(i), attempt.getString("proposal_page"));
+        }
+        assertEquals(
+            404,
+            gateway
+                .api(
+                    "GET",
+                    "/api/v1/repos/" + REPO + "/agent-groups/nogroup",
+                    gateway.ownerToken,
+                    null)
+                .statusCode());
+
+        String winner = ids.get(1);
+        HttpResponse<String> approved =
+            gateway.api(
+                "POST",
+                jobs + "/" + winner + "/approve",
+                gateway.ownerToken,
+                new JsonObject().put("branch", "agent/best").put("sha", proposals.get(1)).encode());
+        assertEquals(200, approved.statusCode(), approved.body());
+        assertDecided(gateway, ids, winner);
+        for (String id : List.of(ids.get(0), ids.get(2))) {
+          JsonObject entry = gateway.auditEntry(id, "job_superseded");
+          assertEquals(winner, entry.getString("superseded_by"), entry.encode());
+          assertEquals(group, entry.getString("group"));
+          assertTrue(
+              git.refs(gateway.repoDir(REPO)).contains("refs/agents/" + id + "/proposal"),
+              "a superseded attempt's proposal is kept until deleted");
+        }
+        HttpResponse<String> loser =
+            gateway.api(
+                "POST",
+                jobs + "/" + ids.get(0) + "/approve",
+                gateway.ownerToken,
+                new JsonObject()
+                    .put("branch", "agent/other")
+                    .put("sha", proposals.get(0))
+                    .encode());
+        assertEquals(409, loser.statusCode(), loser.body());
+        assertTrue(new JsonObject(loser.body()).getString("error").contains("superseded"));
+      }
+      // The decisions are in the audit log: a restarted gateway replays them.
+      try (TestGateway restarted = TestGateway.start(data, settings)) {
+        assertDecided(restarted, ids, ids.get(1));
+        assertEquals(
+            3,
+            new JsonObject(
+                    restarted
+                        .api(
+                            "GET",
+                            "/api/v1/repos/" + REPO + "/agent-groups/" + group,
+                            restarted.ownerToken,
+                            null)
+                        .body())
+                .getJsonArray("jobs")
+                .size());
+      }
+    }
+  }
+
+  @Test
+  void oneAttemptKeepsTheLoneJobAnswer() throws Exception {
+    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
+        TestGateway gateway =
+            TestGateway.start(
+                tmp.resolve("data"),
+                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
+      awaitReady(gateway);
+      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+      gateway.createRepo(REPO);
+      Path work = git.workTree(tmp, "work");
+      git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+      HttpResponse<String> created =
+          gateway.api(
+              "POST",
+              "/api/v1/repos/" + REPO + "/agent-jobs",
+              gateway.ownerToken,
+              new JsonObject().put("task", "Greet").put("attempts", 1).encode());
+      assertEquals(201, created.statusCode(), created.body());
+      JsonObject job = new JsonObject(created.body());
+      assertNotEquals(null, job.getString("id"), job.encode());
+      assertTrue(job.containsKey("group"), job.encode());
+      assertNull(job.getValue("group"));
+    }
+  }
+
+  private static void assertDecided(TestGateway gateway, List<String> ids, String winner)
+      throws Exception {
+    for (String id : ids) {
+      JsonObject job =
+          new JsonObject(
+              gateway
+                  .api(
+                      "GET",
+                      "/api/v1/repos/" + REPO + "/agent-jobs/" + id,
+                      gateway.ownerToken,
+                      null)
+                  .body());
+      JsonObject decision = job.getJsonObject("decision");
+      if (id.equals(winner)) {
+        assertEquals("approved", decision.getString("decision"), job.encodePrettily());
+      } else {
+        assertEquals("superseded", decision.getString("decision"), job.encodePrettily());
+        assertEquals(winner, decision.getString("superseded_by"));
+      }
+    }
+  }
+
+  private static void start(Connection runner, String id) throws Exception {
+    RunnerStandIn.publishStatus(
+        runner,
+        id,
+        1,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId("r1")
+            .setContainerId("c-" + id)
+            .build());
+  }
+
+  private static void finish(Connection runner, String id, long inputTokens) throws Exception {
+    RunnerStandIn.publishStatus(
+        runner,
+        id,
+        2,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.FINISHED)
+            .setExitReason("ok")
+            .setRunnerId("r1")
+            .setContainerId("c-" + id)
+            .setProvider("openai")
+            .setModel("gpt-test")
+            .setInputTokens(inputTokens)
+            .setOutputTokens(10)
+            .build());
+  }
+
+  private static JsonObject awaitFinished(TestGateway gateway, String jobPath) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    JsonObject job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
+    while (!"finished".equals(job.getString("status")) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
+    }
+    assertEquals("finished", job.getString("status"), job.encodePrettily());
+    return job;
+  }
+
+  private static void awaitReady(TestGateway gateway) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
+      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
+      Thread.sleep(100);
+    }
+  }
+}
