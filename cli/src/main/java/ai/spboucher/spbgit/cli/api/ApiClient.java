@@ -66,6 +66,11 @@ public final class ApiClient {
     return baseUrl + "/repos/" + segment(repo) + "/agent-jobs/" + segment(id);
   }
 
+  /** The page comparing a best-of-N group's attempts. */
+  public String groupPageUrl(String repo, String group) {
+    return baseUrl + "/repos/" + segment(repo) + "/agent-groups/" + segment(group);
+  }
+
   /** The API path of a job, e.g. {@code /api/v1/repos/demo/agent-jobs/<id>}. */
   public static String jobPath(String repo, String id) {
     return "/api/v1/repos/" + segment(repo) + "/agent-jobs/" + segment(id);

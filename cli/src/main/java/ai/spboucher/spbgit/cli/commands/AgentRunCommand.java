@@ -32,6 +32,9 @@ import picocli.CommandLine.Spec;
     })
 final class AgentRunCommand implements Callable<Integer> {
 
+  /** The gateway's bound on best-of-N attempts. */
+  private static final int MAX_ATTEMPTS = 4;
+
   private final Cli cli;
 
   @Parameters(index = "0", paramLabel = "<repo>", description = "The repository to work on.")
@@ -78,6 +81,15 @@ final class AgentRunCommand implements Callable<Integer> {
   String agent;
 
   @Option(
+      names = "--attempts",
+      paramLabel = "N",
+      description =
+          "Best-of-N: start N sibling jobs (1 to 4, default 1) with the same task, base and "
+              + "environment, each an ordinary job with its own token and proposal; compare them on "
+              + "the group page and approve one (the others become superseded). Not with --follow.")
+  Integer attempts;
+
+  @Option(
       names = {"-f", "--follow"},
       description = "Stream the log until the job ends; exit 0 only if it is ok.")
   boolean follow;
@@ -96,7 +108,20 @@ final class AgentRunCommand implements Callable<Integer> {
           "--agent applies to llm jobs only; drop it or --exec (an exec job gets the model "
               + "endpoint with --model)");
     }
+    if (attempts != null && (attempts < 1 || attempts > MAX_ATTEMPTS)) {
+      throw new ParameterException(
+          spec.commandLine(), "--attempts must be 1 to " + MAX_ATTEMPTS + ", not " + attempts);
+    }
+    boolean group = attempts != null && attempts > 1;
+    if (group && follow) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--follow follows one job; with --attempts, follow each with spbgit agent logs -f");
+    }
     ObjectNode body = ApiClient.JSON.createObjectNode().put("task", task);
+    if (group) {
+      body.put("attempts", attempts);
+    }
     putIfSet(body, "exec", exec);
     putIfSet(body, "test_command", test);
     putIfSet(body, "base", base);
@@ -105,7 +130,10 @@ final class AgentRunCommand implements Callable<Integer> {
     JsonNode job =
         JobReport.requireObject(
             cli.api().post("/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs", body),
-            "the new job");
+            group ? "the new group" : "the new job");
+    if (group) {
+      return printGroup(job);
+    }
     String id = job.path("id").asText();
     if (follow) {
       cli.err()
@@ -126,6 +154,22 @@ final class AgentRunCommand implements Callable<Integer> {
               "job " + AnsiFilter.plain(id) + " " + AnsiFilter.plain(job.path("status").asText()));
       cli.out().println("review: " + cli.api().jobPageUrl(repo, id));
       cli.out().println("follow: spbgit agent logs -f " + repo + " " + AnsiFilter.plain(id));
+    }
+    return ExitCode.OK;
+  }
+
+  /** The group's id and page, then one line per attempt with where to follow it. */
+  private int printGroup(JsonNode created) {
+    if (cli.json()) {
+      cli.printJson(created);
+      return ExitCode.OK;
+    }
+    String group = AnsiFilter.plain(created.path("group").asText());
+    cli.out().println("group " + group + " (" + created.path("jobs").size() + " attempts)");
+    cli.out().println("compare: " + cli.api().groupPageUrl(repo, group));
+    for (JsonNode id : created.path("jobs")) {
+      String job = AnsiFilter.plain(id.asText());
+      cli.out().println("job " + job + "  follow: spbgit agent logs -f " + repo + " " + job);
     }
     return ExitCode.OK;
   }
