@@ -93,6 +93,11 @@ export function jobPagePath(repo, id) {
   return `/repos/${encodeURIComponent(repo)}/agent-jobs/${encodeURIComponent(id)}`;
 }
 
+/** Path of a best-of-N group's page, comparing its attempts. */
+export function groupPagePath(repo, group) {
+  return `/repos/${encodeURIComponent(repo)}/agent-groups/${encodeURIComponent(group)}`;
+}
+
 export function jobApiPath(repo, id) {
   return `/api/v1/repos/${encodeURIComponent(repo)}/agent-jobs/${encodeURIComponent(id)}`;
 }

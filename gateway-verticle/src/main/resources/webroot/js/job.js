@@ -1,7 +1,7 @@
 // The proposal page, /repos/:name/agent-jobs/:id: the job, its live log, the proposal's diff (or, read-only, the
 // partial work a stopped job left) with the owner's review comments on it, the test result, the audit trail, and the
 // owner's decisions (approve, reject, cancel, delete the job's refs).
-import { api, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
+import { api, groupPagePath, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
 import { ReviewComments } from './comments.js';
 import { confirmDialog } from './dialog.js';
 import { renderDiff } from './diff-view.js';
@@ -234,7 +234,8 @@ function decisionBadge() {
   if (!d) {
     return [];
   }
-  const text = d.decision === 'approved' ? `approved → ${d.branch} at ${shortSha(d.sha)}` : 'rejected';
+  const text = d.decision === 'approved' ? `approved → ${d.branch} at ${shortSha(d.sha)}`
+    : d.decision === 'superseded' ? `superseded by ${d.superseded_by}` : 'rejected';
   return [el('span', { class: `badge ${d.decision}`, id: 'decision-badge', text })];
 }
 
@@ -243,6 +244,8 @@ function facts() {
   const rows = [
     ['Repository', job.repo],
     ['Job', el('code', { text: job.id })],
+    ...(job.group ? [['Group', el('a', { id: 'group-link', href: groupPagePath(job.repo, job.group),
+      text: `best-of-N group ${job.group}: compare its attempts` })]] : []),
     ['Exit reason', el('span', { id: 'exit-reason', text: job.exit_reason
       ? `${job.exit_reason}${WHY_STOPPED[job.exit_reason] ? ` (${WHY_STOPPED[job.exit_reason]})` : ''}` : '—' })],
     ['Base', el('code', { text: `${job.base ?? ''} ${shortSha(job.base_sha)}`.trim() || '—' })],

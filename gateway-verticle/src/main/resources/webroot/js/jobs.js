@@ -1,5 +1,5 @@
 // Jobs list: /agent-jobs (every repository) or /repos/:name/agent-jobs (one repository, with a start form).
-import { api, jobPagePath, requireSession, showError, wireTopBar } from './api.js';
+import { api, groupPagePath, jobPagePath, requireSession, showError, wireTopBar } from './api.js';
 import { age, el, statusBadge } from './format.js';
 
 const REFRESH_MS = 5000;
@@ -55,10 +55,16 @@ function wireStartForm() {
         body[name] = form[name].value.trim();
       }
     }
+    const attempts = Number(form.attempts.value);
+    if (attempts > 1) {
+      body.attempts = attempts;
+    }
     form.querySelector('button[type=submit]').disabled = true;
     try {
       const job = await api('POST', listPath, body);
-      location.assign(jobPagePath(job.repo ?? repo, job.id));
+      // With attempts the answer is {group, jobs}: their comparison is the group's page.
+      location.assign(job.group && Array.isArray(job.jobs)
+        ? groupPagePath(repo, job.group) : jobPagePath(job.repo ?? repo, job.id));
     } catch (e) {
       showError(error, `Cannot start the job: ${e.message}`);
       form.querySelector('button[type=submit]').disabled = false;

@@ -48,6 +48,7 @@ public final class WebRoutes {
     router.get("/agent-jobs").handler(ctx -> page(ctx, "jobs.html"));
     router.get("/repos/:name/agent-jobs").handler(ctx -> page(ctx, "jobs.html"));
     router.get("/repos/:name/agent-jobs/:id").handler(ctx -> page(ctx, "job.html"));
+    router.get("/repos/:name/agent-groups/:gid").handler(ctx -> page(ctx, "group.html"));
     router
         .route("/static/*")
         .handler(

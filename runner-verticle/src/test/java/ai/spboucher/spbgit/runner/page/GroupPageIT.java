@@ -1,0 +1,90 @@
+package ai.spboucher.spbgit.runner.page;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.spboucher.spbgit.gateway.RunnerStandIn;
+import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.StatusChange;
+import ai.spboucher.spbgit.testsupport.GitCli;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.Select;
+
+/**
+ * Best-of-N from the page, in a real Chromium: the start form's attempts field starts a group and
+ * lands on the group's page, which lists the attempts side by side as they end; each attempt's page
+ * links back to the group. The test plays the runner.
+ */
+class GroupPageIT {
+
+  @TempDir Path tmp;
+
+  @Test
+  void startsAGroupFromTheFormAndComparesItsAttempts() throws Exception {
+    try (PageBed bed = PageBed.start(tmp, new JsonObject())) {
+      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+      bed.gateway.createRepo("demo");
+      git.ok(
+          git.workTree(tmp, "demo"),
+          "push",
+          "-q",
+          bed.gateway.pushUrl("demo", bed.gateway.ownerToken),
+          "main");
+      Browser browser = bed.browser;
+      browser.open("/repos/demo/agent-jobs");
+      browser.byId("task").sendKeys("Say hello three ways");
+      browser.byId("exec").sendKeys("echo hello > hello.txt");
+      new Select(browser.byId("attempts")).selectByValue("3");
+      browser.byId("start-job").click();
+      browser.waitFor(
+          d -> d.getCurrentUrl().matches(".*/repos/demo/agent-groups/[a-z0-9-]+$") ? true : null);
+      List<WebElement> rows =
+          browser.waitFor(
+              d -> {
+                List<WebElement> found = d.findElements(By.cssSelector("#attempts tbody tr"));
+                return found.size() == 3 ? found : null;
+              });
+      assertEquals("Say hello three ways", browser.text("task"));
+      List<String> ids = rows.stream().map(r -> r.getAttribute("data-job")).toList();
+
+      for (String id : ids) {
+        RunnerStandIn.publishStatus(
+            bed.runner,
+            id,
+            1,
+            StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1").build());
+        RunnerStandIn.publishStatus(
+            bed.runner,
+            id,
+            2,
+            StatusChange.newBuilder()
+                .setStatus(JobStatus.FINISHED)
+                .setExitReason(id.equals(ids.get(1)) ? "exit_code:1" : "ok")
+                .setRunnerId("r1")
+                .build());
+      }
+      browser.waitFor(
+          d ->
+              d.findElements(By.cssSelector("#attempts td.exit-reason")).stream()
+                      .map(WebElement::getText)
+                      .toList()
+                      .equals(List.of("ok", "exit_code:1", "ok"))
+                  ? true
+                  : null);
+
+      browser.driver.findElement(By.linkText(ids.get(0))).click();
+      browser.waitFor(
+          d -> d.getCurrentUrl().endsWith("/repos/demo/agent-jobs/" + ids.get(0)) ? true : null);
+      WebElement back = browser.waitFor(d -> d.findElement(By.id("group-link")));
+      assertTrue(back.getAttribute("href").contains("/repos/demo/agent-groups/"), back.toString());
+      assertEquals(List.of(), browser.pageProblems());
+    }
+  }
+}
