@@ -188,6 +188,10 @@ class JobGroupsIT {
                     .encode());
         assertEquals(409, loser.statusCode(), loser.body());
         assertTrue(new JsonObject(loser.body()).getString("error").contains("superseded"));
+        HttpResponse<String> rejected =
+            gateway.api("POST", jobs + "/" + ids.get(2) + "/reject", gateway.ownerToken, "{}");
+        assertEquals(409, rejected.statusCode(), rejected.body());
+        assertTrue(new JsonObject(rejected.body()).getString("error").contains("superseded"));
       }
       // The decisions are in the audit log: a restarted gateway replays them.
       try (TestGateway restarted = TestGateway.start(data, settings)) {
