@@ -14,7 +14,6 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
-import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
 
 /**
@@ -45,14 +44,15 @@ class GroupPageIT {
       browser.byId("start-job").click();
       browser.waitFor(
           d -> d.getCurrentUrl().matches(".*/repos/demo/agent-groups/[a-z0-9-]+$") ? true : null);
-      List<WebElement> rows =
+      // Read in one script each time: the group page re-renders its table on every refresh, so a
+      // row found first and read after could be gone.
+      List<String> ids =
           browser.waitFor(
               d -> {
-                List<WebElement> found = d.findElements(By.cssSelector("#attempts tbody tr"));
+                List<String> found = attemptColumn(browser, "tr => tr.dataset.job");
                 return found.size() == 3 ? found : null;
               });
       assertEquals("Say hello three ways", browser.text("task"));
-      List<String> ids = rows.stream().map(r -> r.getAttribute("data-job")).toList();
 
       for (String id : ids) {
         RunnerStandIn.publishStatus(
@@ -72,9 +72,7 @@ class GroupPageIT {
       }
       browser.waitFor(
           d ->
-              d.findElements(By.cssSelector("#attempts td.exit-reason")).stream()
-                      .map(WebElement::getText)
-                      .toList()
+              attemptColumn(browser, "tr => tr.querySelector('td.exit-reason').innerText")
                       .equals(List.of("ok", "exit_code:1", "ok"))
                   ? true
                   : null);
@@ -82,9 +80,23 @@ class GroupPageIT {
       browser.driver.findElement(By.linkText(ids.get(0))).click();
       browser.waitFor(
           d -> d.getCurrentUrl().endsWith("/repos/demo/agent-jobs/" + ids.get(0)) ? true : null);
-      WebElement back = browser.waitFor(d -> d.findElement(By.id("group-link")));
-      assertTrue(back.getAttribute("href").contains("/repos/demo/agent-groups/"), back.toString());
+      String back =
+          browser.waitFor(
+              d ->
+                  (String)
+                      browser.js(
+                          "const a = document.getElementById('group-link');"
+                              + " return a && a.href ? a.href : null"));
+      assertTrue(back.contains("/repos/demo/agent-groups/"), back);
       assertEquals(List.of(), browser.pageProblems());
     }
+  }
+
+  /** {@code column} (a JavaScript function of a row) of each attempt row, read in one script. */
+  @SuppressWarnings("unchecked")
+  static List<String> attemptColumn(Browser browser, String column) {
+    return (List<String>)
+        browser.js(
+            "return [...document.querySelectorAll('#attempts tbody tr')].map(" + column + ")");
   }
 }
