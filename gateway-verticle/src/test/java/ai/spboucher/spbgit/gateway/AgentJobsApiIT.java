@@ -52,7 +52,7 @@ class AgentJobsApiIT {
       String claudeJob;
       String execJob;
       try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), config)) {
-        awaitReady(gateway);
+        gateway.awaitReady();
         GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
         gateway.createRepo(REPO);
         git.ok(
@@ -146,7 +146,7 @@ class AgentJobsApiIT {
       }
 
       try (TestGateway restarted = TestGateway.start(tmp.resolve("data"), config)) {
-        awaitReady(restarted);
+        restarted.awaitReady();
         JsonObject claude = job(restarted, claudeJob);
         assertEquals("claude-code", claude.getString("agent"));
         assertEquals("2.1.328-local", claude.getString("agent_version"));
@@ -236,13 +236,5 @@ class AgentJobsApiIT {
     }
     assertEquals("finished", job.getString("status"), job.encodePrettily());
     return job;
-  }
-
-  private static void awaitReady(TestGateway gateway) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
   }
 }

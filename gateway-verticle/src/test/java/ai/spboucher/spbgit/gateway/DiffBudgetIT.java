@@ -1,7 +1,6 @@
 package ai.spboucher.spbgit.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.testsupport.GitCli;
@@ -149,7 +148,7 @@ class DiffBudgetIT {
     git.ok(work, "add", "letters.txt");
     git.ok(work, "commit", "-q", "-m", "Alternating letters");
     git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
-    awaitReady(gateway);
+    gateway.awaitReady();
     HttpResponse<String> created =
         gateway.api(
             "POST",
@@ -186,13 +185,5 @@ class DiffBudgetIT {
       seen = gateway.metrics().get(series);
     }
     assertEquals(value, seen, series);
-  }
-
-  private static void awaitReady(TestGateway gateway) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertFalse(System.nanoTime() > deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
   }
 }

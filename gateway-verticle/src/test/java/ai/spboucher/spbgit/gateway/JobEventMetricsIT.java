@@ -53,7 +53,7 @@ class JobEventMetricsIT {
         TestGateway gateway =
             TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
         Connection runner = Nats.connect(nats.url())) {
-      awaitReady(gateway);
+      gateway.awaitReady();
       String id = startJob(gateway);
       Map<String, Double> zero =
           Map.of(
@@ -106,7 +106,7 @@ class JobEventMetricsIT {
       // The ordered consumers reconnect by themselves and resume after what they already delivered.
       nats.kill();
       nats.restart();
-      awaitReady(gateway);
+      gateway.awaitReady();
       events.log(
           LogStream.STDOUT,
           "\n"); // Ends "no newline yet": after the replays, so it is counted last.
@@ -202,16 +202,6 @@ class JobEventMetricsIT {
               throw new AssertionError(e);
             }
           };
-    }
-  }
-
-  private static void awaitReady(TestGateway gateway) throws Exception {
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("the gateway did not connect to NATS");
-      }
-      Thread.sleep(100);
     }
   }
 

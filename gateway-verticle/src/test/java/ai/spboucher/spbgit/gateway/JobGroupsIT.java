@@ -18,7 +18,6 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -49,7 +48,7 @@ class JobGroupsIT {
       settings = new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test");
       try (TestGateway gateway = TestGateway.start(data, settings);
           Connection runner = Nats.connect(nats.url())) {
-        awaitReady(gateway);
+        gateway.awaitReady();
         gateway.createRepo(REPO);
         Path work = git.workTree(tmp, "work");
         git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
@@ -131,7 +130,7 @@ class JobGroupsIT {
               gateway.pushUrl(REPO, requests.get(i).getJobToken()),
               "HEAD:refs/agents/" + id + "/proposal");
           finish(runner, id, 100 + i);
-          awaitFinished(gateway, jobs + "/" + id);
+          gateway.awaitFinished(jobs + "/" + id);
         }
 
         String groupPath = "/api/v1/repos/" + REPO + "/agent-groups/" + group;
@@ -219,7 +218,7 @@ class JobGroupsIT {
             TestGateway.start(
                 tmp.resolve("data"),
                 new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
-      awaitReady(gateway);
+      gateway.awaitReady();
       GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
       gateway.createRepo(REPO);
       Path work = git.workTree(tmp, "work");
@@ -287,24 +286,5 @@ class JobGroupsIT {
             .setInputTokens(inputTokens)
             .setOutputTokens(10)
             .build());
-  }
-
-  private static JsonObject awaitFinished(TestGateway gateway, String jobPath) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    JsonObject job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
-    while (!"finished".equals(job.getString("status")) && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-      job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
-    }
-    assertEquals("finished", job.getString("status"), job.encodePrettily());
-    return job;
-  }
-
-  private static void awaitReady(TestGateway gateway) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
   }
 }

@@ -48,7 +48,7 @@ class PartialWorkIT {
                 tmp.resolve("data"),
                 new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
         Connection runner = Nats.connect(nats.url())) {
-      awaitReady(gateway);
+      gateway.awaitReady();
       GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
       gateway.createRepo(REPO);
       Path work = git.workTree(tmp, "work");
@@ -101,7 +101,7 @@ class PartialWorkIT {
               .setOutputTokens(200)
               .build());
 
-      JsonObject job = awaitFinished(gateway, jobPath);
+      JsonObject job = gateway.awaitFinished(jobPath);
       assertEquals("budget_exceeded", job.getString("exit_reason"), job.encodePrettily());
       assertEquals(partial, job.getString("partial_sha"), job.encodePrettily());
       assertNull(job.getString("proposal_sha"));
@@ -178,24 +178,5 @@ class PartialWorkIT {
     assertEquals(1, taken.size(), "the job was queued");
     taken.get(0).ack();
     return JobRequest.parseFrom(taken.get(0).getData());
-  }
-
-  private static JsonObject awaitFinished(TestGateway gateway, String jobPath) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    JsonObject job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
-    while (!"finished".equals(job.getString("status")) && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-      job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
-    }
-    assertEquals("finished", job.getString("status"), job.encodePrettily());
-    return job;
-  }
-
-  private static void awaitReady(TestGateway gateway) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
   }
 }

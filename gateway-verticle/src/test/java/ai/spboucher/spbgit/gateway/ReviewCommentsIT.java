@@ -53,7 +53,7 @@ class ReviewCommentsIT {
       String proposal;
       String jobPath;
       try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), config)) {
-        awaitReady(gateway);
+        gateway.awaitReady();
         gateway.createRepo(REPO);
         git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
         String base = git.ok(work, "rev-parse", "HEAD").output().strip();
@@ -76,7 +76,7 @@ class ReviewCommentsIT {
             gateway.pushUrl(REPO, request.getJobToken()),
             "HEAD:refs/agents/" + id + "/proposal");
         finish(runner, id);
-        awaitFinished(gateway, jobPath);
+        gateway.awaitFinished(jobPath);
 
         HttpResponse<String> summary =
             comment(
@@ -216,7 +216,7 @@ class ReviewCommentsIT {
             TestGateway.start(
                 tmp.resolve("data"),
                 new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
-      awaitReady(gateway);
+      gateway.awaitReady();
       GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
       gateway.createRepo(REPO);
       Path work = git.workTree(tmp, "work");
@@ -340,23 +340,5 @@ class ReviewCommentsIT {
     assertEquals(1, taken.size(), "the job was queued");
     taken.get(0).ack();
     return JobRequest.parseFrom(taken.get(0).getData());
-  }
-
-  private static void awaitFinished(TestGateway gateway, String jobPath) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    JsonObject job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
-    while (!"finished".equals(job.getString("status")) && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-      job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
-    }
-    assertEquals("finished", job.getString("status"), job.encodePrettily());
-  }
-
-  private static void awaitReady(TestGateway gateway) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
   }
 }

@@ -1,5 +1,8 @@
 package ai.spboucher.spbgit.gateway;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -118,6 +121,27 @@ public final class TestGateway implements AutoCloseable {
 
   public HttpResponse<byte[]> raw(HttpRequest request) throws Exception {
     return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  /** Waits up to 30 s for {@code /readyz} to answer 200: the gateway has connected to NATS. */
+  public void awaitReady() throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (api("GET", "/readyz", null, null).statusCode() != 200) {
+      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
+      Thread.sleep(100);
+    }
+  }
+
+  /** Waits up to 30 s for the job at {@code jobPath} to show finished; its JSON then. */
+  public JsonObject awaitFinished(String jobPath) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    JsonObject job = new JsonObject(api("GET", jobPath, ownerToken, null).body());
+    while (!"finished".equals(job.getString("status")) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      job = new JsonObject(api("GET", jobPath, ownerToken, null).body());
+    }
+    assertEquals("finished", job.getString("status"), job.encodePrettily());
+    return job;
   }
 
   /** The first audit entry of {@code job} with {@code event}, as the owner's API lists it. */
