@@ -9,20 +9,15 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
-import io.nats.client.JetStreamSubscription;
-import io.nats.client.Message;
 import io.nats.client.Nats;
-import io.nats.client.PullSubscribeOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -64,7 +59,7 @@ class PartialWorkIT {
       String id = new JsonObject(created.body()).getString("id");
       String jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
 
-      JobRequest request = takeRequest(runner);
+      JobRequest request = RunnerStandIn.takeRequest(runner);
       assertEquals(id, request.getJobId());
       assertEquals(Mode.MODE_LLM, request.getMode());
       RunnerStandIn.publishStatus(
@@ -163,20 +158,5 @@ class PartialWorkIT {
           new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body())
               .getValue("decision"));
     }
-  }
-
-  /** Takes the next job request from the runners' queue, as a runner does. */
-  private static JobRequest takeRequest(Connection runner) throws Exception {
-    JetStreamSubscription queue =
-        runner
-            .jetStream()
-            .subscribe(
-                Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
-                PullSubscribeOptions.bind(
-                    Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE)));
-    List<Message> taken = queue.fetch(1, Duration.ofSeconds(10));
-    assertEquals(1, taken.size(), "the job was queued");
-    taken.get(0).ack();
-    return JobRequest.parseFrom(taken.get(0).getData());
   }
 }

@@ -8,14 +8,10 @@ import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.nats.client.Connection;
-import io.nats.client.JetStreamSubscription;
-import io.nats.client.Message;
 import io.nats.client.Nats;
-import io.nats.client.PullSubscribeOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -59,7 +55,7 @@ class ReviewCommentsIT {
         String base = git.ok(work, "rev-parse", "HEAD").output().strip();
         id = createJob(gateway);
         jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
-        JobRequest request = takeRequest(runner);
+        JobRequest request = RunnerStandIn.takeRequest(runner);
         assertEquals(id, request.getJobId());
 
         HttpResponse<String> early =
@@ -223,7 +219,7 @@ class ReviewCommentsIT {
       git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
       String id = createJob(gateway);
       String jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
-      JobRequest request = takeRequest(runner);
+      JobRequest request = RunnerStandIn.takeRequest(runner);
       Files.writeString(work.resolve("README.md"), "hello agent\n");
       git.ok(work, "commit", "-q", "-am", "Greet\n\nAgent-Job: " + id);
       git.ok(
@@ -325,20 +321,5 @@ class ReviewCommentsIT {
             .setRunnerId("r1")
             .setContainerId("c0ffee")
             .build());
-  }
-
-  /** Takes the next job request from the runners' queue, as a runner does. */
-  private static JobRequest takeRequest(Connection runner) throws Exception {
-    JetStreamSubscription queue =
-        runner
-            .jetStream()
-            .subscribe(
-                Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
-                PullSubscribeOptions.bind(
-                    Subjects.JOBS_STREAM, Subjects.runnersConsumer(Subjects.DEFAULT_IMAGE)));
-    List<Message> taken = queue.fetch(1, Duration.ofSeconds(10));
-    assertEquals(1, taken.size(), "the job was queued");
-    taken.get(0).ack();
-    return JobRequest.parseFrom(taken.get(0).getData());
   }
 }
