@@ -981,6 +981,11 @@ final class JobExecution {
     env.put("SPB_REPO", request.getRepo());
     env.put("SPB_CLONE_URL", SandboxSpec.GIT_URL + git.repoPath());
     env.put("SPB_BASE_REF", request.getBaseRef());
+    if (!request.getBaseWorkRef().isEmpty()) {
+      // A revision: it works on the revised job's work, which that ref held when it was created.
+      env.put("SPB_BASE_WORK_REF", request.getBaseWorkRef());
+      env.put("SPB_BASE_SHA", request.getBaseSha());
+    }
     env.put("SPB_TASK", visibleTask);
     env.put("SPB_MODE", llm() ? "llm" : "exec");
     if (ws.admission.agent() != null) {

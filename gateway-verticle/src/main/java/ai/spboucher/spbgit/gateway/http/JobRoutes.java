@@ -1,10 +1,12 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import ai.spboucher.spbgit.gateway.jobs.DiffScope;
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.NewJob;
+import ai.spboucher.spbgit.gateway.jobs.NewRevision;
 import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.jobs.ReviewComments;
@@ -74,6 +76,7 @@ public final class JobRoutes {
     contract.validated(router.get(jobs), "listJobs").handler(this::list);
     contract.validated(router.get(job), "getJob").handler(this::show);
     contract.validated(router.post(job + "/cancel"), "cancelJob").handler(this::cancel);
+    contract.validated(router.post(job + "/revise"), "reviseJob").handler(this::revise);
     contract.validated(router.get(job + "/diff"), "getJobDiff").handler(this::diff);
     contract.validated(router.get(job + "/log"), "getJobLog").handler(this::log);
     contract.validated(router.get(job + "/egress"), "listJobEgress").handler(this::egress);
@@ -219,9 +222,79 @@ public final class JobRoutes {
         .onFailure(ctx::fail);
   }
 
+  /**
+   * One job; one in a chain of revisions also lists the whole chain ({@code revisions}: each
+   * revision's number, id, status, work and decision), first job first.
+   */
   private void show(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
-    views.of(jobOf(ctx)).onSuccess(job -> Responses.json(ctx, 200, job)).onFailure(ctx::fail);
+    Job job = jobOf(ctx);
+    List<Job> chain = jobs.revisions(job);
+    views
+        .of(RepoName.of(job.repo()), chain)
+        .map(
+            list -> {
+              JsonObject shown =
+                  list.stream()
+                      .filter(j -> j.getString("id").equals(job.id()))
+                      .findFirst()
+                      .orElseThrow();
+              return chain.size() == 1
+                  ? shown
+                  : shown.put(
+                      "revisions",
+                      new JsonArray(list.stream().map(JobRoutes::revisionOf).toList()));
+            })
+        .onSuccess(json -> Responses.json(ctx, 200, json))
+        .onFailure(ctx::fail);
+  }
+
+  private static JsonObject revisionOf(JsonObject job) {
+    return new JsonObject()
+        .put("revision", job.getInteger("revision"))
+        .put("id", job.getString("id"))
+        .put("status", job.getString("status"))
+        .put("exit_reason", job.getString("exit_reason"))
+        .put("proposal_sha", job.getString("proposal_sha"))
+        .put("partial_sha", job.getString("partial_sha"))
+        .put("base_sha", job.getString("base_sha"))
+        .put("review", job.getJsonObject("review"))
+        .put("decision", job.getJsonObject("decision"));
+  }
+
+  /**
+   * Starts a revision of a finished job's work with the owner's review; answers the new job, as
+   * creating one does.
+   */
+  private void revise(RoutingContext ctx) {
+    var owner = ApiRoutes.requireOwner(ctx);
+    Job previous = jobOf(ctx);
+    jobs.revise(previous, newRevision(Responses.jsonBody(ctx)), owner)
+        .map(job -> job.toJson(WorkShas.NONE))
+        .onSuccess(job -> Responses.json(ctx, 201, job))
+        .onFailure(ctx::fail);
+  }
+
+  /** The body's shape; what may be revised, and how, is the job service's to check. */
+  private static NewRevision newRevision(JsonObject body) {
+    Object comments = body.getValue("comments");
+    List<Long> ids = null;
+    if (comments != null) {
+      if (!(comments instanceof JsonArray array)
+          || array.size() > ReviewComments.MAX_PER_JOB
+          || !array.stream().allMatch(id -> id instanceof Integer || id instanceof Long)) {
+        throw new BadRequestException(
+            "'comments' must be a list of at most "
+                + ReviewComments.MAX_PER_JOB
+                + " review comment ids of the job");
+      }
+      ids = array.stream().map(id -> ((Number) id).longValue()).toList();
+    }
+    return new NewRevision(
+        Responses.optionalString(body, "task", NewJob.MAX_TASK_LENGTH),
+        ids,
+        Responses.optionalString(body, "exec", NewJob.MAX_COMMAND_LENGTH),
+        Responses.optionalString(body, "test_command", NewJob.MAX_COMMAND_LENGTH));
   }
 
   private void cancel(RoutingContext ctx) {
@@ -242,10 +315,14 @@ public final class JobRoutes {
     WorkRef which =
         WorkRef.named(ctx.request().getParam("ref"))
             .orElseThrow(() -> new BadRequestException("'ref' must be 'proposal' or 'partial'"));
+    DiffScope scope =
+        DiffScope.named(ctx.request().getParam("scope"))
+            .orElseThrow(
+                () -> new BadRequestException("'scope' must be 'cumulative' or 'revision'"));
     Promise<Void> clientGone = Promise.promise();
     ctx.response().closeHandler(closed -> clientGone.tryComplete());
     diffs
-        .diff(jobOf(ctx), which, clientGone.future())
+        .diff(jobOf(ctx), which, scope, clientGone.future())
         .onSuccess(diff -> Responses.json(ctx, 200, diff))
         .onFailure(
             e -> {

@@ -8,10 +8,16 @@ import ai.spboucher.spbgit.gateway.repos.RepoName;
  * them its cache key.
  *
  * @param kind {@code proposal} or {@code partial}, as the API labels it
+ * @param scope what {@code base} is, as the API labels it ({@link DiffScope})
  */
-public record DiffTarget(RepoName repo, String ref, String kind, String base, String head) {
+public record DiffTarget(
+    RepoName repo, String ref, String kind, String base, String head, String scope) {
+
+  DiffTarget(RepoName repo, String ref, String kind, String base, String head) {
+    this(repo, ref, kind, base, head, DiffScope.CUMULATIVE.label());
+  }
 
   String cacheKey() {
-    return repo.value() + ' ' + ref + ' ' + base + ' ' + head;
+    return repo.value() + ' ' + ref + ' ' + scope + ' ' + base + ' ' + head;
   }
 }

@@ -32,6 +32,9 @@ import java.util.function.Consumer;
  * @param instructionsBlob the blob id of the {@code AGENTS.md} a built-in agent job was given (from
  *     the default branch when it was created), or null when it was given none
  * @param group the id of the best-of-N group the job is one attempt of, or null for a lone job
+ * @param revision what the job revises when it is a revision of an earlier job's work, or null
+ * @param revisedBy the id of the job that revises this one's work (the latest, when an earlier
+ *     revision left no work and the job was revised again), or null
  */
 public record Job(
     String id,
@@ -65,7 +68,31 @@ public record Job(
     String agentVersion,
     boolean execModel,
     String instructionsBlob,
-    String group) {
+    String group,
+    Revision revision,
+    String revisedBy) {
+
+  /**
+   * A revision: a job started on the work of an earlier one ({@code revises}) with the owner's
+   * review of it, to evolve that work in place.
+   *
+   * @param revises the id of the job whose work this one continues
+   * @param work which work of it: {@code proposal}, or {@code partial} to continue a stopped job
+   * @param number the revision's place in its chain: 2 for the first revision of a job (which is
+   *     revision 1)
+   * @param originalBaseSha the commit the chain's first job started from: what every revision's
+   *     cumulative diff compares against, and what an approved revision must descend from
+   * @param review {@code {"text", "comments": [ids]}}: the owner's request and the review comments
+   *     the revision's task carries
+   */
+  public record Revision(
+      String revises, String work, int number, String originalBaseSha, JsonObject review) {
+
+    /** The ref the revision started from, e.g. {@code refs/agents/<revises>/proposal}. */
+    public String workRef() {
+      return "refs/agents/" + revises + "/" + work;
+    }
+  }
 
   public static final String QUEUED = "queued";
   public static final String DISPATCHED = "dispatched";
@@ -142,10 +169,21 @@ public record Job(
         .put("cache", cache)
         .put("instructions_blob", instructionsBlob)
         .put("waiting_for", waitingFor())
-        .put("group", group);
+        .put("group", group)
+        .put("revision", revision == null ? 1 : revision.number())
+        .put("revises", revision == null ? null : revision.revises())
+        .put("revises_work", revision == null ? null : revision.work())
+        .put("original_base_sha", originalBaseSha())
+        .put("review", revision == null ? null : revision.review())
+        .put("revised_by", revisedBy);
   }
 
   /** The image name the job needs a runner to offer. */
+  /** The commit the job's chain of revisions started from: its own base unless a revision. */
+  public String originalBaseSha() {
+    return revision == null ? baseSha : revision.originalBaseSha();
+  }
+
   public String image() {
     return environment == null ? "base" : environment.getString("image", "base");
   }
@@ -190,6 +228,7 @@ public record Job(
     String cache;
     String agent;
     String agentVersion;
+    String revisedBy;
     private final Job from;
 
     private Builder(Job from) {
@@ -209,6 +248,7 @@ public record Job(
       cache = from.cache;
       agent = from.agent;
       agentVersion = from.agentVersion;
+      revisedBy = from.revisedBy;
     }
 
     private Job build() {
@@ -244,7 +284,9 @@ public record Job(
           agentVersion,
           from.execModel,
           from.instructionsBlob,
-          from.group);
+          from.group,
+          from.revision,
+          revisedBy);
     }
   }
 }

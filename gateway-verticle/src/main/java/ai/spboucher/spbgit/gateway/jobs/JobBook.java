@@ -38,6 +38,9 @@ public final class JobBook {
   public static final String REFS_DELETED = "refs_deleted";
   public static final String REVIEW_COMMENT = "review_comment";
 
+  /** On the revised job: which job now revises its work. */
+  public static final String REVISED = "job_revised";
+
   /** Refs listed per job: as many as a job may have at once. */
   static final int MAX_REFS_LISTED = PushGate.MAX_REFS_PER_JOB;
 
@@ -64,7 +67,12 @@ public final class JobBook {
     }
     if (CREATED.equals(event)) {
       jobs.putIfAbsent(id, created(entry));
-      return Optional.of(jobs.get(id));
+      Job created = jobs.get(id);
+      // The link back is the revision's own entry: job_revised only says it on the revised job.
+      if (created.revision() != null) {
+        linkRevision(created.revision().revises(), id);
+      }
+      return Optional.of(created);
     }
     Job job = jobs.get(id);
     if (job == null) {
@@ -146,10 +154,54 @@ public final class JobBook {
                                   .put("superseded_by", entry.getString("superseded_by"))
                                   .put("by", entry.getString("approver"))
                                   .put("at", entry.getString("ts")));
+          case REVISED -> {
+            linkRevision(id, entry.getString("revised_by"));
+            yield jobs.get(id);
+          }
           default -> job;
         };
     jobs.put(id, next);
     return Optional.of(next);
+  }
+
+  /**
+   * Marks {@code revised} as revised by {@code revision}: the newest revision wins (ids grow with
+   * time), so replaying either entry again, in any order, changes nothing.
+   */
+  private void linkRevision(String revised, String revision) {
+    Job job = jobs.get(revised);
+    if (job == null
+        || revision == null
+        || (job.revisedBy() != null && job.revisedBy().compareTo(revision) >= 0)) {
+      return;
+    }
+    jobs.put(revised, job.with(b -> b.revisedBy = revision));
+  }
+
+  /**
+   * The chain of revisions {@code job} is in, from the first job to the latest revision (just the
+   * job when it is in none).
+   */
+  public List<Job> revisions(Job job) {
+    List<Job> chain = new ArrayList<>();
+    // Back to the first job, then on along the newest revisions: each step goes to a job of
+    // another age (ids only grow), so neither walk can loop; the size check is a guard all the
+    // same.
+    for (Job at = job; at != null && chain.size() <= jobs.size(); at = previousRevision(at)) {
+      chain.add(0, at);
+    }
+    for (Job at = nextRevision(job); at != null && chain.size() <= jobs.size(); at = nextRevision(at)) {
+      chain.add(at);
+    }
+    return chain;
+  }
+
+  private Job previousRevision(Job job) {
+    return job.revision() == null ? null : jobs.get(job.revision().revises());
+  }
+
+  private Job nextRevision(Job job) {
+    return job.revisedBy() == null ? null : jobs.get(job.revisedBy());
   }
 
   public Optional<Job> get(String id) {
@@ -245,7 +297,22 @@ public final class JobBook {
         e.getString("agent_version"),
         e.getBoolean("exec_model", false),
         e.getString("instructions_blob"),
-        e.getString("group"));
+        e.getString("group"),
+        recordedRevision(e),
+        null);
+  }
+
+  private static Job.Revision recordedRevision(JsonObject e) {
+    String revises = e.getString("revises");
+    if (revises == null) {
+      return null;
+    }
+    return new Job.Revision(
+        revises,
+        e.getString("revises_work", WorkRef.PROPOSAL.label()),
+        e.getInteger("revision", 2),
+        e.getString("original_base_sha"),
+        e.getJsonObject("review"));
   }
 
   private static String nonEmpty(String value, String fallback) {

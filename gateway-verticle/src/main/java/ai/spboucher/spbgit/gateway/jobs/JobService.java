@@ -30,6 +30,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -192,7 +194,7 @@ public final class JobService {
    * coding agent, refused at once when no model provider is configured.
    */
   public Future<Job> create(RepoName repo, NewJob request, Principal.Owner owner) {
-    return create(repo, request, owner, null);
+    return create(repo, request, owner, null, null);
   }
 
   /** The most attempts one best-of-N request may start. */
@@ -219,7 +221,7 @@ public final class JobService {
       created =
           created.compose(
               soFar ->
-                  create(repo, request, owner, group)
+                  create(repo, request, owner, group, null)
                       .map(
                           job -> {
                             List<Job> next = new ArrayList<>(soFar);
@@ -230,12 +232,30 @@ public final class JobService {
     return created.map(jobs -> Map.entry(group, jobs));
   }
 
+  /**
+   * The chain of revisions the job is in, from the first job to the latest revision; just the job
+   * when it is in none.
+   */
+  public List<Job> revisions(Job job) {
+    return book.revisions(job);
+  }
+
   /** The attempts of one best-of-N group, oldest first; empty for an unknown group. */
   public List<Job> group(String group) {
     return book.group(group);
   }
 
-  private Future<Job> create(RepoName repo, NewJob request, Principal.Owner owner, String group) {
+  /**
+   * @param group the best-of-N group the job is an attempt of, or null
+   * @param revision what the job revises (its base is that work, its environment the revised
+   *     job's), or null for a job on its base branch with the default branch's environment
+   */
+  private Future<Job> create(
+      RepoName repo,
+      NewJob request,
+      Principal.Owner owner,
+      String group,
+      Revising revision) {
     String model;
     Optional<CodingAgent> agent;
     JobQueue connected;
@@ -252,10 +272,9 @@ public final class JobService {
     // The CLI agents read the checkout's own AGENTS.md, and an exec command is its own agent.
     boolean builtin = agent.filter(CodingAgent.BUILTIN::equals).isPresent();
     // JGit blocks reading the branch, the environment file and AGENTS.md; the token (about 0.6 ms
-    // of
-    // CPU, see JobTokens) is signed on that thread too.
+    // of CPU, see JobTokens) is signed on that thread too.
     return vertx
-        .executeBlocking(() -> prepare(repo, request.baseBranch(), builtin), false)
+        .executeBlocking(() -> prepare(repo, request.baseBranch(), builtin, revision), false)
         .compose(
             prepared -> {
               pending.put(
@@ -264,9 +283,19 @@ public final class JobService {
                       prepared.token().token(),
                       prepared.instructions().text(),
                       prepared.cacheKeyFilesDigest()));
-              return record(
-                      createdEntry(prepared, repo, request, model, agent, owner)
-                          .put("group", group))
+              JsonObject created =
+                  createdEntry(prepared, repo, request, model, agent, owner).put("group", group);
+              if (revision != null) {
+                Job.Revision r = revision.revision();
+                created
+                    .put("revises", r.revises())
+                    .put("revises_work", r.work())
+                    .put("revision", r.number())
+                    .put("original_base_sha", r.originalBaseSha())
+                    .put("review", r.review());
+              }
+              return record(created)
+                  .compose(job -> revision == null ? Future.succeededFuture(job) : linked(job))
                   .onFailure(e -> pending.remove(prepared.id()));
             })
         .compose(
@@ -289,6 +318,190 @@ public final class JobService {
                                         Future.failedFuture(
                                             new JobQueueUnavailableException(
                                                 "could not queue the job: " + err.getMessage())))));
+  }
+
+  /**
+   * Records on the revised job that {@code revision} now revises it ({@code job_revised}), so the
+   * audit shows the link from both ends; the future carries the revision.
+   */
+  private Future<Job> linked(Job revision) {
+    String revised = revision.revision().revises();
+    return record(
+            entry(JobBook.REVISED, revised)
+                .put("repo", revision.repo())
+                .put("revised_by", revision.id())
+                .put("requester", revision.requesterTokenId()))
+        .map(v -> book.get(revision.id()).orElseThrow());
+  }
+
+  /** A revision as it is being created: its link to the revised job and the commit it starts on. */
+  private record Revising(Job.Revision revision, String baseSha, AgentEnvironment environment) {}
+
+  /** Revisions being created, by the id of the job they revise; on the context. */
+  private final Set<String> revising = new HashSet<>();
+
+  /**
+   * Starts a revision of a finished job: a new job on the job's proposal (or, without one, its
+   * partial work, which is how partial work is continued), with the same agent, model, test
+   * command and environment, whose task is the job's task followed by the owner's review ({@link
+   * RevisionTask}). An exec-mode job is revised with a new command (and, optionally, test command).
+   * The revision is linked both ways: its {@code job_created} names what it revises, and the
+   * revised job gets {@code job_revised}.
+   *
+   * <p>Refused (409) while the job runs, while a revision of it runs or is being created, and once a
+   * revision of it has work of its own (revise that one, the chain's latest); a revision that ended
+   * without any work can be replaced by revising the job again.
+   */
+  public Future<Job> revise(Job previous, NewRevision request, Principal.Owner owner) {
+    if (!previous.isFinished()) {
+      return Future.failedFuture(
+          new JobStateException(
+              "job "
+                  + previous.id()
+                  + " is still "
+                  + previous.status()
+                  + ": revise it once it has finished, or cancel it first"));
+    }
+    if (previous.isExec() && !request.isExec()) {
+      return Future.failedFuture(
+          new InvalidJobException(
+              "job "
+                  + previous.id()
+                  + " is an exec job: revise it with a new 'exec' command (and optionally"
+                  + " 'test_command')"));
+    }
+    if (!previous.isExec() && (request.isExec() || !request.testCommand().isEmpty())) {
+      return Future.failedFuture(
+          new InvalidJobException(
+              "job "
+                  + previous.id()
+                  + " is an llm job: 'exec' and 'test_command' revise exec jobs only"));
+    }
+    Job latest = previous.revisedBy() == null ? null : book.get(previous.revisedBy()).orElse(null);
+    if (latest != null && !latest.isFinished()) {
+      return Future.failedFuture(
+          new JobStateException(
+              "job "
+                  + previous.id()
+                  + " is being revised by job "
+                  + latest.id()
+                  + ", which has not finished"));
+    }
+    if (!revising.add(previous.id())) {
+      return Future.failedFuture(
+          new JobStateException("a revision of job " + previous.id() + " is being created"));
+    }
+    RepoName repo = RepoName.of(previous.repo());
+    return vertx
+        .executeBlocking(() -> workToRevise(repo, previous, latest), false)
+        .compose(
+            work -> {
+              List<JsonObject> comments = commentsToAddress(previous, request, work.sha());
+              if (!previous.isExec() && request.text().isBlank() && comments.isEmpty()) {
+                throw new InvalidJobException(
+                    "nothing to revise: give a 'task' (what to change) or review 'comments' to"
+                        + " address (job "
+                        + previous.id()
+                        + " has none on its "
+                        + work.which().noun()
+                        + ")");
+              }
+              int number = previous.revision() == null ? 2 : previous.revision().number() + 1;
+              String task =
+                  RevisionTask.compose(
+                      previous.task(),
+                      number,
+                      work.which().label(),
+                      work.sha(),
+                      request.text(),
+                      comments);
+              NewJob asJob =
+                  new NewJob(
+                      task,
+                      request.exec(),
+                      previous.model() == null ? "" : previous.model(),
+                      request.testCommand().isEmpty()
+                          ? nullToEmpty(previous.testCommand())
+                          : request.testCommand(),
+                      previous.baseRef(),
+                      previous.isExec() ? "" : nullToEmpty(previous.agent()));
+              JsonObject review =
+                  new JsonObject()
+                      .put("text", request.text())
+                      .put(
+                          "comments",
+                          new JsonArray(comments.stream().map(c -> c.getLong("id")).toList()));
+              Job.Revision revision =
+                  new Job.Revision(
+                      previous.id(),
+                      work.which().label(),
+                      number,
+                      previous.originalBaseSha(),
+                      review);
+              return create(
+                  repo,
+                  asJob,
+                  owner,
+                  null,
+                  new Revising(
+                      revision, work.sha(), AgentEnvironment.fromRecorded(previous.environment())));
+            })
+        .andThen(done -> revising.remove(previous.id()));
+  }
+
+  private static String nullToEmpty(String value) {
+    return value == null ? "" : value;
+  }
+
+  /** The work a revision continues: which ref and the commit it points at. */
+  private record Work(WorkRef which, String sha) {}
+
+  /**
+   * Blocking: the revised job's proposal, or else its partial work; refused when it has neither,
+   * or when {@code latest} (the job's current revision) has work of its own.
+   */
+  private Work workToRevise(RepoName repo, Job previous, Job latest) throws IOException {
+    List<Job> jobs = latest == null ? List.of(previous) : List.of(previous, latest);
+    Map<String, WorkShas> shas = proposals.workShas(repo, jobs);
+    if (latest != null && shas.containsKey(latest.id())) {
+      throw new JobStateException(
+          "job "
+              + previous.id()
+              + " was revised by job "
+              + latest.id()
+              + ": revise that one, the latest revision");
+    }
+    WorkShas work = shas.getOrDefault(previous.id(), WorkShas.NONE);
+    if (work.proposal() != null) {
+      return new Work(WorkRef.PROPOSAL, work.proposal());
+    }
+    if (work.partial() != null) {
+      return new Work(WorkRef.PARTIAL, work.partial());
+    }
+    throw new JobStateException(
+        "job " + previous.id() + " left no proposal or partial work to revise");
+  }
+
+  /**
+   * The comments the revision addresses: those named (each must be the job's), or without names
+   * every comment on the work being revised.
+   */
+  private List<JsonObject> commentsToAddress(Job previous, NewRevision request, String sha) {
+    List<JsonObject> all = book.comments(previous.id());
+    if (request.comments() == null) {
+      return all.stream().filter(c -> sha.equals(c.getString("commit"))).toList();
+    }
+    Map<Long, JsonObject> byId = new HashMap<>();
+    all.forEach(c -> byId.put(c.getLong("id"), c));
+    List<JsonObject> named = new ArrayList<>();
+    for (Long id : new LinkedHashSet<>(request.comments())) {
+      JsonObject comment = byId.get(id);
+      if (comment == null) {
+        throw new InvalidJobException("job " + previous.id() + " has no review comment " + id);
+      }
+      named.add(comment);
+    }
+    return named;
   }
 
   /**
@@ -717,20 +930,24 @@ public final class JobService {
   /**
    * Blocking: reads the base branch, the environment file of the default branch, the cache key
    * files at the base commit and, for a job of the built-in agent, its {@code AGENTS.md}, and signs
-   * the job's token.
+   * the job's token. A revision starts on the work it revises, in the revised job's environment;
+   * its base branch must still exist (the job clones it).
    *
    * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot
    *     be used
    * @throws ai.spboucher.spbgit.gateway.environment.InstructionsFileException when {@code
    *     AGENTS.md} cannot be given to the agent
    */
-  private Prepared prepare(RepoName repo, String baseRef, boolean builtin) throws IOException {
-    String baseSha = requireBranch(repo, baseRef);
+  private Prepared prepare(RepoName repo, String baseRef, boolean builtin, Revising revision)
+      throws IOException {
+    String branchSha = requireBranch(repo, baseRef);
+    String baseSha = revision == null ? branchSha : revision.baseSha();
     AgentEnvironment environment;
     RepositoryInstructions instructions = RepositoryInstructions.NONE;
     String cacheKeyFilesDigest = "";
     try (var repository = repos.open(repo)) {
-      environment = EnvironmentReading.of(repository).require();
+      environment =
+          revision == null ? EnvironmentReading.of(repository).require() : revision.environment();
       if (builtin) {
         instructions = RepositoryInstructions.of(repository);
       }
@@ -807,6 +1024,7 @@ public final class JobService {
         .setEnvironment(
             environmentOf(job).toBuilder().setCacheKeyFilesDigest(unrecorded.cacheKeyFilesDigest()))
         .setBaseSha(job.baseSha() == null ? "" : job.baseSha())
+        .setBaseWorkRef(job.revision() == null ? "" : job.revision().workRef())
         .setJobToken(unrecorded.token())
         .setInstructions(unrecorded.instructions())
         .setInstructionsBlob(job.instructionsBlob() == null ? "" : job.instructionsBlob())

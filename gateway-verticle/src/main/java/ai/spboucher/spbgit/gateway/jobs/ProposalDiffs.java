@@ -77,8 +77,14 @@ public final class ProposalDiffs {
    * has, it stops, and is not cached.
    */
   public Future<String> diff(Job job, WorkRef which, Future<Void> clientGone) {
+    return diff(job, which, DiffScope.CUMULATIVE, clientGone);
+  }
+
+  /** The diff of the job's work in {@code scope}: for a revision, cumulative or its own. */
+  public Future<String> diff(Job job, WorkRef which, DiffScope scope, Future<Void> clientGone) {
     return vertx
-        .executeBlocking(() -> proposals.diffTarget(RepoName.of(job.repo()), job, which), false)
+        .executeBlocking(
+            () -> proposals.diffTarget(RepoName.of(job.repo()), job, which, scope), false)
         .compose(target -> answer(target, clientGone));
   }
 

@@ -116,6 +116,21 @@ public final class Proposals {
       String refName = "refs/heads/" + branch;
       Ref current = repository.exactRef(refName);
       RevCommit target = commitAt(walk, proposal);
+      if (job.revision() != null
+          && job.originalBaseSha() != null
+          && !walk.isMergedInto(
+              walk.parseCommit(ObjectId.fromString(job.originalBaseSha())), target)) {
+        // A revision's checkout starts on its chain's work, but what it pushes is the agent's:
+        // one that rewrote history away from where the chain started is not this change.
+        throw new JobStateException(
+            "revision "
+                + job.revision().number()
+                + " (job "
+                + job.id()
+                + ") does not descend from "
+                + job.originalBaseSha()
+                + ", where its chain of revisions started; it cannot be approved");
+      }
       if (current != null && current.getObjectId().equals(target)) {
         return Approval.ALREADY_AT_PROPOSAL;
       }
@@ -171,9 +186,11 @@ public final class Proposals {
   /**
    * What the diff of the job's proposal or partial work compares: the work against the commit the
    * job started from (the merge base of the work and the job's base branch, or the recorded base
-   * commit).
+   * commit). For a revision, {@link DiffScope#REVISION} compares against the work it revised, and
+   * {@link DiffScope#CUMULATIVE} against the commit its chain's first job started from.
    */
-  public DiffTarget diffTarget(RepoName repo, Job job, WorkRef which) throws IOException {
+  public DiffTarget diffTarget(RepoName repo, Job job, WorkRef which, DiffScope scope)
+      throws IOException {
     try (Repository repository = repos.open(repo);
         RevWalk walk = new RevWalk(repository)) {
       Ref work = repository.exactRef(which.refOf(job));
@@ -181,9 +198,21 @@ public final class Proposals {
         throw new JobNotFoundException(missingWork(repository, job, which));
       }
       RevCommit head = commitAt(walk, work);
-      RevCommit base = baseOf(repository, walk, job, head);
+      String since =
+          job.revision() == null
+              ? null
+              : scope == DiffScope.REVISION ? job.baseSha() : job.originalBaseSha();
+      RevCommit base =
+          since == null
+              ? baseOf(repository, walk, job, head)
+              : mergeBase(walk, head, walk.parseCommit(ObjectId.fromString(since)));
       return new DiffTarget(
-          repo, which.refOf(job), which.label(), base == null ? null : base.name(), head.name());
+          repo,
+          which.refOf(job),
+          which.label(),
+          base == null ? null : base.name(),
+          head.name(),
+          scope.label());
     }
   }
 
@@ -273,6 +302,7 @@ public final class Proposals {
         new JsonObject()
             .put("ref", target.ref())
             .put("kind", target.kind())
+            .put("scope", target.scope())
             .put("base", target.base())
             .put("head", target.head())
             .put("files", files)
@@ -344,6 +374,15 @@ public final class Proposals {
     if (other == null) {
       return head.getParentCount() > 0 ? walk.parseCommit(head.getParent(0)) : null;
     }
+    return mergeBase(walk, head, other);
+  }
+
+  /**
+   * The merge base of two commits: {@code other} itself when {@code head} descends from it, null
+   * when they share no history (an agent's push can make one up).
+   */
+  private static RevCommit mergeBase(RevWalk walk, RevCommit head, RevCommit other)
+      throws IOException {
     walk.reset();
     walk.setRevFilter(RevFilter.MERGE_BASE);
     walk.markStart(walk.parseCommit(head));
