@@ -4,9 +4,9 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * What a job's diff compares its work against. The two differ only for a revision: its own
- * changes are those on top of the work it revised, while what approving it brings is everything
- * since its chain's first job started.
+ * What a job's diff compares its work against. The two differ only for a revision: its own changes
+ * are those on top of the work it revised, while what approving it brings is everything since its
+ * chain's first job started.
  */
 public enum DiffScope {
 

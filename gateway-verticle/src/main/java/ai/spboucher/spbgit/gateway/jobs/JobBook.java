@@ -190,7 +190,9 @@ public final class JobBook {
     for (Job at = job; at != null && chain.size() <= jobs.size(); at = previousRevision(at)) {
       chain.add(0, at);
     }
-    for (Job at = nextRevision(job); at != null && chain.size() <= jobs.size(); at = nextRevision(at)) {
+    for (Job at = nextRevision(job);
+        at != null && chain.size() <= jobs.size();
+        at = nextRevision(at)) {
       chain.add(at);
     }
     return chain;

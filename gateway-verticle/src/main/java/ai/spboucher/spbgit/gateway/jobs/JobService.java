@@ -251,11 +251,7 @@ public final class JobService {
    *     job's), or null for a job on its base branch with the default branch's environment
    */
   private Future<Job> create(
-      RepoName repo,
-      NewJob request,
-      Principal.Owner owner,
-      String group,
-      Revising revision) {
+      RepoName repo, NewJob request, Principal.Owner owner, String group, Revising revision) {
     String model;
     Optional<CodingAgent> agent;
     JobQueue connected;
@@ -342,15 +338,15 @@ public final class JobService {
 
   /**
    * Starts a revision of a finished job: a new job on the job's proposal (or, without one, its
-   * partial work, which is how partial work is continued), with the same agent, model, test
-   * command and environment, whose task is the job's task followed by the owner's review ({@link
+   * partial work, which is how partial work is continued), with the same agent, model, test command
+   * and environment, whose task is the job's task followed by the owner's review ({@link
    * RevisionTask}). An exec-mode job is revised with a new command (and, optionally, test command).
    * The revision is linked both ways: its {@code job_created} names what it revises, and the
    * revised job gets {@code job_revised}.
    *
-   * <p>Refused (409) while the job runs, while a revision of it runs or is being created, and once a
-   * revision of it has work of its own (revise that one, the chain's latest); a revision that ended
-   * without any work can be replaced by revising the job again.
+   * <p>Refused (409) while the job runs, while a revision of it runs or is being created, and once
+   * a revision of it has work of its own (revise that one, the chain's latest); a revision that
+   * ended without any work can be replaced by revising the job again.
    */
   public Future<Job> revise(Job previous, NewRevision request, Principal.Owner owner) {
     if (!previous.isFinished()) {
@@ -457,8 +453,8 @@ public final class JobService {
   private record Work(WorkRef which, String sha) {}
 
   /**
-   * Blocking: the revised job's proposal, or else its partial work; refused when it has neither,
-   * or when {@code latest} (the job's current revision) has work of its own.
+   * Blocking: the revised job's proposal, or else its partial work; refused when it has neither, or
+   * when {@code latest} (the job's current revision) has work of its own.
    */
   private Work workToRevise(RepoName repo, Job previous, Job latest) throws IOException {
     List<Job> jobs = latest == null ? List.of(previous) : List.of(previous, latest);

@@ -31,8 +31,7 @@ public final class RevisionTask {
    * is hidden from a reviewer.
    */
   private static final Pattern TAG =
-      Pattern.compile(
-          "<(/?\\s*(?:owner_review|review_comment)\\b|!--)", Pattern.CASE_INSENSITIVE);
+      Pattern.compile("<(/?\\s*(?:owner_review|review_comment)\\b|!--)", Pattern.CASE_INSENSITIVE);
 
   private RevisionTask() {}
 
