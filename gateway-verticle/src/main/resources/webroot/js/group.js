@@ -26,11 +26,28 @@ function render(body) {
     el('td', { text: a.status }),
     el('td', { class: 'exit-reason', text: a.exit_reason ?? '—' }),
     el('td', { text: a.test_result ?? '—' }),
+    el('td', { class: 'diff-stat' }, ...diffStatText(a.diff_stat)),
     el('td', { text: `${tokens(a.input_tokens)} / ${tokens(a.output_tokens)}` }),
     el('td', { text: typeof a.duration_seconds === 'number' ? `${a.duration_seconds} s` : '—' }),
     el('td', {}, a.proposal_sha ? el('code', { text: shortSha(a.proposal_sha) }) : '—'),
     el('td', { class: 'decision', text: decisionText(a.decision) })));
   document.querySelector('#attempts tbody').replaceChildren(...rows);
+}
+
+/** "+A −D in N files", or a dash for an attempt that pushed nothing (or whose diff failed). */
+function diffStatText(stat) {
+  if (!stat) {
+    return ['—'];
+  }
+  const parts = [
+    el('span', { class: 'add-count', text: `+${stat.additions}` }), ' ',
+    el('span', { class: 'del-count', text: `−${stat.deletions}` }),
+    ` in ${stat.files} file${stat.files === 1 ? '' : 's'}`];
+  if (stat.truncated) {
+    // The diff behind the counts was cut short: they may fall short of the change.
+    parts.push(el('span', { class: 'muted', text: ' (at least)', title: 'the diff was truncated' }));
+  }
+  return parts;
 }
 
 function decisionText(d) {

@@ -101,14 +101,30 @@ class JobGroupsIT {
         }
         assertEquals(3, tokens.size(), "each attempt has its own token");
 
+        String groupPath = "/api/v1/repos/" + REPO + "/agent-groups/" + group;
+        for (Object queued : groupAnswer(gateway, groupPath).getJsonArray("jobs")) {
+          JsonObject attempt = (JsonObject) queued;
+          assertTrue(attempt.containsKey("diff_stat"), attempt.encode());
+          assertNull(attempt.getValue("diff_stat"), "nothing pushed yet: " + attempt.encode());
+        }
+
         // Each attempt pushes its own proposal with its own token; the first one's token cannot
-        // write the second one's refs.
+        // write the second one's refs. Their changes differ in size, so the diff stats tell them
+        // apart: README.md is "hello work\n" on main.
         List<String> proposals = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
           String id = ids.get(i);
           start(runner, id);
           git.ok(work, "checkout", "-q", "-B", "attempt-" + i, "main");
-          Files.writeString(work.resolve("README.md"), "hello work\nattempt " + i + "\n");
+          switch (i) {
+            case 0 -> Files.writeString(work.resolve("README.md"), "hello work\nattempt 0\n");
+            case 1 -> {
+              Files.writeString(work.resolve("README.md"), "hello work\nattempt 1\n");
+              Files.writeString(work.resolve("NOTES.md"), "one\ntwo\n");
+              git.ok(work, "add", "NOTES.md");
+            }
+            default -> Files.writeString(work.resolve("README.md"), "attempt 2\n");
+          }
           git.ok(work, "commit", "-q", "-am", "Greet in the README\n\nAgent-Job: " + id);
           proposals.add(git.ok(work, "rev-parse", "HEAD").output().strip());
           if (i == 1) {
@@ -133,9 +149,7 @@ class JobGroupsIT {
           gateway.awaitFinished(jobs + "/" + id);
         }
 
-        String groupPath = "/api/v1/repos/" + REPO + "/agent-groups/" + group;
-        JsonObject compared =
-            new JsonObject(gateway.api("GET", groupPath, gateway.ownerToken, null).body());
+        JsonObject compared = groupAnswer(gateway, groupPath);
         assertEquals(group, compared.getString("group"), compared.encodePrettily());
         assertEquals("Greet in the README", compared.getString("task"));
         JsonArray attempts = compared.getJsonArray("jobs");
@@ -149,6 +163,12 @@ class JobGroupsIT {
           assertEquals(
               "/repos/" + REPO + "/agent-jobs/" + ids.get(i), attempt.getString("proposal_page"));
         }
+        List<JsonObject> diffStats =
+            List.of(diffStat(1, 1, 0), diffStat(2, 3, 0), diffStat(1, 1, 1));
+        assertEquals(
+            diffStats,
+            attempts.stream().map(a -> ((JsonObject) a).getJsonObject("diff_stat")).toList(),
+            attempts.encodePrettily());
         assertEquals(
             404,
             gateway
@@ -235,6 +255,20 @@ class JobGroupsIT {
       assertTrue(job.containsKey("group"), job.encode());
       assertNull(job.getValue("group"));
     }
+  }
+
+  private static JsonObject groupAnswer(TestGateway gateway, String groupPath) throws Exception {
+    HttpResponse<String> answer = gateway.api("GET", groupPath, gateway.ownerToken, null);
+    assertEquals(200, answer.statusCode(), answer.body());
+    return new JsonObject(answer.body());
+  }
+
+  private static JsonObject diffStat(int files, int additions, int deletions) {
+    return new JsonObject()
+        .put("files", files)
+        .put("additions", additions)
+        .put("deletions", deletions)
+        .put("truncated", false);
   }
 
   private static void assertDecided(TestGateway gateway, List<String> ids, String winner)

@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.jobs.DiffScope;
+import ai.spboucher.spbgit.gateway.jobs.DiffStat;
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
@@ -26,6 +27,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -37,6 +39,8 @@ import java.util.stream.Collectors;
  * API route.
  */
 public final class JobRoutes {
+
+  private static final System.Logger LOG = System.getLogger(JobRoutes.class.getName());
 
   private final Vertx vertx;
   private final JobService jobs;
@@ -143,9 +147,9 @@ public final class JobRoutes {
   }
 
   /**
-   * The attempts of a best-of-N group side by side: how each ended, its tests, spend and duration,
-   * and where to review its proposal. No diff stat: it would read every proposal's diff; the
-   * proposal page has it.
+   * The attempts of a best-of-N group side by side: how each ended, its tests, the size of its
+   * change, spend and duration, and where to review its proposal. A client that goes away stops the
+   * diffs behind the sizes, as it does the diff view's.
    */
   private void group(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
@@ -156,18 +160,77 @@ public final class JobRoutes {
     if (attempts.isEmpty()) {
       throw new JobNotFoundException("no group " + group + " in " + repo);
     }
+    Promise<Void> clientGone = Promise.promise();
+    ctx.response().closeHandler(closed -> clientGone.tryComplete());
     views
         .of(repo, attempts)
-        .map(
+        .compose(
             list ->
-                new JsonObject()
-                    .put("group", group)
-                    .put("repo", repo.value())
-                    .put("task", attempts.get(0).task())
-                    .put(
-                        "jobs", new JsonArray(list.stream().map(j -> attemptOf(repo, j)).toList())))
+                diffStatsOf(attempts, list, clientGone.future())
+                    .map(
+                        stats ->
+                            new JsonObject()
+                                .put("group", group)
+                                .put("repo", repo.value())
+                                .put("task", attempts.get(0).task())
+                                .put("jobs", attemptsOf(repo, list, stats))))
         .onSuccess(json -> Responses.json(ctx, 200, json))
-        .onFailure(ctx::fail);
+        .onFailure(
+            e -> {
+              if (!ctx.response().closed()) {
+                ctx.fail(e);
+              }
+            });
+  }
+
+  /**
+   * Each attempt's {@link DiffStat} as JSON, in the order of {@code attempts}: of its proposal, or
+   * failing that of its partial work; null for one that pushed neither or whose diff failed.
+   */
+  private Future<List<JsonObject>> diffStatsOf(
+      List<Job> attempts, List<JsonObject> views, Future<Void> clientGone) {
+    List<Future<JsonObject>> stats = new ArrayList<>();
+    for (int i = 0; i < attempts.size(); i++) {
+      JsonObject view = views.get(i);
+      WorkRef work =
+          view.getString("proposal_sha") != null
+              ? WorkRef.PROPOSAL
+              : view.getString("partial_sha") != null ? WorkRef.PARTIAL : null;
+      stats.add(
+          work == null ? Future.succeededFuture() : diffStatOf(attempts.get(i), work, clientGone));
+    }
+    return Future.all(stats).map(all -> all.<JsonObject>list());
+  }
+
+  /**
+   * One attempt's diff stat; null when its diff fails (too large, refs deleted meanwhile): one
+   * attempt's diff must not cost the owner the comparison of the others.
+   */
+  private Future<JsonObject> diffStatOf(Job attempt, WorkRef work, Future<Void> clientGone) {
+    return diffs
+        .diff(attempt, work, clientGone)
+        // A diff's JSON can run to megabytes: parse it on a worker, as it was computed.
+        .compose(
+            diff ->
+                vertx.executeBlocking(
+                    () -> DiffStat.of(new JsonObject(diff)).map(DiffStat::toJson).orElse(null),
+                    false))
+        .recover(
+            e -> {
+              LOG.log(
+                  System.Logger.Level.INFO,
+                  "no diff stat for job " + attempt.id() + "'s " + work.noun() + ": " + e);
+              return Future.succeededFuture();
+            });
+  }
+
+  private static JsonArray attemptsOf(
+      RepoName repo, List<JsonObject> views, List<JsonObject> diffStats) {
+    JsonArray attempts = new JsonArray();
+    for (int i = 0; i < views.size(); i++) {
+      attempts.add(attemptOf(repo, views.get(i)).put("diff_stat", diffStats.get(i)));
+    }
+    return attempts;
   }
 
   private static JsonObject attemptOf(RepoName repo, JsonObject job) {

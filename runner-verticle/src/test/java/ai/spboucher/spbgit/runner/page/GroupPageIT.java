@@ -11,6 +11,7 @@ import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
@@ -30,12 +31,8 @@ class GroupPageIT {
     try (PageBed bed = PageBed.start(tmp, new JsonObject())) {
       GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
       bed.gateway.createRepo("demo");
-      git.ok(
-          git.workTree(tmp, "demo"),
-          "push",
-          "-q",
-          bed.gateway.pushUrl("demo", bed.gateway.ownerToken),
-          "main");
+      Path work = git.workTree(tmp, "demo");
+      git.ok(work, "push", "-q", bed.gateway.pushUrl("demo", bed.gateway.ownerToken), "main");
       Browser browser = bed.browser;
       browser.open("/repos/demo/agent-jobs");
       browser.byId("task").sendKeys("Say hello three ways");
@@ -54,12 +51,35 @@ class GroupPageIT {
               });
       assertEquals("Say hello three ways", browser.text("task"));
 
+      // The first and the last attempt push changes of known sizes (README.md is "hello demo\n" on
+      // main); the second fails without pushing anything.
+      Map<String, Map<String, String>> changes =
+          Map.of(
+              ids.get(0),
+              Map.of("hello.txt", "hello\n"),
+              ids.get(2),
+              Map.of("hello.txt", "hello\nworld\n", "README.md", "hi demo\n"));
       for (String id : ids) {
         RunnerStandIn.publishStatus(
             bed.runner,
             id,
             1,
             StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1").build());
+        if (changes.containsKey(id)) {
+          git.ok(work, "checkout", "-q", "-B", "attempt-" + id, "main");
+          for (var file : changes.get(id).entrySet()) {
+            Files.writeString(work.resolve(file.getKey()), file.getValue());
+          }
+          git.ok(work, "add", ".");
+          git.ok(work, "commit", "-q", "-m", "Say hello\n\nAgent-Job: " + id);
+          String token = RunnerStandIn.queuedRequest(bed.runner, bed.gateway, id).getJobToken();
+          git.ok(
+              work,
+              "push",
+              "-q",
+              bed.gateway.pushUrl("demo", token),
+              "HEAD:refs/agents/" + id + "/proposal");
+        }
         RunnerStandIn.publishStatus(
             bed.runner,
             id,
@@ -74,6 +94,12 @@ class GroupPageIT {
           d ->
               attemptColumn(browser, "tr => tr.querySelector('td.exit-reason').innerText")
                       .equals(List.of("ok", "exit_code:1", "ok"))
+                  ? true
+                  : null);
+      browser.waitFor(
+          d ->
+              attemptColumn(browser, "tr => tr.querySelector('td.diff-stat').innerText")
+                      .equals(List.of("+1 −0 in 1 file", "—", "+3 −1 in 2 files"))
                   ? true
                   : null);
 
