@@ -248,12 +248,36 @@ class RevisionsIT {
         400,
         post(done, "revise", new JsonObject().put("exec", "true").put("comments", "all"))
             .statusCode());
+    assertNull(
+        bed.job("demo", done).getString("revised_by"), "the refused revisions recorded nothing");
+
+    // A revision's command is the agent's: one that rewrites history away from where the chain
+    // started pushes a proposal that is not this change, and it is never approved.
+    HttpResponse<String> rewrite =
+        post(
+            done,
+            "revise",
+            new JsonObject()
+                .put("task", "start over")
+                .put("exec", "git checkout -q --orphan fresh && git commit -qm orphan"));
+    assertEquals(201, rewrite.statusCode(), rewrite.body());
+    String rewriteId = new JsonObject(rewrite.body()).getString("id");
+    JsonObject rewritten = bed.awaitFinished("demo", rewriteId);
+    assertEquals("ok", rewritten.getString("exit_reason"), bed.log(rewriteId));
+    String orphan = rewritten.getString("proposal_sha");
+    HttpResponse<String> refused =
+        post(rewriteId, "approve", new JsonObject().put("branch", "fresh").put("sha", orphan));
+    assertEquals(409, refused.statusCode(), refused.body());
+    assertTrue(refused.body().contains("does not descend from"), refused.body());
+    assertTrue(
+        bed.git.ok(bed.gateway.repoDir("demo"), "branch", "--list", "fresh").output().isBlank(),
+        "no branch was created");
+
     String nothing = bed.submit("demo", "true", null).getString("id");
     bed.awaitFinished("demo", nothing);
     HttpResponse<String> noWork =
         post(nothing, "revise", new JsonObject().put("task", "x").put("exec", "true"));
     assertEquals(409, noWork.statusCode(), noWork.body());
-    assertNull(bed.job("demo", done).getString("revised_by"), "nothing was recorded");
   }
 
   // --- helpers

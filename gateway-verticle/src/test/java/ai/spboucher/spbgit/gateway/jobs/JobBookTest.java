@@ -205,4 +205,61 @@ class JobBookTest {
     assertEquals("refs/agents/a/flood-49-99", listed.get(listed.size() - 2).getString("ref"));
     assertTrue(listed.stream().noneMatch(r -> r.containsKey("token_id")));
   }
+
+  private static JsonObject revision(String job, String revises, int number) {
+    return created(job)
+        .put("revises", revises)
+        .put("revises_work", "proposal")
+        .put("revision", number)
+        .put("original_base_sha", "base0")
+        .put("review", new JsonObject().put("text", "more").put("comments", new JsonArray()));
+  }
+
+  @Test
+  void linksRevisionsBothWaysAndListsTheChainFromAnyOfItsJobs() {
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                created("a").put("base_sha", "base0"),
+                revision("b", "a", 2),
+                e(JobBook.REVISED, "a").put("revised_by", "b"),
+                revision("c", "b", 3),
+                // A replayed log may hold an entry twice: nothing moves backwards.
+                e(JobBook.REVISED, "a").put("revised_by", "b"),
+                revision("c", "b", 3)));
+    assertEquals("b", book.get("a").get().revisedBy());
+    assertEquals("c", book.get("b").get().revisedBy(), "the revision's own entry links it back");
+    assertEquals(null, book.get("c").get().revisedBy());
+    for (String id : List.of("a", "b", "c")) {
+      assertEquals(
+          List.of("a", "b", "c"),
+          book.revisions(book.get(id).get()).stream().map(Job::id).toList(),
+          "the chain seen from " + id);
+    }
+    Job c = book.get("c").get();
+    assertEquals("refs/agents/b/proposal", c.revision().workRef());
+    assertEquals("base0", c.originalBaseSha());
+    assertEquals("base0", book.get("a").get().originalBaseSha(), "a first job's own base");
+    assertEquals(3, c.toJson(WorkShas.NONE).getInteger("revision"));
+    assertEquals(1, book.get("a").get().toJson(WorkShas.NONE).getInteger("revision"));
+  }
+
+  @Test
+  void aJobRevisedAgainAfterARevisionWithoutWorkLinksTheNewestAndKeepsTheAbandonedOneApart() {
+    JobBook book =
+        JobBook.replay(
+            List.of(
+                created("a"),
+                revision("b1", "a", 2),
+                e(JobBook.REVISED, "a").put("revised_by", "b1"),
+                revision("b2", "a", 2),
+                e(JobBook.REVISED, "a").put("revised_by", "b2"),
+                // An older link replayed late does not take the place of the newer one.
+                e(JobBook.REVISED, "a").put("revised_by", "b1")));
+    assertEquals("b2", book.get("a").get().revisedBy());
+    assertEquals(
+        List.of("a", "b2"), book.revisions(book.get("a").get()).stream().map(Job::id).toList());
+    assertEquals(
+        List.of("a", "b1"), book.revisions(book.get("b1").get()).stream().map(Job::id).toList());
+  }
 }
