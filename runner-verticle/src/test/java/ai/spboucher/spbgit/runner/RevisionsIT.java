@@ -230,7 +230,8 @@ class RevisionsIT {
     HttpResponse<String> busy =
         post(running, "revise", new JsonObject().put("task", "x").put("exec", "true"));
     assertEquals(409, busy.statusCode(), busy.body());
-    assertTrue(new JsonObject(busy.body()).getString("error").contains("is still"), busy.body());
+    assertTrue(
+        new JsonObject(busy.body()).getString("error").contains("has not finished"), busy.body());
     bed.cancel("demo", running);
 
     String done = bed.submit("demo", "echo four > four.txt", null).getString("id");

@@ -354,9 +354,9 @@ public final class JobService {
           new JobStateException(
               "job "
                   + previous.id()
-                  + " is still "
+                  + " has not finished (it is "
                   + previous.status()
-                  + ": revise it once it has finished, or cancel it first"));
+                  + "): revise it once it has, or cancel it first"));
     }
     if (previous.isExec() && !request.isExec()) {
       return Future.failedFuture(
