@@ -411,6 +411,84 @@ class JobServiceTest {
     assertEquals(List.of(), on(() -> jobs.auditEntries("other", null)));
   }
 
+  @Test
+  void aRevisionIsQueuedOnTheRevisedWorkAndTheLinkIsRecordedOnBothJobs() throws Exception {
+    Job first = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    NewRevision again = new NewRevision("say it twice", null, "echo hello >> hello.txt", "");
+    assertInstanceOf(
+        JobStateException.class,
+        failure(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER)),
+        "a job still running is not revised");
+    assertTrue(queue.deliver(finished(first.id(), "ok")).succeeded());
+    assertInstanceOf(
+        JobStateException.class,
+        failure(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER)),
+        "nothing to revise without work");
+    String proposal = commitOn(first.proposalRef(), "hello.txt", "hello\n");
+
+    Job revision = on(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER));
+    JobRequest request = queue.published.get(1);
+    assertEquals(revision.id(), request.getJobId());
+    assertEquals("main", request.getBaseRef(), "cloned as the branch it will be approved onto");
+    assertEquals(proposal, request.getBaseSha());
+    assertEquals(first.proposalRef(), request.getBaseWorkRef());
+    assertEquals("echo hello >> hello.txt", request.getExecCommand());
+    assertTrue(request.getTask().startsWith("say hello\n\n## Revision 2"), request.getTask());
+    assertTrue(request.getTask().contains("say it twice"), request.getTask());
+    assertEquals(revision.id(), job(first.id()).revisedBy());
+    assertEquals(first.id(), revision.revision().revises());
+    assertEquals(
+        List.of(JobBook.CREATED, JobBook.DISPATCHED, JobBook.FINISHED, JobBook.REVISED),
+        events(first.id()));
+    assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED), events(revision.id()));
+
+    // While the revision runs, the first job is not revised a second time.
+    Throwable busy = failure(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER));
+    assertInstanceOf(JobStateException.class, busy);
+    assertTrue(
+        busy.getMessage().contains("being revised by job " + revision.id()), busy.getMessage());
+    // An llm field on an exec job's revision is refused before anything is read.
+    assertInstanceOf(
+        InvalidJobException.class,
+        failure(
+            () ->
+                jobs.revise(
+                    jobs.get(first.id()).orElseThrow(),
+                    new NewRevision("x", null, "", ""),
+                    OWNER)));
+    assertEquals(2, queue.published.size());
+  }
+
+  /** Points {@code ref} at a new commit on main's that writes {@code path}; returns its id. */
+  private String commitOn(String ref, String path, String content) throws Exception {
+    try (Repository repository = repos.open(REPO);
+        ObjectInserter inserter = repository.newObjectInserter()) {
+      ObjectId main = repository.resolve("refs/heads/main");
+      TreeFormatter tree = new TreeFormatter();
+      tree.append(
+          "README.md",
+          org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
+          inserter.insert(Constants.OBJ_BLOB, "hello\n".getBytes(StandardCharsets.UTF_8)));
+      tree.append(
+          path,
+          org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
+          inserter.insert(Constants.OBJ_BLOB, content.getBytes(StandardCharsets.UTF_8)));
+      CommitBuilder commit = new CommitBuilder();
+      commit.setTreeId(inserter.insert(tree));
+      commit.setParentId(main);
+      PersonIdent who = new PersonIdent("Agent", "agent@example.org");
+      commit.setAuthor(who);
+      commit.setCommitter(who);
+      commit.setMessage("work\n");
+      ObjectId id = inserter.insert(commit);
+      inserter.flush();
+      RefUpdate update = repository.updateRef(ref);
+      update.setNewObjectId(id);
+      assertEquals(RefUpdate.Result.NEW, update.update());
+      return id.name();
+    }
+  }
+
   private JobService startService(List<String> models) throws Exception {
     return on(
         () ->
