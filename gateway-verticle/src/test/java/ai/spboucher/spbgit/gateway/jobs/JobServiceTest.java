@@ -33,6 +33,8 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -459,24 +461,28 @@ class JobServiceTest {
     assertEquals(2, queue.published.size());
   }
 
-  /** Points {@code ref} at a new commit on main's that writes {@code path}; returns its id. */
+  /** Points {@code ref} at a new commit on main that adds {@code path}; returns its id. */
   private String commitOn(String ref, String path, String content) throws Exception {
+    return commit(ref, "refs/heads/main", Map.of("README.md", "hello\n", path, content));
+  }
+
+  /** Creates {@code ref} at a new commit of {@code files} on {@code parent} (null: a root). */
+  private String commit(String ref, String parent, Map<String, String> files) throws Exception {
     try (Repository repository = repos.open(REPO);
         ObjectInserter inserter = repository.newObjectInserter()) {
-      ObjectId main = repository.resolve("refs/heads/main");
       TreeFormatter tree = new TreeFormatter();
-      tree.append(
-          "README.md",
-          org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
-          inserter.insert(Constants.OBJ_BLOB, "hello\n".getBytes(StandardCharsets.UTF_8)));
-      tree.append(
-          path,
-          org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
-          inserter.insert(Constants.OBJ_BLOB, content.getBytes(StandardCharsets.UTF_8)));
+      for (var file : new TreeMap<>(files).entrySet()) {
+        tree.append(
+            file.getKey(),
+            org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
+            inserter.insert(Constants.OBJ_BLOB, file.getValue().getBytes(StandardCharsets.UTF_8)));
+      }
       CommitBuilder commit = new CommitBuilder();
       commit.setTreeId(inserter.insert(tree));
-      commit.setParentId(main);
-      PersonIdent who = new PersonIdent("Agent", "agent@example.org");
+      if (parent != null) {
+        commit.setParentId(repository.resolve(parent));
+      }
+      PersonIdent who = new PersonIdent("Test", "test@example.org");
       commit.setAuthor(who);
       commit.setCommitter(who);
       commit.setMessage("work\n");
@@ -591,25 +597,7 @@ class JobServiceTest {
   }
 
   private void commitOnMain() throws Exception {
-    try (Repository repository = repos.open(REPO);
-        ObjectInserter inserter = repository.newObjectInserter()) {
-      TreeFormatter tree = new TreeFormatter();
-      tree.append(
-          "README.md",
-          org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
-          inserter.insert(Constants.OBJ_BLOB, "hello\n".getBytes(StandardCharsets.UTF_8)));
-      CommitBuilder commit = new CommitBuilder();
-      commit.setTreeId(inserter.insert(tree));
-      PersonIdent who = new PersonIdent("Test", "test@example.org");
-      commit.setAuthor(who);
-      commit.setCommitter(who);
-      commit.setMessage("first\n");
-      ObjectId id = inserter.insert(commit);
-      inserter.flush();
-      RefUpdate update = repository.updateRef("refs/heads/main");
-      update.setNewObjectId(id);
-      assertEquals(RefUpdate.Result.NEW, update.update());
-    }
+    commit("refs/heads/main", null, Map.of("README.md", "hello\n"));
   }
 
   /**
