@@ -260,12 +260,22 @@ class RevisionsIT {
             "revise",
             new JsonObject()
                 .put("task", "start over")
-                .put("exec", "git checkout -q --orphan fresh && git commit -qm orphan"));
+                .put(
+                    "exec",
+                    "git checkout -q --orphan fresh && git rm -qf four.txt && git commit -qm orphan"));
     assertEquals(201, rewrite.statusCode(), rewrite.body());
     String rewriteId = new JsonObject(rewrite.body()).getString("id");
     JsonObject rewritten = bed.awaitFinished("demo", rewriteId);
     assertEquals("ok", rewritten.getString("exit_reason"), bed.log(rewriteId));
     String orphan = rewritten.getString("proposal_sha");
+    for (String scope : List.of("revision", "cumulative")) {
+      JsonObject diff = diff(rewriteId, scope);
+      assertEquals(false, diff.getBoolean("descends_from_base"), diff.encode());
+    }
+    // Tree to tree: the work the rewrite dropped shows as removed.
+    JsonObject own = diff(rewriteId, "revision").getJsonArray("files").getJsonObject(0);
+    assertEquals("four.txt", own.getString("path"));
+    assertEquals("DELETE", own.getString("change"));
     HttpResponse<String> refused =
         post(rewriteId, "approve", new JsonObject().put("branch", "fresh").put("sha", orphan));
     assertEquals(409, refused.statusCode(), refused.body());
@@ -299,7 +309,7 @@ class RevisionsIT {
         body.encode());
   }
 
-  private static List<String> diffFiles(String job, String scope) throws Exception {
+  private static JsonObject diff(String job, String scope) throws Exception {
     HttpResponse<String> diff =
         bed.gateway.api(
             "GET",
@@ -309,6 +319,12 @@ class RevisionsIT {
     assertEquals(200, diff.statusCode(), diff.body());
     JsonObject json = new JsonObject(diff.body());
     assertEquals(scope, json.getString("scope"));
+    return json;
+  }
+
+  private static List<String> diffFiles(String job, String scope) throws Exception {
+    JsonObject json = diff(job, scope);
+    assertEquals(true, json.getBoolean("descends_from_base"), json.encode());
     return json.getJsonArray("files").stream()
         .map(f -> ((JsonObject) f).getString("path"))
         .sorted()

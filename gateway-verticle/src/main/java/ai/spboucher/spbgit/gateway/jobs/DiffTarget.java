@@ -9,12 +9,20 @@ import ai.spboucher.spbgit.gateway.repos.RepoName;
  *
  * @param kind {@code proposal} or {@code partial}, as the API labels it
  * @param scope what {@code base} is, as the API labels it ({@link DiffScope})
+ * @param descendsFromBase whether {@code head} has {@code base} in its history: always for a base
+ *     that is a merge base; a revision whose agent rewrote history does not
  */
 public record DiffTarget(
-    RepoName repo, String ref, String kind, String base, String head, String scope) {
+    RepoName repo,
+    String ref,
+    String kind,
+    String base,
+    String head,
+    String scope,
+    boolean descendsFromBase) {
 
   DiffTarget(RepoName repo, String ref, String kind, String base, String head) {
-    this(repo, ref, kind, base, head, DiffScope.CUMULATIVE.label());
+    this(repo, ref, kind, base, head, DiffScope.CUMULATIVE.label(), true);
   }
 
   String cacheKey() {

@@ -202,17 +202,29 @@ public final class Proposals {
           job.revision() == null
               ? null
               : scope == DiffScope.REVISION ? job.baseSha() : job.originalBaseSha();
-      RevCommit base =
-          since == null
-              ? baseOf(repository, walk, job, head)
-              : mergeBase(walk, head, walk.parseCommit(ObjectId.fromString(since)));
+      if (since == null) {
+        RevCommit base = baseOf(repository, walk, job, head);
+        return new DiffTarget(
+            repo,
+            which.refOf(job),
+            which.label(),
+            base == null ? null : base.name(),
+            head.name(),
+            scope.label(),
+            true);
+      }
+      // A revision's bases are fixed commits, compared tree to tree: if its agent rewrote history
+      // (dropped the previous revision's work, say), the diff shows that as the removal it is, and
+      // says the work no longer descends from there.
+      RevCommit base = walk.parseCommit(ObjectId.fromString(since));
       return new DiffTarget(
           repo,
           which.refOf(job),
           which.label(),
-          base == null ? null : base.name(),
+          base.name(),
           head.name(),
-          scope.label());
+          scope.label(),
+          walk.isMergedInto(base, head));
     }
   }
 
@@ -305,6 +317,7 @@ public final class Proposals {
             .put("scope", target.scope())
             .put("base", target.base())
             .put("head", target.head())
+            .put("descends_from_base", target.descendsFromBase())
             .put("files", files)
             .put("truncated", truncated || outOfTime)
             .put("too_large", outOfTime)
