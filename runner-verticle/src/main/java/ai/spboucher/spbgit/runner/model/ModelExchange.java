@@ -3,6 +3,7 @@ package ai.spboucher.spbgit.runner.model;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
@@ -124,16 +125,25 @@ final class ModelExchange {
       return;
     }
     endpoint.vertx().cancelTimer(readTimer);
-    String version = request.getHeader(ModelProvider.VERSION_HEADER);
+    // A copy of the only headers any provider forwards: the call may start after the request ends.
+    MultiMap agentHeaders = MultiMap.caseInsensitiveMultiMap();
+    for (String name : List.of(ModelProvider.VERSION_HEADER, ModelProvider.BETA_HEADER)) {
+      String value = request.getHeader(name);
+      if (value != null) {
+        agentHeaders.set(name, value);
+      }
+    }
     endpoint
         .prepare(api, body.getBytes())
         .compose(
-            prepared -> endpoint.slots().acquire().compose(slot -> call(prepared, version, slot)))
+            prepared ->
+                endpoint.slots().acquire().compose(slot -> call(prepared, agentHeaders, slot)))
         .onFailure(this::failed);
   }
 
   /** Forwards the prepared call in its slot, unless the budget is spent or the agent left. */
-  private Future<Void> call(ModelEndpoint.Prepared prepared, String version, CallSlots.Slot slot) {
+  private Future<Void> call(
+      ModelEndpoint.Prepared prepared, MultiMap agentHeaders, CallSlots.Slot slot) {
     if (settled) {
       slot.release();
       return Future.succeededFuture();
@@ -145,7 +155,7 @@ final class ModelExchange {
       return Future.failedFuture(refusal);
     }
     removedTools = prepared.removedTools();
-    call = UpstreamCall.start(endpoint, api, request.response(), prepared.body(), version);
+    call = UpstreamCall.start(endpoint, api, request.response(), prepared.body(), agentHeaders);
     return call.outcome()
         .onComplete(done -> slot.release())
         .map(

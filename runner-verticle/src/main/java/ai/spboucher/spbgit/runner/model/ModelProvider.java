@@ -17,7 +17,7 @@ public enum ModelProvider {
   OPENAI(
       "openai", List.of(ModelApi.CHAT_COMPLETIONS, ModelApi.RESPONSES), "https://api.openai.com") {
     @Override
-    void authorize(MultiMap upstream, String apiKey, String agentVersionHeader) {
+    void authorize(MultiMap upstream, String apiKey, MultiMap agent) {
       upstream.set("Authorization", "Bearer " + apiKey);
     }
   },
@@ -26,20 +26,36 @@ public enum ModelProvider {
   ANTHROPIC(
       "anthropic", List.of(ModelApi.MESSAGES, ModelApi.COUNT_TOKENS), "https://api.anthropic.com") {
     @Override
-    void authorize(MultiMap upstream, String apiKey, String agentVersionHeader) {
+    void authorize(MultiMap upstream, String apiKey, MultiMap agent) {
       upstream.set("x-api-key", apiKey);
+      String version = agent.get(VERSION_HEADER);
       upstream.set(
           VERSION_HEADER,
-          agentVersionHeader != null && VERSION.matcher(agentVersionHeader).matches()
-              ? agentVersionHeader
-              : DEFAULT_VERSION);
+          version != null && VERSION.matcher(version).matches() ? version : DEFAULT_VERSION);
+      // Claude Code names the API features its requests use (context management, interleaved
+      // thinking, ...): without them the provider refuses the very fields it sends. A name alone
+      // brings no provider-side tool in: those are in the body, which ProviderTools filters.
+      String beta = agent.get(BETA_HEADER);
+      if (beta != null && beta.length() <= MAX_BETA_LENGTH && BETA.matcher(beta).matches()) {
+        upstream.set(BETA_HEADER, beta);
+      }
     }
   };
 
   /**
-   * The header the agent may set on an Anthropic call; the only agent header forwarded upstream.
+   * A header the agent may set on an Anthropic call: with {@link #BETA_HEADER}, the only agent
+   * headers forwarded upstream.
    */
   public static final String VERSION_HEADER = "anthropic-version";
+
+  /** The Anthropic API features a call opts into, as comma-separated names. */
+  public static final String BETA_HEADER = "anthropic-beta";
+
+  /** Feature names only (lower-case words with digits, dots and dashes): nothing else passes. */
+  private static final Pattern BETA =
+      Pattern.compile("[a-z0-9][a-z0-9._-]{0,99}(\\s*,\\s*[a-z0-9][a-z0-9._-]{0,99}){0,31}");
+
+  private static final int MAX_BETA_LENGTH = 2048;
 
   /** Sent when the agent names no (valid) {@code anthropic-version}. */
   public static final String DEFAULT_VERSION = "2023-06-01";
@@ -93,6 +109,9 @@ public enum ModelProvider {
     throw new IllegalArgumentException("SPB_MODEL_PROVIDER must be openai or anthropic, got " + id);
   }
 
-  /** Adds the runner's key (and, for Anthropic, the API version) to the upstream request. */
-  abstract void authorize(MultiMap upstream, String apiKey, String agentVersionHeader);
+  /**
+   * Adds the runner's key to the upstream request, and for Anthropic the API version and beta
+   * features the agent's request named ({@code agent}: its headers), when well formed.
+   */
+  abstract void authorize(MultiMap upstream, String apiKey, MultiMap agent);
 }

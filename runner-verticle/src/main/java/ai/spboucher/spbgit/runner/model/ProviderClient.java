@@ -65,9 +65,10 @@ public final class ProviderClient {
    * Opens a request to {@code api}'s path upstream with the runner's key; the caller sends the
    * prepared body on it with {@link #send}, and may {@link #abort} it at any time.
    *
-   * @param anthropicVersion the agent's {@code anthropic-version} header, or null
+   * @param agentHeaders the agent's request headers: the provider picks the few it forwards ({@link
+   *     ModelProvider#authorize})
    */
-  public Future<HttpClientRequest> open(Vertx caller, ModelApi api, String anthropicVersion) {
+  public Future<HttpClientRequest> open(Vertx caller, ModelApi api, MultiMap agentHeaders) {
     URI target = config.upstream(api.path());
     RequestOptions options =
         new RequestOptions()
@@ -79,7 +80,7 @@ public final class ProviderClient {
     MultiMap headers = MultiMap.caseInsensitiveMultiMap();
     headers.set("Content-Type", "application/json");
     headers.set("Accept", "application/json, text/event-stream");
-    config.provider().authorize(headers, config.apiKey(), anthropicVersion);
+    config.provider().authorize(headers, config.apiKey(), agentHeaders);
     options.setHeaders(headers);
     return client(caller).request(options);
   }

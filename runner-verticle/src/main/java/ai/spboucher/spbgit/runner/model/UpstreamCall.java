@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.runner.sockets.Refusal;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientRequest;
@@ -85,11 +86,11 @@ final class UpstreamCall {
       ModelApi api,
       HttpServerResponse response,
       Buffer body,
-      String anthropicVersion) {
+      MultiMap agentHeaders) {
     UpstreamCall call = new UpstreamCall(endpoint, api, response, body);
     endpoint
         .upstream()
-        .open(endpoint.vertx(), api, anthropicVersion)
+        .open(endpoint.vertx(), api, agentHeaders)
         .compose(
             request -> {
               call.request = request;

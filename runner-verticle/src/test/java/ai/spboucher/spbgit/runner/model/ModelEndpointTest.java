@@ -255,6 +255,27 @@ class ModelEndpointTest {
   }
 
   @Test
+  void forwardsTheBetaFeaturesAnAnthropicCallNamesAndNothingMalformed() throws Exception {
+    Path socket = start(ModelProvider.ANTHROPIC, 200_000, Duration.ofSeconds(30));
+    fake.then(
+        fake.anthropicText("one", 10, 2),
+        fake.anthropicText("two", 10, 2),
+        fake.anthropicText("three", 10, 2));
+    String body = "{\"model\":\"model-a\",\"max_tokens\":64,\"messages\":[]}";
+    String features = "claude-code-20250219,interleaved-thinking-2025-05-14, context-1m-2025-08-07";
+
+    EndpointClient.post(socket, MESSAGES, body, Map.of("anthropic-beta", features));
+    EndpointClient.post(socket, MESSAGES, body, Map.of("anthropic-beta", "x\"; y=<z>"));
+    EndpointClient.post(socket, MESSAGES, body, Map.of("anthropic-beta", "a,".repeat(2000) + "a"));
+
+    List<FakeProvider.Received> received = fake.received();
+    assertEquals(3, received.size());
+    assertEquals(features, received.get(0).header("anthropic-beta"));
+    assertNull(received.get(1).header("anthropic-beta"), "not a list of feature names");
+    assertNull(received.get(2).header("anthropic-beta"), "too many names");
+  }
+
+  @Test
   void refusesCallsOnceTheBudgetIsSpent() throws Exception {
     Path socket = start(ModelProvider.OPENAI, 100, Duration.ofSeconds(30));
     fake.then(
