@@ -121,6 +121,10 @@ class AgentJobsIT {
     List<EgressAttempt> outside = assertAgentWroteTheFile("claude-code", "2.1.328", CLAUDE, talk);
     // WebFetch asks api.anthropic.com about the domain before it fetches: refused, so it gives up.
     assertFalse(outside.isEmpty(), "its WebFetch was refused and recorded");
+    // The betas its bodies rely on reach the provider (the real API refuses context_management
+    // without them).
+    String betas = fake.received().get(0).header("anthropic-beta");
+    assertTrue(betas != null && betas.contains("claude-code-"), "anthropic-beta: " + betas);
   }
 
   @Test
