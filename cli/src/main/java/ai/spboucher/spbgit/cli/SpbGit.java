@@ -43,7 +43,7 @@ import picocli.CommandLine.Spec;
     },
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
-      "0:success (agent run --follow, agent logs -f: the job ended ok)",
+      "0:success (agent run --follow, agent revise --follow, agent logs -f: the job ended ok)",
       "1:the job ended not ok, or the gateway refused the request",
       "2:bad arguments or configuration, or a confirmation that could not be asked",
       "3:not logged in, or the token was refused (401/403)",

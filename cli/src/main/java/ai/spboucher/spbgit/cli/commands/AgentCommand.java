@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
       AgentApproveCommand.class,
       AgentRejectCommand.class,
       AgentCommentCommand.class,
+      AgentReviseCommand.class,
       AgentCancelCommand.class,
       AgentDeleteRefsCommand.class,
       AgentEnvCommand.class

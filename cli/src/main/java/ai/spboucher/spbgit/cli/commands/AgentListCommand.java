@@ -52,7 +52,9 @@ final class AgentListCommand implements Runnable {
           text(job.path("decision").path("decision")),
           agentOf(job),
           text(job.path("created_at")),
-          shorten(job.path("task").asText("")));
+          shorten(
+              (job.path("revises").isTextual() ? "[r" + job.path("revision").asInt() + "] " : "")
+                  + job.path("task").asText("")));
     }
     cli.out().print(table.render());
   }

@@ -134,28 +134,7 @@ final class AgentRunCommand implements Callable<Integer> {
     if (group) {
       return printGroup(job);
     }
-    String id = job.path("id").asText();
-    if (follow) {
-      cli.err()
-          .println(
-              "job "
-                  + AnsiFilter.plain(id)
-                  + " "
-                  + AnsiFilter.plain(job.path("status").asText())
-                  + "; following its log (Ctrl-C stops following, not the job)");
-      cli.err().flush();
-      return JobReport.follow(cli, repo, id);
-    }
-    if (cli.json()) {
-      cli.printJson(job);
-    } else {
-      cli.out()
-          .println(
-              "job " + AnsiFilter.plain(id) + " " + AnsiFilter.plain(job.path("status").asText()));
-      cli.out().println("review: " + cli.api().jobPageUrl(repo, id));
-      cli.out().println("follow: spbgit agent logs -f " + repo + " " + AnsiFilter.plain(id));
-    }
-    return ExitCode.OK;
+    return JobReport.started(cli, repo, job, follow);
   }
 
   /** The group's id and page, then one line per attempt with where to follow it. */

@@ -12,8 +12,8 @@ import picocli.CommandLine.Mixin;
     name = "show",
     mixinStandardHelpOptions = true,
     description =
-        "Show a job: status, commands, runner, timestamps, decision, review comments, and its proposal's"
-            + " diff stat.")
+        "Show a job: status, commands, its place in a chain of revisions, runner, timestamps, decision,"
+            + " review comments, and its proposal's diff stat.")
 final class AgentShowCommand implements Runnable {
 
   private final Cli cli;
@@ -33,6 +33,12 @@ final class AgentShowCommand implements Runnable {
     PrintWriter out = cli.out();
     field(out, "repo", node.path("repo"));
     field(out, "task", node.path("task"));
+    if (node.path("revises").isTextual()) {
+      field(out, "revision", JobReport.revisionLink(node));
+    }
+    if (node.path("revised_by").isTextual()) {
+      field(out, "revised", "by " + node.path("revised_by").asText());
+    }
     field(out, "mode", node.path("mode"));
     field(out, "model", node.path("model"));
     String agent = agentOf(node);

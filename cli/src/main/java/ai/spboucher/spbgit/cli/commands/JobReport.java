@@ -33,6 +33,40 @@ final class JobReport {
   private JobReport() {}
 
   /**
+   * What {@code agent run} and {@code agent revise} print for the job they created: its id and
+   * status, the review page and how to follow it; or, with {@code follow}, its log to the end (see
+   * {@link #follow}).
+   */
+  static int started(Cli cli, String repo, JsonNode job, boolean follow)
+      throws InterruptedException {
+    String id = job.path("id").asText();
+    if (follow) {
+      cli.err()
+          .println(
+              "job "
+                  + AnsiFilter.plain(id)
+                  + " "
+                  + AnsiFilter.plain(job.path("status").asText())
+                  + "; following its log (Ctrl-C stops following, not the job)");
+      cli.err().flush();
+      return follow(cli, repo, id);
+    }
+    if (cli.json()) {
+      cli.printJson(job);
+    } else {
+      cli.out()
+          .println(
+              "job " + AnsiFilter.plain(id) + " " + AnsiFilter.plain(job.path("status").asText()));
+      if (job.path("revises").isTextual()) {
+        cli.out().println("revision " + revisionLink(job));
+      }
+      cli.out().println("review: " + cli.api().jobPageUrl(repo, id));
+      cli.out().println("follow: spbgit agent logs -f " + repo + " " + AnsiFilter.plain(id));
+    }
+    return ExitCode.OK;
+  }
+
+  /**
    * Streams the log from the start, reports the outcome; {@link ExitCode#OK} only for an {@code ok}
    * job.
    */
@@ -99,6 +133,15 @@ final class JobReport {
           "no proposal" + ("ok".equals(job.path("exit_reason").asText()) ? " (no changes)" : ""));
     }
     out.flush();
+  }
+
+  /** {@code 2, revises <id>'s proposal}: where a revision stands in its chain. */
+  static String revisionLink(JsonNode job) {
+    return job.path("revision").asInt()
+        + ", revises "
+        + AnsiFilter.plain(job.path("revises").asText())
+        + "'s "
+        + AnsiFilter.plain(job.path("revises_work").asText("proposal"));
   }
 
   /** {@code finished: ok (tests passed)}, {@code started}, ... */
