@@ -70,7 +70,9 @@ class AgentReviseCommandIT {
       assertEquals(ExitCode.CONFLICT, running.exit(), running.toString());
       assertOneLine(
           running,
-          "job " + exec + " is still started: revise it once it has finished, or cancel it first");
+          "job "
+              + exec
+              + " has not finished (it is started): revise it once it has, or cancel it first");
       String proposal = finishWithProposal(exec, execRequest, "hello agent\n");
       long comment = comment(exec, "Greet the owner too");
       comment(exec, "A comment the revision does not address");
