@@ -130,6 +130,10 @@ class AgentReviseCommandIT {
       assertTrue(
           showRevised.out().contains("revised:  by " + revision + "\n"), showRevised.toString());
       assertFalse(showRevised.out().contains("revision:"), "the first job revises nothing");
+      assertTrue(
+          showRevised.out().contains("chain:    r1 " + exec + " finished (ok)  <- this job\n")
+              && showRevised.out().contains("chain:    r2 " + revision + " "),
+          showRevised.toString());
       CliProcess.Result list = cli.run("agent", "list", REPO);
       assertEquals(0, list.exit(), list.toString());
       assertTrue(

@@ -39,6 +39,25 @@ final class AgentShowCommand implements Runnable {
     if (node.path("revised_by").isTextual()) {
       field(out, "revised", "by " + node.path("revised_by").asText());
     }
+    for (JsonNode revision : node.path("revisions")) {
+      JsonNode decision = revision.path("decision");
+      field(
+          out,
+          "chain",
+          "r"
+              + revision.path("revision").asInt()
+              + " "
+              + revision.path("id").asText()
+              + " "
+              + revision.path("status").asText("?")
+              + (revision.path("exit_reason").isTextual()
+                  ? " (" + revision.path("exit_reason").asText() + ")"
+                  : "")
+              + (decision.isObject() ? " " + decision.path("decision").asText() : "")
+              + (revision.path("id").asText().equals(node.path("id").asText())
+                  ? "  <- this job"
+                  : ""));
+    }
     field(out, "mode", node.path("mode"));
     field(out, "model", node.path("model"));
     String agent = agentOf(node);
