@@ -1,6 +1,7 @@
 // The proposal page, /repos/:name/agent-jobs/:id: the job, its live log, the proposal's diff (or, read-only, the
 // partial work a stopped job left) with the owner's review comments on it, the test result, the audit trail, and the
-// owner's decisions (approve, reject, cancel, delete the job's refs).
+// owner's decisions (approve, reject, cancel, delete the job's refs, request changes: a revision); for a job in a chain
+// of revisions, the chain and the choice of diffing a revision's own changes or all of the chain's.
 import { api, groupPagePath, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
 import { ReviewComments } from './comments.js';
 import { confirmDialog } from './dialog.js';
@@ -8,6 +9,7 @@ import { renderDiff } from './diff-view.js';
 import { age, dateTime, el, shortSha, statusBadge } from './format.js';
 import { LogFollower } from './log-follow.js';
 import { LogView } from './log-view.js';
+import { canRequestChanges, renderRevisions, RevisionRequest } from './revisions.js';
 
 const POLL_MS = 5000;
 const STATUS_ORDER = ['queued', 'dispatched', 'started', 'finished'];
@@ -17,17 +19,21 @@ const id = decodeURIComponent(idPart ?? '');
 const jobPath = jobApiPath(repo, id);
 
 const $ = (elementId) => document.getElementById(elementId);
-const buttons = { approve: $('approve'), reject: $('reject'), cancel: $('cancel'), deleteRefs: $('delete-refs') };
+const buttons = { approve: $('approve'), reject: $('reject'), cancel: $('cancel'), deleteRefs: $('delete-refs'),
+  requestChanges: $('request-changes') };
 
 let job = null;
 let audit = [];
 let diffMode = 'unified';
+/** For a revision: 'cumulative' (against the chain's original base) or 'revision' (its own changes). */
+let diffScope = 'cumulative';
 let diff = null;
 let diffLoadedFor;
 let busy = false;
 let refreshing = null;
 let refreshAgain = false;
 const review = new ReviewComments({ jobPath, list: $('review-comments'), diffRoot: $('diff') });
+const revisionRequest = new RevisionRequest({ jobPath, form: $('revise-form') });
 
 // ---- job, diff and audit --------------------------------------------------------------------------------
 
@@ -119,13 +125,40 @@ function renderModelCalls(calls) {
  * which is shown read-only (the gateway never approves it).
  */
 function reviewedWork() {
+  // Only a revision has two scopes; the gateway's default is the cumulative one.
+  const scope = job.revises ? diffScope : null;
+  const query = (ref) => {
+    const params = new URLSearchParams();
+    if (ref) {
+      params.set('ref', ref);
+    }
+    if (scope) {
+      params.set('scope', scope);
+    }
+    const text = params.toString();
+    return text ? `?${text}` : '';
+  };
   if (job.proposal_sha) {
-    return { kind: 'proposal', sha: job.proposal_sha, path: `${jobPath}/diff` };
+    return { kind: 'proposal', sha: job.proposal_sha, scope, path: `${jobPath}/diff${query(null)}` };
   }
   if (job.partial_sha) {
-    return { kind: 'partial', sha: job.partial_sha, path: `${jobPath}/diff?ref=partial` };
+    return { kind: 'partial', sha: job.partial_sha, scope, path: `${jobPath}/diff${query('partial')}` };
   }
   return null;
+}
+
+/** The scope switch of a revision's diff, and what the shown diff is against. */
+function renderScopeTools() {
+  $('scope-tools').hidden = !job.revises;
+  if (!job.revises) {
+    return;
+  }
+  $('scope-revision').setAttribute('aria-pressed', String(diffScope === 'revision'));
+  $('scope-cumulative').setAttribute('aria-pressed', String(diffScope === 'cumulative'));
+  const revised = (job.revisions ?? []).find((r) => r.id === job.revises);
+  $('scope-note').textContent = diffScope === 'revision'
+    ? `Revision ${job.revision}'s own changes, on top of revision ${revised?.revision ?? '?'}'s ${job.revises_work ?? 'work'}`
+    : `Everything since the chain's original base ${shortSha(job.original_base_sha)}: what approving brings`;
 }
 
 const WHY_STOPPED = {
@@ -153,7 +186,7 @@ function renderWorkLabel(work) {
 
 async function loadDiff() {
   const work = reviewedWork();
-  const key = work ? `${work.kind}:${work.sha}` : null;
+  const key = work ? `${work.kind}:${work.sha}:${work.scope}` : null;
   // Partial work can be pushed before the job's end is recorded: the label follows the status.
   renderWorkLabel(work);
   if (key === diffLoadedFor) {
@@ -227,6 +260,8 @@ function renderJob() {
   renderEnvironment();
   renderTestResult();
   renderActions();
+  renderRevisions($('revisions'), $('revision-list'), job);
+  renderScopeTools();
 }
 
 function decisionBadge() {
@@ -359,6 +394,11 @@ function renderActions() {
   buttons.cancel.hidden = finished;
   buttons.cancel.disabled = busy;
   buttons.deleteRefs.disabled = busy || !finished || jobRefs().length === 0;
+  buttons.requestChanges.hidden = !canRequestChanges(job);
+  buttons.requestChanges.disabled = busy;
+  if (buttons.requestChanges.hidden) {
+    revisionRequest.close();
+  }
 }
 
 async function act(label, request, describe) {
@@ -494,6 +534,17 @@ function wireDiffToggle() {
   }
 }
 
+function wireScopeToggle() {
+  for (const scope of ['revision', 'cumulative']) {
+    $(`scope-${scope}`).addEventListener('click', async () => {
+      diffScope = scope;
+      renderScopeTools();
+      await loadDiff();
+      review.render();
+    });
+  }
+}
+
 function wireSummaryForm() {
   $('summary-form').addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -521,7 +572,9 @@ buttons.approve.addEventListener('click', approve);
 buttons.reject.addEventListener('click', reject);
 buttons.cancel.addEventListener('click', cancel);
 buttons.deleteRefs.addEventListener('click', deleteRefs);
+buttons.requestChanges.addEventListener('click', () => revisionRequest.open(job));
 wireDiffToggle();
+wireScopeToggle();
 wireSummaryForm();
 await refresh();
 if (job) {
