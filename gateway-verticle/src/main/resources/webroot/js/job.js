@@ -2,7 +2,7 @@
 // partial work a stopped job left) with the owner's review comments on it, the test result, the audit trail, and the
 // owner's decisions (approve, reject, cancel, delete the job's refs, request changes: a revision); for a job in a chain
 // of revisions, the chain and the choice of diffing a revision's own changes or all of the chain's.
-import { api, groupPagePath, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
+import { api, groupPagePath, jobApiPath, jobPagePath, requireSession, showError, wireTopBar } from './api.js';
 import { ReviewComments } from './comments.js';
 import { confirmDialog } from './dialog.js';
 import { renderDiff } from './diff-view.js';
@@ -248,8 +248,13 @@ function renderEnvironment() {
 }
 
 function renderJob() {
-  document.title = `${job.task || job.id} · agent job · SPB Git`;
-  $('task').textContent = job.task || job.id;
+  // A revision's task is the first job's followed by each review (RevisionTask): the heading is the first job's.
+  const revised = job.revision > 1;
+  const title = revised ? `${job.task.split('\n\n## Revision ')[0]} · revision ${job.revision}` : job.task || job.id;
+  $('task').textContent = title;
+  $('task-full').hidden = !revised;
+  $('task-full-text').textContent = revised ? job.task : '';
+  document.title = `${title} · agent job · SPB Git`;
   $('status').replaceChildren(statusBadge(job));
   $('decision').replaceChildren(...decisionBadge());
   $('facts').replaceChildren(...facts().flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
@@ -281,6 +286,8 @@ function facts() {
     ['Job', el('code', { text: job.id })],
     ...(job.group ? [['Group', el('a', { id: 'group-link', href: groupPagePath(job.repo, job.group),
       text: `best-of-N group ${job.group}: compare its attempts` })]] : []),
+    ...(job.revises ? [['Revises', el('a', { id: 'revises-link', href: jobPagePath(job.repo, job.revises),
+      text: `job ${job.revises}'s ${job.revises_work ?? 'work'} (this is revision ${job.revision})` })]] : []),
     ['Exit reason', el('span', { id: 'exit-reason', text: job.exit_reason
       ? `${job.exit_reason}${WHY_STOPPED[job.exit_reason] ? ` (${WHY_STOPPED[job.exit_reason]})` : ''}` : '—' })],
     ['Base', el('code', { text: `${job.base ?? ''} ${shortSha(job.base_sha)}`.trim() || '—' })],
