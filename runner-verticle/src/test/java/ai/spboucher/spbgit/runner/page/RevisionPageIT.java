@@ -219,9 +219,25 @@ class RevisionPageIT {
       assertEquals("Request changes failed: " + refusal, browser.text("revise-error"));
       browser.byId("revise-cancel").click();
 
+      // Revision 4 leaves only partial work: both scopes apply to it.
+      HttpResponse<String> fourth =
+          gateway.api(
+              "POST",
+              "/api/v1/repos/demo/agent-jobs/" + third + "/revise",
+              gateway.ownerToken,
+              new JsonObject().put("exec", "echo d > d.txt").encode());
+      assertEquals(201, fourth.statusCode(), fourth.body());
+      String partialJob = new JsonObject(fourth.body()).getString("id");
+      runAs(bed, git, work, partialJob, "d.txt", "partial", "timeout");
+      browser.open("/repos/demo/agent-jobs/" + partialJob);
+      browser.waitFor(d -> diffFiles(browser).size() == 4 ? true : null);
+      assertEquals("Partial work", browser.text("diff-heading"));
+      browser.byId("scope-revision").click();
+      browser.waitFor(d -> diffFiles(browser).equals(List.of("d.txt")) ? true : null);
+      assertEquals("Partial work", browser.text("diff-heading"));
       // Job 1 has a revision with work: it is revised no more from its page.
       browser.open("/repos/demo/agent-jobs/" + first);
-      browser.waitFor(d -> revisionRows(browser).size() == 3 ? true : null);
+      browser.waitFor(d -> revisionRows(browser).size() == 4 ? true : null);
       assertFalse(browser.byId("request-changes").isDisplayed());
       assertTrue(
           browser.byId("scope-tools").getAttribute("hidden") != null,
@@ -259,6 +275,13 @@ class RevisionPageIT {
    */
   private static String runAs(PageBed bed, GitCli git, Path work, String id, String file)
       throws Exception {
+    return runAs(bed, git, work, id, file, "proposal", "ok");
+  }
+
+  /** As above, pushing the work as {@code ref} and ending the job {@code exitReason}. */
+  private static String runAs(
+      PageBed bed, GitCli git, Path work, String id, String file, String ref, String exitReason)
+      throws Exception {
     String token = RunnerStandIn.queuedRequest(bed.runner, bed.gateway, id).getJobToken();
     RunnerStandIn.publishStatus(
         bed.runner,
@@ -274,14 +297,14 @@ class RevisionPageIT {
         "push",
         "-q",
         bed.gateway.pushUrl("demo", token),
-        "HEAD:refs/agents/" + id + "/proposal");
+        "HEAD:refs/agents/" + id + "/" + ref);
     RunnerStandIn.publishStatus(
         bed.runner,
         id,
         2,
         StatusChange.newBuilder()
             .setStatus(JobStatus.FINISHED)
-            .setExitReason("ok")
+            .setExitReason(exitReason)
             .setRunnerId("r1")
             .build());
     bed.gateway.awaitFinished("/api/v1/repos/demo/agent-jobs/" + id);
