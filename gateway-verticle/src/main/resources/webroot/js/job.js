@@ -32,8 +32,9 @@ let diffLoadedFor;
 let busy = false;
 let refreshing = null;
 let refreshAgain = false;
-const review = new ReviewComments({ jobPath, list: $('review-comments'), diffRoot: $('diff') });
 const revisionRequest = new RevisionRequest({ jobPath, form: $('revise-form') });
+const review = new ReviewComments({ jobPath, list: $('review-comments'), diffRoot: $('diff'),
+  onLoad: (comments) => revisionRequest.commentsLoaded(comments) });
 
 // ---- job, diff and audit --------------------------------------------------------------------------------
 
@@ -431,6 +432,7 @@ async function approve() {
   const branch = await confirmDialog({
     title: 'Approve this proposal',
     message: `Fast-forward a branch of ${job.repo} to the reviewed proposal commit ${sha}. The branch is created if it does not exist; nothing else changes.`
+      + (job.revises ? ` This is revision ${job.revision}: the branch gets every revision's changes up to it (All revisions).` : '')
       + (diff?.changes_environment ? ` Warning: ${$('environment-warning').textContent}.` : ''),
     input: { label: 'Branch', value: `agent/${job.id}` },
     confirmLabel: 'Approve',

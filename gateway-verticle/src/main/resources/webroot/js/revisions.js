@@ -93,16 +93,20 @@ export class RevisionRequest {
   async countComments() {
     this.fields.note.textContent = 'Counting the review comments…';
     try {
-      const comments = await api('GET', `${this.jobPath}/comments`);
-      this.commentIds = comments.filter((c) => !c.outdated).map((c) => c.id);
-      const n = this.commentIds.length;
-      this.fields.note.textContent = n === 0 ? 'No review comments will be included (none on the current commit).'
-        : `${n} review comment${n === 1 ? '' : 's'} on the current commit will be included.`;
+      this.commentsLoaded(await api('GET', `${this.jobPath}/comments`));
     } catch (e) {
       this.commentIds = [];
       this.fields.note.textContent = '';
       showError(this.fields.error, `Cannot load the review comments: ${e.message}`);
     }
+  }
+
+  /** Takes the job's comments as the page loaded them again (one added while the form is open counts too). */
+  commentsLoaded(comments) {
+    this.commentIds = comments.filter((c) => !c.outdated).map((c) => c.id);
+    const n = this.commentIds.length;
+    this.fields.note.textContent = n === 0 ? 'No review comments will be included (none on the current commit).'
+      : `${n} review comment${n === 1 ? '' : 's'} on the current commit will be included.`;
   }
 
   async send() {

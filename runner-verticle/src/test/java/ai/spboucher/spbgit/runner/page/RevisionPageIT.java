@@ -60,11 +60,14 @@ class RevisionPageIT {
       browser.open("/repos/demo/agent-jobs/" + first);
       browser.waitFor(d -> d.findElements(By.cssSelector("#diff section.file")).size() == 1);
       assertTrue(browser.byId("revisions").getAttribute("hidden") != null, "a lone job");
+      browser.waitFor(d -> d.findElement(By.id("request-changes")).isDisplayed());
+      browser.byId("request-changes").click();
+      browser.waitFor(
+          d -> browser.text("revise-comments-note").startsWith("No review comments") ? true : null);
+      // A comment written while the form is open is counted, and sent, too.
       browser.byId("summary-text").sendKeys("Say goodbye too");
       browser.byId("summary-send").click();
       browser.waitFor(d -> d.findElements(By.cssSelector("#review-comments article")).size() == 1);
-      browser.waitFor(d -> d.findElement(By.id("request-changes")).isDisplayed());
-      browser.byId("request-changes").click();
       browser.waitFor(
           d -> browser.text("revise-comments-note").startsWith("1 review comment") ? true : null);
       assertTrue(browser.byId("revise-exec").isDisplayed(), "an exec job needs a new command");
