@@ -207,12 +207,25 @@ async function loadDiff() {
     renderDiff($('diff'), diff, diffMode);
     review.setDiff(diff);
     renderEnvironmentWarning();
+    renderRewriteNote();
   } catch (e) {
     diff = null;
     review.setDiff(null);
     renderEnvironmentWarning();
+    renderRewriteNote();
     $('diff').replaceChildren(el('p', { class: 'muted', text: `No diff: ${e.message}` }));
   }
+}
+
+/**
+ * A revision whose agent rewrote history does not descend from the base its diff is against: the gateway then
+ * compares trees, so work the rewrite dropped shows as removed, and the owner is told why.
+ */
+function renderRewriteNote() {
+  const rewritten = diff?.descends_from_base === false;
+  $('rewrite-note').hidden = !rewritten;
+  $('rewrite-note').textContent = rewritten ? `This work does not have ${shortSha(diff.base)} in its history (the `
+    + 'agent rewrote history): the diff compares the two trees, so anything the rewrite dropped shows as removed.' : '';
 }
 
 /**

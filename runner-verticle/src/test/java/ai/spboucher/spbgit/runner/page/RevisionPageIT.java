@@ -222,7 +222,10 @@ class RevisionPageIT {
       assertEquals("Request changes failed: " + refusal, browser.text("revise-error"));
       browser.byId("revise-cancel").click();
 
-      // Revision 4 leaves only partial work: both scopes apply to it.
+      // Revision 4 leaves only partial work, and its agent rewrote history: its commit sits on
+      // revision 2's proposal, not on revision 3's. Both scopes apply to partial work; against
+      // revision 3 the trees are compared, so the c.txt it dropped shows as deleted, and the page
+      // says why.
       HttpResponse<String> fourth =
           gateway.api(
               "POST",
@@ -231,13 +234,25 @@ class RevisionPageIT {
               new JsonObject().put("exec", "echo d > d.txt").encode());
       assertEquals(201, fourth.statusCode(), fourth.body());
       String partialJob = new JsonObject(fourth.body()).getString("id");
+      git.ok(work, "checkout", "-q", proposal2);
       runAs(bed, git, work, partialJob, "d.txt", "partial", "timeout");
       browser.open("/repos/demo/agent-jobs/" + partialJob);
-      browser.waitFor(d -> diffFiles(browser).size() == 4 ? true : null);
+      browser.waitFor(
+          d -> diffFiles(browser).equals(List.of("a.txt", "b.txt", "d.txt")) ? true : null);
       assertEquals("Partial work", browser.text("diff-heading"));
+      assertFalse(browser.byId("rewrite-note").isDisplayed(), "it descends from the chain's base");
       browser.byId("scope-revision").click();
-      browser.waitFor(d -> diffFiles(browser).equals(List.of("d.txt")) ? true : null);
+      browser.waitFor(d -> diffFiles(browser).size() == 2 ? true : null);
+      String fileList = browser.text("diff-files");
+      assertTrue(fileList.contains("c.txt deleted") && fileList.contains("d.txt added"), fileList);
       assertEquals("Partial work", browser.text("diff-heading"));
+      assertTrue(
+          browser
+              .text("rewrite-note")
+              .startsWith(
+                  "This work does not have " + proposal3.substring(0, 12) + " in its history"),
+          browser.text("rewrite-note"));
+
       // Job 1 has a revision with work: it is revised no more from its page.
       browser.open("/repos/demo/agent-jobs/" + first);
       browser.waitFor(d -> revisionRows(browser).size() == 4 ? true : null);
