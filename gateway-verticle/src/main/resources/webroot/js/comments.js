@@ -14,10 +14,14 @@ export function inert(text) {
     (c) => (c === '\u007f' ? '\u2421' : String.fromCharCode(0x2400 + c.charCodeAt(0))));
 }
 
-/** The comments of one job, shown in `list` (summary, outdated and unplaced ones) and in the diff under `diffRoot`. */
+/**
+ * The comments of one job, shown in `list` (summary, outdated and unplaced ones) and in the diff under `diffRoot`;
+ * `onLoad` is given the comments after every load.
+ */
 export class ReviewComments {
-  constructor({ jobPath, list, diffRoot }) {
+  constructor({ jobPath, list, diffRoot, onLoad = () => {} }) {
     this.jobPath = jobPath;
+    this.onLoad = onLoad;
     this.list = list;
     this.diffRoot = diffRoot;
     this.comments = [];
@@ -27,6 +31,7 @@ export class ReviewComments {
   async load() {
     this.comments = await api('GET', `${this.jobPath}/comments`);
     this.render();
+    this.onLoad(this.comments);
   }
 
   /** The diff shown now: new comments are written on its head commit, and only it has a "+" by its lines. */

@@ -1,13 +1,15 @@
 // The proposal page, /repos/:name/agent-jobs/:id: the job, its live log, the proposal's diff (or, read-only, the
 // partial work a stopped job left) with the owner's review comments on it, the test result, the audit trail, and the
-// owner's decisions (approve, reject, cancel, delete the job's refs).
-import { api, groupPagePath, jobApiPath, requireSession, showError, wireTopBar } from './api.js';
+// owner's decisions (approve, reject, cancel, delete the job's refs, request changes: a revision); for a job in a chain
+// of revisions, the chain and the choice of diffing a revision's own changes or all of the chain's.
+import { api, groupPagePath, jobApiPath, jobPagePath, requireSession, showError, wireTopBar } from './api.js';
 import { ReviewComments } from './comments.js';
 import { confirmDialog } from './dialog.js';
 import { renderDiff } from './diff-view.js';
 import { age, dateTime, el, shortSha, statusBadge } from './format.js';
 import { LogFollower } from './log-follow.js';
 import { LogView } from './log-view.js';
+import { canRequestChanges, renderRevisions, RevisionRequest } from './revisions.js';
 
 const POLL_MS = 5000;
 const STATUS_ORDER = ['queued', 'dispatched', 'started', 'finished'];
@@ -17,17 +19,22 @@ const id = decodeURIComponent(idPart ?? '');
 const jobPath = jobApiPath(repo, id);
 
 const $ = (elementId) => document.getElementById(elementId);
-const buttons = { approve: $('approve'), reject: $('reject'), cancel: $('cancel'), deleteRefs: $('delete-refs') };
+const buttons = { approve: $('approve'), reject: $('reject'), cancel: $('cancel'), deleteRefs: $('delete-refs'),
+  requestChanges: $('request-changes') };
 
 let job = null;
 let audit = [];
 let diffMode = 'unified';
+/** For a revision: 'cumulative' (against the chain's original base) or 'revision' (its own changes). */
+let diffScope = 'cumulative';
 let diff = null;
 let diffLoadedFor;
 let busy = false;
 let refreshing = null;
 let refreshAgain = false;
-const review = new ReviewComments({ jobPath, list: $('review-comments'), diffRoot: $('diff') });
+const revisionRequest = new RevisionRequest({ jobPath, form: $('revise-form') });
+const review = new ReviewComments({ jobPath, list: $('review-comments'), diffRoot: $('diff'),
+  onLoad: (comments) => revisionRequest.commentsLoaded(comments) });
 
 // ---- job, diff and audit --------------------------------------------------------------------------------
 
@@ -119,13 +126,40 @@ function renderModelCalls(calls) {
  * which is shown read-only (the gateway never approves it).
  */
 function reviewedWork() {
+  // Only a revision has two scopes; the gateway's default is the cumulative one.
+  const scope = job.revises ? diffScope : null;
+  const query = (ref) => {
+    const params = new URLSearchParams();
+    if (ref) {
+      params.set('ref', ref);
+    }
+    if (scope) {
+      params.set('scope', scope);
+    }
+    const text = params.toString();
+    return text ? `?${text}` : '';
+  };
   if (job.proposal_sha) {
-    return { kind: 'proposal', sha: job.proposal_sha, path: `${jobPath}/diff` };
+    return { kind: 'proposal', sha: job.proposal_sha, scope, path: `${jobPath}/diff${query(null)}` };
   }
   if (job.partial_sha) {
-    return { kind: 'partial', sha: job.partial_sha, path: `${jobPath}/diff?ref=partial` };
+    return { kind: 'partial', sha: job.partial_sha, scope, path: `${jobPath}/diff${query('partial')}` };
   }
   return null;
+}
+
+/** The scope switch of a revision's diff, and what the shown diff is against. */
+function renderScopeTools() {
+  $('scope-tools').hidden = !job.revises;
+  if (!job.revises) {
+    return;
+  }
+  $('scope-revision').setAttribute('aria-pressed', String(diffScope === 'revision'));
+  $('scope-cumulative').setAttribute('aria-pressed', String(diffScope === 'cumulative'));
+  const revised = (job.revisions ?? []).find((r) => r.id === job.revises);
+  $('scope-note').textContent = diffScope === 'revision'
+    ? `Revision ${job.revision}'s own changes, on top of revision ${revised?.revision ?? '?'}'s ${job.revises_work ?? 'work'}`
+    : `Everything since the chain's original base ${shortSha(job.original_base_sha)}: what approving brings`;
 }
 
 const WHY_STOPPED = {
@@ -153,7 +187,7 @@ function renderWorkLabel(work) {
 
 async function loadDiff() {
   const work = reviewedWork();
-  const key = work ? `${work.kind}:${work.sha}` : null;
+  const key = work ? `${work.kind}:${work.sha}:${work.scope}` : null;
   // Partial work can be pushed before the job's end is recorded: the label follows the status.
   renderWorkLabel(work);
   if (key === diffLoadedFor) {
@@ -173,12 +207,25 @@ async function loadDiff() {
     renderDiff($('diff'), diff, diffMode);
     review.setDiff(diff);
     renderEnvironmentWarning();
+    renderRewriteNote();
   } catch (e) {
     diff = null;
     review.setDiff(null);
     renderEnvironmentWarning();
+    renderRewriteNote();
     $('diff').replaceChildren(el('p', { class: 'muted', text: `No diff: ${e.message}` }));
   }
+}
+
+/**
+ * A revision whose agent rewrote history does not descend from the base its diff is against: the gateway then
+ * compares trees, so work the rewrite dropped shows as removed, and the owner is told why.
+ */
+function renderRewriteNote() {
+  const rewritten = diff?.descends_from_base === false;
+  $('rewrite-note').hidden = !rewritten;
+  $('rewrite-note').textContent = rewritten ? `This work does not have ${shortSha(diff.base)} in its history (the `
+    + 'agent rewrote history): the diff compares the two trees, so anything the rewrite dropped shows as removed.' : '';
 }
 
 /**
@@ -215,8 +262,13 @@ function renderEnvironment() {
 }
 
 function renderJob() {
-  document.title = `${job.task || job.id} · agent job · SPB Git`;
-  $('task').textContent = job.task || job.id;
+  // A revision's task is the first job's followed by each review (RevisionTask): the heading is the first job's.
+  const revised = job.revision > 1;
+  const title = revised ? `${job.task.split('\n\n## Revision ')[0]} · revision ${job.revision}` : job.task || job.id;
+  $('task').textContent = title;
+  $('task-full').hidden = !revised;
+  $('task-full-text').textContent = revised ? job.task : '';
+  document.title = `${title} · agent job · SPB Git`;
   $('status').replaceChildren(statusBadge(job));
   $('decision').replaceChildren(...decisionBadge());
   $('facts').replaceChildren(...facts().flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
@@ -227,6 +279,8 @@ function renderJob() {
   renderEnvironment();
   renderTestResult();
   renderActions();
+  renderRevisions($('revisions'), $('revision-list'), job);
+  renderScopeTools();
 }
 
 function decisionBadge() {
@@ -246,6 +300,8 @@ function facts() {
     ['Job', el('code', { text: job.id })],
     ...(job.group ? [['Group', el('a', { id: 'group-link', href: groupPagePath(job.repo, job.group),
       text: `best-of-N group ${job.group}: compare its attempts` })]] : []),
+    ...(job.revises ? [['Revises', el('a', { id: 'revises-link', href: jobPagePath(job.repo, job.revises),
+      text: `job ${job.revises}'s ${job.revises_work ?? 'work'} (this is revision ${job.revision})` })]] : []),
     ['Exit reason', el('span', { id: 'exit-reason', text: job.exit_reason
       ? `${job.exit_reason}${WHY_STOPPED[job.exit_reason] ? ` (${WHY_STOPPED[job.exit_reason]})` : ''}` : '—' })],
     ['Base', el('code', { text: `${job.base ?? ''} ${shortSha(job.base_sha)}`.trim() || '—' })],
@@ -359,6 +415,11 @@ function renderActions() {
   buttons.cancel.hidden = finished;
   buttons.cancel.disabled = busy;
   buttons.deleteRefs.disabled = busy || !finished || jobRefs().length === 0;
+  buttons.requestChanges.hidden = !canRequestChanges(job);
+  buttons.requestChanges.disabled = busy;
+  if (buttons.requestChanges.hidden) {
+    revisionRequest.close();
+  }
 }
 
 async function act(label, request, describe) {
@@ -384,6 +445,7 @@ async function approve() {
   const branch = await confirmDialog({
     title: 'Approve this proposal',
     message: `Fast-forward a branch of ${job.repo} to the reviewed proposal commit ${sha}. The branch is created if it does not exist; nothing else changes.`
+      + (job.revises ? ` This is revision ${job.revision}: the branch gets every revision's changes up to it (All revisions).` : '')
       + (diff?.changes_environment ? ` Warning: ${$('environment-warning').textContent}.` : ''),
     input: { label: 'Branch', value: `agent/${job.id}` },
     confirmLabel: 'Approve',
@@ -494,6 +556,17 @@ function wireDiffToggle() {
   }
 }
 
+function wireScopeToggle() {
+  for (const scope of ['revision', 'cumulative']) {
+    $(`scope-${scope}`).addEventListener('click', async () => {
+      diffScope = scope;
+      renderScopeTools();
+      await loadDiff();
+      review.render();
+    });
+  }
+}
+
 function wireSummaryForm() {
   $('summary-form').addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -521,7 +594,9 @@ buttons.approve.addEventListener('click', approve);
 buttons.reject.addEventListener('click', reject);
 buttons.cancel.addEventListener('click', cancel);
 buttons.deleteRefs.addEventListener('click', deleteRefs);
+buttons.requestChanges.addEventListener('click', () => revisionRequest.open(job));
 wireDiffToggle();
+wireScopeToggle();
 wireSummaryForm();
 await refresh();
 if (job) {

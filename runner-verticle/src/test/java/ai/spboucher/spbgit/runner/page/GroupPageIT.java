@@ -10,6 +10,7 @@ import ai.spboucher.spbgit.testsupport.GitCli;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,6 +24,8 @@ import org.openqa.selenium.support.ui.Select;
  * links back to the group. The test plays the runner.
  */
 class GroupPageIT {
+
+  private static final Path DOC_IMAGES = Path.of("..", "docs", "images");
 
   @TempDir Path tmp;
 
@@ -102,6 +105,9 @@ class GroupPageIT {
                       .equals(List.of("+1 −0 in 1 file", "—", "+3 −1 in 2 files"))
                   ? true
                   : null);
+      Path shot = browser.fullPageScreenshot("group-page", 480);
+      Files.createDirectories(DOC_IMAGES);
+      Files.copy(shot, DOC_IMAGES.resolve("group-page.png"), StandardCopyOption.REPLACE_EXISTING);
 
       browser.driver.findElement(By.linkText(ids.get(0))).click();
       browser.waitFor(
