@@ -63,29 +63,6 @@ public record AgentEnvironment(
   }
 
   /**
-   * The environment a job recorded ({@link #toJson} with its {@code blob}), for a revision that
-   * runs where the job it revises ran; {@link #NONE} for a job recorded before environments (null).
-   */
-  public static AgentEnvironment fromRecorded(JsonObject recorded) {
-    if (recorded == null) {
-      return NONE;
-    }
-    return new AgentEnvironment(
-        recorded.getString("image", DEFAULT_IMAGE),
-        recorded.getString("setup", ""),
-        strings(recorded, "setup_egress"),
-        strings(recorded, "egress"),
-        strings(recorded, "cache"),
-        strings(recorded, "cache_key_files"),
-        recorded.getString("test", ""),
-        recorded.getString("blob"));
-  }
-
-  private static List<String> strings(JsonObject json, String key) {
-    return json.getJsonArray(key, new JsonArray()).stream().map(String::valueOf).toList();
-  }
-
-  /**
    * A SHA-256 over every field (not over the file's bytes, so comments and formatting do not
    * count): two jobs with the same hash ran in the same environment.
    */

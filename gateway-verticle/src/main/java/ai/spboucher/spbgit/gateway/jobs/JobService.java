@@ -331,18 +331,20 @@ public final class JobService {
   }
 
   /** A revision as it is being created: its link to the revised job and the commit it starts on. */
-  private record Revising(Job.Revision revision, String baseSha, AgentEnvironment environment) {}
+  private record Revising(Job.Revision revision, String baseSha) {}
 
   /** Revisions being created, by the id of the job they revise; on the context. */
   private final Set<String> revising = new HashSet<>();
 
   /**
    * Starts a revision of a finished job: a new job on the job's proposal (or, without one, its
-   * partial work, which is how partial work is continued), with the same agent, model, test command
-   * and environment, whose task is the job's task followed by the owner's review ({@link
-   * RevisionTask}). An exec-mode job is revised with a new command (and, optionally, test command).
-   * The revision is linked both ways: its {@code job_created} names what it revises, and the
-   * revised job gets {@code job_revised}.
+   * partial work, which is how partial work is continued), with the same agent, model and test
+   * command, in the repository's environment as every job gets it (the default branch's file now:
+   * an allow-list the owner tightened since the revised job ran is the one the revision gets),
+   * whose task is the job's task followed by the owner's review ({@link RevisionTask}). An
+   * exec-mode job is revised with a new command (and, optionally, test command). The revision is
+   * linked both ways: its {@code job_created} names what it revises, and the revised job gets
+   * {@code job_revised}.
    *
    * <p>Refused (409) while the job runs, while a revision of it runs or is being created, and once
    * a revision of it has work of its own (revise that one, the chain's latest); a revision that
@@ -434,13 +436,7 @@ public final class JobService {
                       number,
                       previous.originalBaseSha(),
                       review);
-              return create(
-                  repo,
-                  asJob,
-                  owner,
-                  null,
-                  new Revising(
-                      revision, work.sha(), AgentEnvironment.fromRecorded(previous.environment())));
+              return create(repo, asJob, owner, null, new Revising(revision, work.sha()));
             })
         .andThen(done -> revising.remove(previous.id()));
   }
@@ -926,8 +922,8 @@ public final class JobService {
   /**
    * Blocking: reads the base branch, the environment file of the default branch, the cache key
    * files at the base commit and, for a job of the built-in agent, its {@code AGENTS.md}, and signs
-   * the job's token. A revision starts on the work it revises, in the revised job's environment;
-   * its base branch must still exist (the job clones it).
+   * the job's token. A revision starts on the work it revises; its base branch must still exist
+   * (the job clones it).
    *
    * @throws ai.spboucher.spbgit.gateway.environment.EnvironmentFileException when the file cannot
    *     be used
@@ -942,8 +938,7 @@ public final class JobService {
     RepositoryInstructions instructions = RepositoryInstructions.NONE;
     String cacheKeyFilesDigest = "";
     try (var repository = repos.open(repo)) {
-      environment =
-          revision == null ? EnvironmentReading.of(repository).require() : revision.environment();
+      environment = EnvironmentReading.of(repository).require();
       if (builtin) {
         instructions = RepositoryInstructions.of(repository);
       }
