@@ -32,6 +32,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -427,6 +428,12 @@ class JobServiceTest {
         failure(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER)),
         "nothing to revise without work");
     String proposal = commitOn(first.proposalRef(), "hello.txt", "hello\n");
+    // Meanwhile the owner changes the repository's environment: the revision runs in the new one.
+    commit(
+        "refs/heads/main",
+        "refs/heads/main",
+        Map.of("README.md", "hello\n", ".spbgit/agent.yml", "image: node\n"),
+        true);
 
     Job revision = on(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER));
     JobRequest request = queue.published.get(1);
@@ -435,6 +442,8 @@ class JobServiceTest {
     assertEquals(proposal, request.getBaseSha());
     assertEquals(first.proposalRef(), request.getBaseWorkRef());
     assertEquals("echo hello >> hello.txt", request.getExecCommand());
+    assertEquals("base", queue.published.get(0).getEnvironment().getImage());
+    assertEquals("node", request.getEnvironment().getImage(), "the default branch's file now");
     assertTrue(request.getTask().startsWith("say hello\n\n## Revision 2"), request.getTask());
     assertTrue(request.getTask().contains("say it twice"), request.getTask());
     assertEquals(revision.id(), job(first.id()).revisedBy());
@@ -468,17 +477,16 @@ class JobServiceTest {
 
   /** Creates {@code ref} at a new commit of {@code files} on {@code parent} (null: a root). */
   private String commit(String ref, String parent, Map<String, String> files) throws Exception {
+    return commit(ref, parent, files, false);
+  }
+
+  /** As {@link #commit(String, String, Map)}; {@code moves}: the ref exists and moves on. */
+  private String commit(String ref, String parent, Map<String, String> files, boolean moves)
+      throws Exception {
     try (Repository repository = repos.open(REPO);
         ObjectInserter inserter = repository.newObjectInserter()) {
-      TreeFormatter tree = new TreeFormatter();
-      for (var file : new TreeMap<>(files).entrySet()) {
-        tree.append(
-            file.getKey(),
-            org.eclipse.jgit.lib.FileMode.REGULAR_FILE,
-            inserter.insert(Constants.OBJ_BLOB, file.getValue().getBytes(StandardCharsets.UTF_8)));
-      }
       CommitBuilder commit = new CommitBuilder();
-      commit.setTreeId(inserter.insert(tree));
+      commit.setTreeId(tree(inserter, files));
       if (parent != null) {
         commit.setParentId(repository.resolve(parent));
       }
@@ -490,7 +498,7 @@ class JobServiceTest {
       inserter.flush();
       RefUpdate update = repository.updateRef(ref);
       update.setNewObjectId(id);
-      assertEquals(RefUpdate.Result.NEW, update.update());
+      assertEquals(moves ? RefUpdate.Result.FAST_FORWARD : RefUpdate.Result.NEW, update.update());
       return id.name();
     }
   }
@@ -598,6 +606,40 @@ class JobServiceTest {
 
   private void commitOnMain() throws Exception {
     commit("refs/heads/main", null, Map.of("README.md", "hello\n"));
+  }
+
+  /** Inserts the tree of {@code files} (paths with {@code /} in subtrees); returns its id. */
+  private static ObjectId tree(ObjectInserter inserter, Map<String, String> files)
+      throws Exception {
+    TreeMap<String, Map<String, String>> dirs = new TreeMap<>();
+    TreeMap<String, ObjectId> entries = new TreeMap<>();
+    for (var file : files.entrySet()) {
+      int slash = file.getKey().indexOf('/');
+      if (slash < 0) {
+        entries.put(
+            file.getKey(),
+            inserter.insert(Constants.OBJ_BLOB, file.getValue().getBytes(StandardCharsets.UTF_8)));
+      } else {
+        dirs.computeIfAbsent(file.getKey().substring(0, slash), d -> new HashMap<>())
+            .put(file.getKey().substring(slash + 1), file.getValue());
+      }
+    }
+    TreeFormatter tree = new TreeFormatter();
+    // Git sorts a tree's entries by name, a directory as if its name ended in '/'.
+    TreeMap<String, Object> sorted = new TreeMap<>();
+    entries.forEach((name, id) -> sorted.put(name, id));
+    dirs.forEach((name, sub) -> sorted.put(name + "/", sub));
+    for (var entry : sorted.entrySet()) {
+      if (entry.getValue() instanceof ObjectId blob) {
+        tree.append(entry.getKey(), org.eclipse.jgit.lib.FileMode.REGULAR_FILE, blob);
+      } else {
+        @SuppressWarnings("unchecked")
+        Map<String, String> sub = (Map<String, String>) entry.getValue();
+        String name = entry.getKey().substring(0, entry.getKey().length() - 1);
+        tree.append(name, org.eclipse.jgit.lib.FileMode.TREE, tree(inserter, sub));
+      }
+    }
+    return inserter.insert(tree);
   }
 
   /**
