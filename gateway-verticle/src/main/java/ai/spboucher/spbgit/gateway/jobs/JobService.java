@@ -204,8 +204,10 @@ public final class JobService {
    * Records and queues {@code attempts} sibling jobs of one best-of-N group: each an ordinary job
    * (its own id, token, refs and gates) with the same task, base and environment, whose {@code
    * job_created} entry names the group. They are created one after the other, so a refusal (an
-   * unknown model, an unreachable queue) comes before any is recorded; the runners then take them
-   * in parallel as they have slots. A job that was created stays created if a later one fails.
+   * unknown model, a bad environment file) comes before any is recorded; the runners then take them
+   * in parallel as they have slots. If a later attempt cannot be queued (the queue went away), the
+   * group is not left half made behind the owner's back: the attempts already queued are cancelled,
+   * and the refusal says so.
    *
    * @return the group's id and its jobs, in creation order
    */
@@ -216,20 +218,49 @@ public final class JobService {
           new InvalidJobException("'attempts' must be 1 to " + MAX_ATTEMPTS));
     }
     String group = JobIds.next(clock);
-    Future<List<Job>> created = Future.succeededFuture(List.of());
+    List<Job> created = new ArrayList<>();
+    Future<Void> chain = Future.succeededFuture();
     for (int i = 0; i < attempts; i++) {
-      created =
-          created.compose(
-              soFar ->
-                  create(repo, request, owner, group, null)
-                      .map(
-                          job -> {
-                            List<Job> next = new ArrayList<>(soFar);
-                            next.add(job);
-                            return List.copyOf(next);
-                          }));
+      chain =
+          chain
+              .compose(v -> create(repo, request, owner, group, null).map(created::add))
+              .mapEmpty();
     }
-    return created.map(jobs -> Map.entry(group, jobs));
+    return chain
+        .map(v -> Map.entry(group, List.copyOf(created)))
+        .recover(
+            err ->
+                created.isEmpty()
+                    ? Future.failedFuture(err)
+                    : cancelAttempts(created)
+                        .transform(
+                            cancelled ->
+                                Future.failedFuture(
+                                    new JobQueueUnavailableException(
+                                        "could not queue attempt "
+                                            + (created.size() + 1)
+                                            + " of "
+                                            + attempts
+                                            + " ("
+                                            + err.getMessage()
+                                            + "); "
+                                            + (cancelled.succeeded()
+                                                ? "the attempts already queued were cancelled: "
+                                                : "the attempts already queued could not all be"
+                                                    + " cancelled: ")
+                                            + created.stream()
+                                                .map(Job::id)
+                                                .collect(Collectors.joining(", "))))));
+  }
+
+  /** Cancels each attempt that is not finished; fails if any cancel did. */
+  private Future<Void> cancelAttempts(List<Job> attempts) {
+    List<Future<Job>> cancels =
+        attempts.stream()
+            .filter(job -> !book.get(job.id()).map(Job::isFinished).orElse(true))
+            .map(job -> cancel(job.id()))
+            .toList();
+    return Future.all(cancels).mapEmpty();
   }
 
   /**

@@ -470,6 +470,26 @@ class JobServiceTest {
     assertEquals(2, queue.published.size());
   }
 
+  @Test
+  void aGroupWhoseLaterAttemptCannotBeQueuedCancelsTheAttemptsAlreadyQueued() throws Exception {
+    queue.publishFailure = new IllegalStateException("NATS timed out");
+    queue.publishesBeforeFailure = 1;
+    queue.removesCancelled = true;
+    Throwable refused = failure(() -> jobs.createGroup(REPO, EXEC_JOB, OWNER, 3));
+    assertInstanceOf(JobQueueUnavailableException.class, refused);
+    assertTrue(
+        refused.getMessage().contains("could not queue attempt 2 of 3"), refused.getMessage());
+    assertTrue(
+        refused.getMessage().contains("the attempts already queued were cancelled"),
+        refused.getMessage());
+    String first = queue.published.get(0).getJobId();
+    assertEquals(List.of(first + "@1"), queue.cancelled);
+    assertEquals("cancelled", job(first).exitReason());
+    List<Job> all = on(() -> Future.succeededFuture(jobs.list(REPO.value())));
+    assertEquals(2, all.size(), "the third attempt was never made");
+    assertTrue(all.stream().allMatch(Job::isFinished), "nothing of the group is left to run");
+  }
+
   /** Points {@code ref} at a new commit on main that adds {@code path}; returns its id. */
   private String commitOn(String ref, String path, String content) throws Exception {
     return commit(ref, "refs/heads/main", Map.of("README.md", "hello\n", path, content));
@@ -652,6 +672,10 @@ class JobServiceTest {
     volatile RuntimeException publishFailure;
     volatile boolean publishHangs;
     volatile boolean removesCancelled;
+
+    /** Publishes that succeed before {@link #publishFailure} applies; every one when negative. */
+    volatile int publishesBeforeFailure = -1;
+
     final List<JobRequest> published = new ArrayList<>();
     final List<String> cancelled = new ArrayList<>();
     private Function<JobEvent, Future<?>> handler;
@@ -667,7 +691,8 @@ class JobServiceTest {
       if (publishHangs) {
         return Promise.<Long>promise().future();
       }
-      if (publishFailure != null) {
+      if (publishFailure != null
+          && (publishesBeforeFailure < 0 || published.size() >= publishesBeforeFailure)) {
         return Future.failedFuture(publishFailure);
       }
       published.add(request);
