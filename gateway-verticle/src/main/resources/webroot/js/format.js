@@ -70,3 +70,14 @@ export function statusBadge(job) {
 export function shortSha(sha) {
   return sha ? sha.slice(0, 12) : '';
 }
+
+/**
+ * How pages name a job: its task, or for a revision the first job's task and the revision's number (a
+ * revision's task is the first job's followed by each review, RevisionTask on the gateway).
+ */
+export function jobTitle(job) {
+  if (job.revision > 1 && job.task) {
+    return `${job.task.split('\n\n## Revision ')[0]} · revision ${job.revision}`;
+  }
+  return job.task || job.id;
+}

@@ -6,7 +6,7 @@ import { api, groupPagePath, jobApiPath, jobPagePath, requireSession, showError,
 import { ReviewComments } from './comments.js';
 import { confirmDialog } from './dialog.js';
 import { renderDiff } from './diff-view.js';
-import { age, dateTime, el, shortSha, statusBadge } from './format.js';
+import { age, dateTime, el, jobTitle, shortSha, statusBadge } from './format.js';
 import { LogFollower } from './log-follow.js';
 import { LogView } from './log-view.js';
 import { canRequestChanges, renderRevisions, RevisionRequest } from './revisions.js';
@@ -262,9 +262,8 @@ function renderEnvironment() {
 }
 
 function renderJob() {
-  // A revision's task is the first job's followed by each review (RevisionTask): the heading is the first job's.
   const revised = job.revision > 1;
-  const title = revised ? `${job.task.split('\n\n## Revision ')[0]} · revision ${job.revision}` : job.task || job.id;
+  const title = jobTitle(job);
   $('task').textContent = title;
   $('task-full').hidden = !revised;
   $('task-full-text').textContent = revised ? job.task : '';

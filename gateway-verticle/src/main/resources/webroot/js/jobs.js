@@ -1,6 +1,6 @@
 // Jobs list: /agent-jobs (every repository) or /repos/:name/agent-jobs (one repository, with a start form).
 import { api, groupPagePath, jobPagePath, requireSession, showError, wireTopBar } from './api.js';
-import { age, el, statusBadge } from './format.js';
+import { age, el, jobTitle, statusBadge } from './format.js';
 
 const REFRESH_MS = 5000;
 const match = location.pathname.match(/^\/repos\/([^/]+)\/agent-jobs\/?$/);
@@ -24,7 +24,7 @@ function render(jobs) {
   const rows = jobs.map((job) => el('tr', { 'data-job': job.id },
     el('td', {}, statusBadge(job)),
     el('td', { title: job.created_at ?? '', text: age(job.created_at) }),
-    el('td', { class: 'task' }, el('a', { href: jobPagePath(job.repo, job.id), text: job.task || job.id })),
+    el('td', { class: 'task' }, el('a', { href: jobPagePath(job.repo, job.id), text: jobTitle(job) })),
     el('td', {}, el('a', { href: `/repos/${encodeURIComponent(job.repo)}/agent-jobs`, text: job.repo })),
     el('td', { class: 'agent', text: agentOf(job) })));
   tbody.replaceChildren(...rows);

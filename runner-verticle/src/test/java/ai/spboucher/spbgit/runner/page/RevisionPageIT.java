@@ -169,6 +169,23 @@ class RevisionPageIT {
                   "And c.txt")),
           listed);
       assertEquals("Greet · revision 3", browser.text("task"), "the first job's task heads it");
+      browser.open("/repos/demo/agent-jobs");
+      // One script: the list re-renders on every refresh.
+      assertTrue(
+          browser
+              .waitFor(
+                  d -> {
+                    Object cells =
+                        browser.js(
+                            "return [...document.querySelectorAll('td.task')].map(c => c.textContent)");
+                    return cells instanceof List<?> list && list.contains("Greet · revision 3")
+                        ? list
+                        : null;
+                  })
+              .contains("Greet · revision 2"),
+          "the list names a revision by the first job's task and its number, not its whole task");
+      browser.open("/repos/demo/agent-jobs/" + third);
+      browser.waitFor(d -> "Greet · revision 3".equals(browser.text("task")) ? true : null);
       assertTrue(
           ((String) browser.js("return document.getElementById('task-full-text').textContent"))
               .endsWith("And c.txt\n</owner_review>"),
