@@ -12,6 +12,7 @@ import java.util.function.Function;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -120,14 +121,19 @@ final class Browser implements AutoCloseable {
     return driver.findElements(By.cssSelector(css));
   }
 
-  /** Waits up to 60 s for {@code condition} to return something other than null or false. */
+  /**
+   * Waits up to 60 s for {@code condition} to return something other than null or false. A
+   * condition that read an element the page has since re-rendered (stale) is asked again.
+   */
   <T> T waitFor(Function<WebDriver, T> condition) {
     return waitFor(Duration.ofSeconds(60), condition);
   }
 
   <T> T waitFor(Duration timeout, Function<WebDriver, T> condition) {
     try {
-      return new WebDriverWait(driver, timeout, Duration.ofMillis(100)).until(condition);
+      return new WebDriverWait(driver, timeout, Duration.ofMillis(100))
+          .ignoring(StaleElementReferenceException.class)
+          .until(condition);
     } catch (org.openqa.selenium.TimeoutException e) {
       String text = driver.findElement(By.tagName("body")).getText();
       throw new AssertionError(

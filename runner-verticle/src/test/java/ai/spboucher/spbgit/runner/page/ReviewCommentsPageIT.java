@@ -85,14 +85,21 @@ class ReviewCommentsPageIT {
     browser.open("/repos/demo/agent-jobs/" + id);
     browser.waitFor(d -> d.findElements(By.cssSelector("article.comment")).size() == 2);
     String inert = HOSTILE.replace('\u001b', '\u241b');
+    // Read through waitFor: the page re-renders the comments on each refresh, and a read of a
+    // replaced element is asked again.
     assertEquals(
         List.of(inert, inert),
-        browser.all("article.comment .comment-body").stream().map(e -> e.getText()).toList());
-    assertTrue(
-        browser.all("#review-comments article.comment").get(0).getText().startsWith("Summary"));
+        browser.waitFor(
+            d ->
+                browser.all("article.comment .comment-body").stream()
+                    .map(e -> e.getText())
+                    .toList()));
+    String first =
+        browser.waitFor(d -> browser.all("#review-comments article.comment").get(0).getText());
+    assertTrue(first.startsWith("Summary"), first);
     assertEquals(
         1,
-        browser.all("#diff tr.comment-row article.comment").size(),
+        (int) browser.waitFor(d -> browser.all("#diff tr.comment-row article.comment").size()),
         "the line comment is under its line");
     assertEquals(
         "2",
