@@ -568,8 +568,12 @@ class ProposalPageIT {
                 + ".map(r => [...r.cells].map(c => c.innerText.trim()))");
   }
 
+  /** In one script: the audit table is re-rendered on every refresh. */
+  @SuppressWarnings("unchecked")
   private static List<String> auditEvents() {
-    return browser.all("#audit tbody tr").stream().map(r -> r.getAttribute("data-event")).toList();
+    return (List<String>)
+        browser.js(
+            "return [...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.event)");
   }
 
   private static String refs() throws Exception {
