@@ -93,7 +93,9 @@ class LlmRunnerIT {
         fake.openAiToolCall("list_files", "{\"path\":\".\"}", 30, 10),
         fake.openAiText("Hello from the model", 40, 5));
     String id = jobId("happy");
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build());
+    // The job waits while the test searches the whole container for the key (docker export of the
+    // image's file system): a wall clock that leaves room for that on a loaded machine.
+    bed.publish(bed.request("demo", id, Mode.MODE_LLM, "happy", 180).build());
 
     JobTestBed.awaitCondition(
         "the probe wrote its file",
