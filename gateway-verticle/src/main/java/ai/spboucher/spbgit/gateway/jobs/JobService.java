@@ -643,14 +643,18 @@ public final class JobService {
 
   /**
    * Records {@code job_superseded} for the approved job's undecided siblings, one entry each; their
-   * refs stay until the owner deletes them. The future carries the approved job.
+   * refs stay until the owner deletes them. The group is that of the approved job's chain:
+   * approving a revision of an attempt supersedes the other attempts (and the attempt it revised,
+   * if still undecided), as approving the attempt itself would. The future carries the approved
+   * job.
    */
   private Future<Job> supersedeSiblings(Job approved, Principal.Owner owner) {
-    if (approved.group() == null) {
+    String group = book.revisions(approved).get(0).group();
+    if (group == null) {
       return Future.succeededFuture(approved);
     }
     Future<Job> chain = Future.succeededFuture(approved);
-    for (Job sibling : book.group(approved.group())) {
+    for (Job sibling : book.group(group)) {
       if (sibling.id().equals(approved.id()) || sibling.decision() != null) {
         continue;
       }
@@ -660,7 +664,7 @@ public final class JobService {
                   record(
                       entry(JobBook.SUPERSEDED, sibling.id())
                           .put("repo", sibling.repo())
-                          .put("group", approved.group())
+                          .put("group", group)
                           .put("superseded_by", approved.id())
                           .put("approver", owner.tokenId())));
     }

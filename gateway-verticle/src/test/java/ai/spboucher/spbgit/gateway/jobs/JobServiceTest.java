@@ -471,6 +471,36 @@ class JobServiceTest {
   }
 
   @Test
+  void approvingARevisionOfAnAttemptSupersedesTheOtherAttempts() throws Exception {
+    List<Job> attempts =
+        on(() -> jobs.createGroup(REPO, EXEC_JOB, OWNER, 3).map(Map.Entry::getValue));
+    for (Job attempt : attempts) {
+      assertTrue(queue.deliver(finished(attempt.id(), "ok")).succeeded());
+      commitOn(attempt.proposalRef(), attempt.id() + ".txt", "work\n");
+    }
+    Job chosen = attempts.get(1);
+    Job revision =
+        on(
+            () ->
+                jobs.revise(
+                    jobs.get(chosen.id()).orElseThrow(),
+                    new NewRevision("and more", null, "echo more >> more.txt", ""),
+                    OWNER));
+    assertNull(revision.group(), "a revision is a lone job");
+    assertTrue(queue.deliver(finished(revision.id(), "ok")).succeeded());
+    String sha = commit(revision.proposalRef(), chosen.proposalRef(), Map.of("more.txt", "more\n"));
+
+    Job approved =
+        on(() -> jobs.approve(jobs.get(revision.id()).orElseThrow(), "main", sha, OWNER));
+    assertEquals("approved", approved.decision().getString("decision"));
+    for (Job attempt : attempts) {
+      JsonObject decision = job(attempt.id()).decision();
+      assertEquals("superseded", decision.getString("decision"), attempt.id());
+      assertEquals(revision.id(), decision.getString("superseded_by"));
+    }
+  }
+
+  @Test
   void aGroupWhoseLaterAttemptCannotBeQueuedCancelsTheAttemptsAlreadyQueued() throws Exception {
     queue.publishFailure = new IllegalStateException("NATS timed out");
     queue.publishesBeforeFailure = 1;
