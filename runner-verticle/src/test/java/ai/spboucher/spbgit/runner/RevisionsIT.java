@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.runner;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -289,6 +291,43 @@ class RevisionsIT {
     HttpResponse<String> noWork =
         post(nothing, "revise", new JsonObject().put("task", "x").put("exec", "true"));
     assertEquals(409, noWork.statusCode(), noWork.body());
+  }
+
+  @Test
+  void theContainerWorksOnlyOnTheRevisedWorkItWasSent() throws Exception {
+    Path repo = bed.gateway.repoDir("demo");
+    String done = bed.submit("demo", "echo five > five.txt", null).getString("id");
+    assertEquals("ok", bed.awaitFinished("demo", done).getString("exit_reason"), bed.log(done));
+    String work = "refs/agents/" + done + "/proposal";
+    String main = sha(repo, "main");
+
+    // The work ref no longer points where the revision was asked for (an owner's push since): the
+    // job ends before the command runs, and pushes nothing.
+    String moved = "moved-" + Long.toString(System.nanoTime(), 36);
+    bed.publish(
+        bed.request("demo", moved, ai.spboucher.spbgit.proto.Mode.MODE_EXEC, "revise", 60)
+            .setExecCommand("echo never > never.txt")
+            .setBaseWorkRef(work)
+            .setBaseSha(main)
+            .build());
+    assertEquals(
+        "exit_code:92", bed.awaitFinishedEvent(moved, Duration.ofSeconds(90)).getExitReason());
+    String log = bed.log(moved);
+    assertTrue(log.contains("no longer the " + main + " this revision was asked for on"), log);
+    assertFalse(log.contains("running exec command"), log);
+
+    // Only a job's proposal or partial ref is revised work.
+    String branch = "branch-" + Long.toString(System.nanoTime(), 36);
+    bed.publish(
+        bed.request("demo", branch, ai.spboucher.spbgit.proto.Mode.MODE_EXEC, "revise", 60)
+            .setExecCommand("echo never > never.txt")
+            .setBaseWorkRef("refs/heads/main")
+            .setBaseSha(main)
+            .build());
+    assertEquals(
+        "exit_code:90", bed.awaitFinishedEvent(branch, Duration.ofSeconds(90)).getExitReason());
+    assertFalse(bed.git.refs(repo).contains("refs/agents/" + moved + "/"));
+    assertFalse(bed.git.refs(repo).contains("refs/agents/" + branch + "/"));
   }
 
   // --- helpers
