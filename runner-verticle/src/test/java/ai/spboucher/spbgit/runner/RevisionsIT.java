@@ -201,6 +201,10 @@ class RevisionsIT {
             100,
             20),
         fake.openAiToolCall("finish", "{\"summary\":\"done\"}", 100, 20));
+    HttpResponse<String> nothing =
+        post(stopped, "revise", new JsonObject().put("comments", new JsonArray()));
+    assertEquals(400, nothing.statusCode(), nothing.body());
+    assertTrue(nothing.body().contains("nothing to revise"), nothing.body());
     int callsBefore = fake.received().size();
     HttpResponse<String> revised =
         post(stopped, "revise", new JsonObject().put("task", "Finish it: also greet the agent."));

@@ -429,10 +429,10 @@ public final class JobService {
               if (!previous.isExec() && request.text().isBlank() && comments.isEmpty()) {
                 throw new InvalidJobException(
                     "nothing to revise: give a 'task' (what to change) or review 'comments' to"
-                        + " address (job "
-                        + previous.id()
-                        + " has none on its "
-                        + work.which().noun()
+                        + " address ("
+                        + (request.comments() == null
+                            ? "job " + previous.id() + " has none on its " + work.which().noun()
+                            : "none were named")
                         + ")");
               }
               int number = previous.revision() == null ? 2 : previous.revision().number() + 1;
