@@ -120,8 +120,15 @@ class AgentReviseCommandIT {
       assertFalse(recorded.getString("task").contains("does not address"), "only --comment's");
       assertEquals(revision, job(exec).getString("revised_by"));
 
+      finishWithProposal(revision, startTaken(revision), "again\n", proposal);
       CliProcess.Result showRevision = cli.run("agent", "show", REPO, revision);
       assertEquals(0, showRevision.exit(), showRevision.toString());
+      // The whole chain's change (what approving brings), then the revision's own.
+      String shown = showRevision.out();
+      int own = shown.indexOf("this revision alone, on top of " + exec + "'s proposal:\n");
+      assertTrue(own > 0, shown);
+      assertTrue(shown.substring(0, own).contains("1 file changed, 2 insertions(+)"), shown);
+      assertTrue(shown.substring(own).contains("1 file changed, 1 insertion(+)"), shown);
       assertTrue(
           showRevision.out().contains("revision: 2, revises " + exec + "'s proposal\n"),
           showRevision.toString());
@@ -212,7 +219,13 @@ class AgentReviseCommandIT {
 
   /** Pushes a proposal with the job's token, reports the job finished ok; the proposal's commit. */
   private String finishWithProposal(String id, JobRequest request, String line) throws Exception {
-    git.ok(work, "checkout", "-q", "--detach", "main");
+    return finishWithProposal(id, request, line, "main");
+  }
+
+  /** As above, the proposal's commit on {@code from} (a revision's: the work it revises). */
+  private String finishWithProposal(String id, JobRequest request, String line, String from)
+      throws Exception {
+    git.ok(work, "checkout", "-q", "--detach", from);
     Files.writeString(work.resolve("README.md"), line, StandardOpenOption.APPEND);
     git.ok(work, "commit", "-q", "-am", "Work of " + id + "\n\nAgent-Job: " + id);
     String sha = git.ok(work, "rev-parse", "HEAD").output().strip();

@@ -120,6 +120,7 @@ final class JobReport {
               + "/proposal at "
               + job.path("proposal_sha").asText());
       printDiffStat(cli, repo, id, "");
+      printRevisionStat(cli, job, "?scope=revision");
     } else if (job.path("partial_sha").isTextual()) {
       // A job stopped by a limit pushed what it had: worth a look, never an approval.
       out.println(
@@ -128,6 +129,7 @@ final class JobReport {
               + "/partial at "
               + AnsiFilter.plain(job.path("partial_sha").asText()));
       printDiffStat(cli, repo, id, "?ref=partial");
+      printRevisionStat(cli, job, "?ref=partial&scope=revision");
     } else if (job.path("status").asText().equals("finished")) {
       out.println(
           "no proposal" + ("ok".equals(job.path("exit_reason").asText()) ? " (no changes)" : ""));
@@ -162,6 +164,24 @@ final class JobReport {
       line.append(": ").append(AnsiFilter.plain(detail));
     }
     return line.toString();
+  }
+
+  /**
+   * For a revision, what it changed itself on top of the work it revised (the stat above is the
+   * whole chain's, what approving brings).
+   */
+  private static void printRevisionStat(Cli cli, JsonNode job, String query) {
+    if (job.path("revision").asInt(1) < 2) {
+      return;
+    }
+    cli.out()
+        .println(
+            "this revision alone, on top of "
+                + AnsiFilter.plain(job.path("revises").asText())
+                + "'s "
+                + AnsiFilter.plain(job.path("revises_work").asText("proposal"))
+                + ":");
+    printDiffStat(cli, job.path("repo").asText(), job.path("id").asText(), query);
   }
 
   private static void printDiffStat(Cli cli, String repo, String id, String query) {
