@@ -21,10 +21,6 @@ public record DiffTarget(
     String scope,
     boolean descendsFromBase) {
 
-  DiffTarget(RepoName repo, String ref, String kind, String base, String head) {
-    this(repo, ref, kind, base, head, DiffScope.CUMULATIVE.label(), true);
-  }
-
   String cacheKey() {
     return repo.value() + ' ' + ref + ' ' + scope + ' ' + base + ' ' + head;
   }

@@ -448,7 +448,7 @@ public final class JobService {
                   new NewJob(
                       task,
                       request.exec(),
-                      previous.model() == null ? "" : previous.model(),
+                      nullToEmpty(previous.model()),
                       request.testCommand().isEmpty()
                           ? nullToEmpty(previous.testCommand())
                           : request.testCommand(),

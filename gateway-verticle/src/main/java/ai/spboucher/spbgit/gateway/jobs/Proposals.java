@@ -202,29 +202,27 @@ public final class Proposals {
           job.revision() == null
               ? null
               : scope == DiffScope.REVISION ? job.baseSha() : job.originalBaseSha();
+      RevCommit base;
+      boolean descends;
       if (since == null) {
-        RevCommit base = baseOf(repository, walk, job, head);
-        return new DiffTarget(
-            repo,
-            which.refOf(job),
-            which.label(),
-            base == null ? null : base.name(),
-            head.name(),
-            scope.label(),
-            true);
+        // A merge base: the work descends from it by definition.
+        base = baseOf(repository, walk, job, head);
+        descends = true;
+      } else {
+        // A revision's bases are fixed commits, compared tree to tree: if its agent rewrote
+        // history (dropped the previous revision's work, say), the diff shows that as the removal
+        // it is, and says the work no longer descends from there.
+        base = walk.parseCommit(ObjectId.fromString(since));
+        descends = walk.isMergedInto(base, head);
       }
-      // A revision's bases are fixed commits, compared tree to tree: if its agent rewrote history
-      // (dropped the previous revision's work, say), the diff shows that as the removal it is, and
-      // says the work no longer descends from there.
-      RevCommit base = walk.parseCommit(ObjectId.fromString(since));
       return new DiffTarget(
           repo,
           which.refOf(job),
           which.label(),
-          base.name(),
+          base == null ? null : base.name(),
           head.name(),
           scope.label(),
-          walk.isMergedInto(base, head));
+          descends);
     }
   }
 

@@ -169,7 +169,14 @@ class ProposalsDiffTest {
     try (Repository repository = repos.open(REPO)) {
       ObjectId base = commit(repository, before, null);
       ObjectId head = commit(repository, after, base);
-      return new DiffTarget(REPO, "refs/agents/j1/proposal", "proposal", base.name(), head.name());
+      return new DiffTarget(
+          REPO,
+          "refs/agents/j1/proposal",
+          "proposal",
+          base.name(),
+          head.name(),
+          DiffScope.CUMULATIVE.label(),
+          true);
     }
   }
 
