@@ -234,6 +234,21 @@ function renderRewriteNote() {
  */
 function renderEnvironmentWarning() {
   $('environment-warning').hidden = !(diff && diff.changes_environment && reviewedWork()?.kind === 'proposal');
+  renderDependenciesNote();
+}
+
+/**
+ * Setup never runs on a job's work, so a change to a cache key file (a lockfile) is not what this job's tests ran
+ * with: its dependencies are set up for jobs once the owner approves it.
+ */
+function renderDependenciesNote() {
+  const changed = diff?.changes_cache_key_files ?? [];
+  const note = $('dependencies-note');
+  note.hidden = changed.length === 0;
+  note.textContent = changed.length === 0 ? '' : `This work changes ${changed.join(', ')} (cache key files of the `
+    + `environment). Setup runs only on what you pushed or approved (${shortSha(job.original_base_sha)} for this job), `
+    + 'never on a job\'s work: this job and its tests ran with the dependencies set up from there, and the changed '
+    + 'dependencies are set up for jobs once you approve it.';
 }
 
 /** The job's environment as job_created recorded it, and how the runner started it; all text, never markup. */
@@ -250,6 +265,7 @@ function renderEnvironment() {
     ['Image', el('code', { id: 'environment-image', text: env.image ?? 'base' })],
     ['Image digest', job.image_digest ? el('code', { id: 'image-digest', text: job.image_digest }) : '— (not started)'],
     ['Cache', job.cache ? el('span', { id: 'environment-cache', text: cache[job.cache] ?? job.cache }) : '— (not started)'],
+    ...cacheRows(job.setup),
     ['Setup egress', hosts(env.setup_egress)],
     ['Agent egress', hosts(env.egress)],
     ['Cached paths', hosts(env.cache)],
@@ -259,6 +275,31 @@ function renderEnvironment() {
     ['Hash', el('code', { text: `${env.hash ?? ''}${env.blob ? ` (blob ${shortSha(env.blob)})` : ' (no .spbgit/agent.yml)'}` })],
   ];
   $('environment').replaceChildren(...rows.flatMap(([name, value]) => [el('dt', { text: name }), el('dd', {}, value)]));
+}
+
+/** What the runner reported of setup: who kept a restored cache, whether this setup's was kept, what it changed. */
+function cacheRows(setup) {
+  if (!setup) {
+    return [];
+  }
+  const rows = [];
+  if (setup.cache_key) {
+    const producer = setup.cache_producer ?? {};
+    const by = producer.job
+      ? [' kept by job ', el('a', { id: 'cache-producer', href: jobPagePath(job.repo, producer.job), text: producer.job }),
+        ...(producer.commit ? [' from ', el('code', { text: shortSha(producer.commit) })] : [])]
+      : [' (kept by a runner that did not record who produced it)'];
+    rows.push(['Cache restored', el('span', { id: 'cache-restored' }, el('code', { text: setup.cache_key.slice(0, 16) }), ...by)]);
+  }
+  if (setup.cache_note) {
+    rows.push(['Cache kept', el('span', { id: 'cache-note', text: setup.cache_note })]);
+  }
+  if (setup.setup_changes?.length) {
+    rows.push(['Setup changed', el('details', { id: 'setup-changes' },
+      el('summary', { text: `${setup.setup_changes.length} paths in the checkout (not proposed)` }),
+      el('pre', { class: 'mono', text: setup.setup_changes.join('\n') }))]);
+  }
+  return rows;
 }
 
 function renderJob() {

@@ -283,6 +283,9 @@ final class JobExecution {
 
     CacheOutcome cache = CacheOutcome.CACHE_NONE;
 
+    /** The hit's key and producer, whether the cache was kept, what setup changed. */
+    final SetupFacts setupFacts = new SetupFacts();
+
     /**
      * The cache was restored before any clone ({@link #restoreBeforeClone}): the agent container
      * clones the base commit into the restored {@code /work/repo} itself.
@@ -461,11 +464,7 @@ final class JobExecution {
     }
     ws.phase = EventMessages.PHASE_CLONE;
     PhaseExit clone =
-        runPhase(
-            ws,
-            "clone",
-            "-clone",
-            phaseSpec(ws, ws.egressDir, agentEnvironment(ws, "clone"), null));
+        runPhase(ws, "clone", "-clone", phaseSpec(ws, ws.egressDir, cloneEnvironment(ws), null));
     if (clone.ending() != null) {
       return clone.ending();
     }
@@ -489,6 +488,7 @@ final class JobExecution {
     if (key != null
         && cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
       ws.cache = CacheOutcome.CACHE_HIT;
+      ws.setupFacts.hit(key, "", "");
       ws.pump.runnerLine("cache hit " + key + ": restored " + cachePaths + ", setup phase skipped");
       return null;
     }
@@ -521,6 +521,14 @@ final class JobExecution {
     if (setup.ending() != null) {
       return setup.ending();
     }
+    if (setup.exitCode() == 0) {
+      ws.setupFacts.readChanges(ws.work.dir());
+      if (!ws.setupFacts.setupChanges().isEmpty()) {
+        ws.pump.runnerLine(
+            "setup changed in the checkout (kept out of the proposal): "
+                + String.join(", ", ws.setupFacts.setupChanges()));
+      }
+    }
     if (setup.exitCode() != 0) {
       String reason =
           ExitReason.decide(
@@ -531,10 +539,9 @@ final class JobExecution {
     }
     if (key != null) {
       long size = cache.keep(request.getRepo(), key, cachePaths, ws.work.dir());
-      ws.pump.runnerLine(
-          size < 0
-              ? "cache " + key + " not kept (larger than SPB_CACHE_SIZE)"
-              : "cache " + key + " kept (" + size + " bytes)");
+      ws.setupFacts.cacheNote(
+          size < 0 ? "not kept (larger than SPB_CACHE_SIZE)" : "kept (" + size + " bytes)");
+      ws.pump.runnerLine("cache " + key + " " + ws.setupFacts.cacheNote());
     }
     return null;
   }
@@ -583,6 +590,7 @@ final class JobExecution {
     restore.setDaemon(true);
     restore.start();
     ws.cache = CacheOutcome.CACHE_HIT;
+    ws.setupFacts.hit(key, "", "");
     ws.clonesInAgent = true;
     ws.pump.runnerLine(
         "cache hit "
@@ -704,7 +712,8 @@ final class JobExecution {
           ws.admission.image().digest(),
           ws.cache,
           agent == null ? "" : agent.agent().id(),
-          agent == null ? "" : agent.version());
+          agent == null ? "" : agent.version(),
+          ws.setupFacts.started());
     }
   }
 
@@ -824,7 +833,8 @@ final class JobExecution {
         config.runnerId(),
         containerId == null ? "" : containerId,
         detail,
-        ws.session == null ? null : ws.session.spend());
+        ws.session == null ? null : ws.session.spend(),
+        ws.setupFacts.finished());
     cleanUp(ws.work, ws.jobDir, ws.session);
   }
 
@@ -1004,6 +1014,22 @@ final class JobExecution {
     env.put("SPB_TEST_COMMAND", request.getTestCommand());
     if (session != null) {
       session.addEnvironment(env);
+    }
+    return env;
+  }
+
+  /**
+   * The clone phase's environment: the base ref at the owner-trusted commit setup runs on ({@code
+   * setup_sha}), never a revision's work, which only the agent phase puts on top: setup runs
+   * third-party code with the setup egress, and what it leaves is cached for the default branch's
+   * jobs.
+   */
+  private Map<String, String> cloneEnvironment(Workspace ws) {
+    Map<String, String> env = agentEnvironment(ws, "clone");
+    env.remove("SPB_BASE_WORK_REF");
+    env.remove("SPB_BASE_SHA");
+    if (!request.getSetupSha().isEmpty()) {
+      env.put("SPB_SETUP_SHA", request.getSetupSha());
     }
     return env;
   }

@@ -35,6 +35,11 @@ import java.util.function.Consumer;
  * @param revision what the job revises when it is a revision of an earlier job's work, or null
  * @param revisedBy the id of the job that revises this one's work (the latest, when an earlier
  *     revision left no work and the job was revised again), or null
+ * @param setup what the runner reported of the setup phase, or null when it reported nothing: on a
+ *     cache hit {@code cache_key} and {@code cache_producer {job, commit}} (from {@code
+ *     job_started}), once finished {@code cache_note} (whether setup's cache was kept) and {@code
+ *     setup_changes} (what setup changed in the checkout, none of it proposed) (from {@code
+ *     job_finished})
  */
 public record Job(
     String id,
@@ -70,7 +75,8 @@ public record Job(
     String instructionsBlob,
     String group,
     Revision revision,
-    String revisedBy) {
+    String revisedBy,
+    JsonObject setup) {
 
   /**
    * A revision: a job started on the work of an earlier one ({@code revises}) with the owner's
@@ -175,7 +181,8 @@ public record Job(
         .put("revises_work", revision == null ? null : revision.work())
         .put("original_base_sha", originalBaseSha())
         .put("review", revision == null ? null : revision.review())
-        .put("revised_by", revisedBy);
+        .put("revised_by", revisedBy)
+        .put("setup", setup);
   }
 
   /** The image name the job needs a runner to offer. */
@@ -229,6 +236,7 @@ public record Job(
     String agent;
     String agentVersion;
     String revisedBy;
+    JsonObject setup;
     private final Job from;
 
     private Builder(Job from) {
@@ -249,6 +257,7 @@ public record Job(
       agent = from.agent;
       agentVersion = from.agentVersion;
       revisedBy = from.revisedBy;
+      setup = from.setup;
     }
 
     private Job build() {
@@ -286,7 +295,8 @@ public record Job(
           from.instructionsBlob,
           from.group,
           from.revision,
-          revisedBy);
+          revisedBy,
+          setup);
     }
   }
 }

@@ -106,6 +106,7 @@ public final class JobBook {
                         b.agent = nonEmpty(entry.getString("agent"), job.agent());
                         b.agentVersion =
                             nonEmpty(entry.getString("agent_version"), job.agentVersion());
+                        b.setup = withSetupFacts(b.setup, entry, "cache_key", "cache_producer");
                       });
           case REFS_WRITTEN ->
               job.with(
@@ -130,6 +131,7 @@ public final class JobBook {
                                   .put("input_tokens", entry.getLong("input_tokens", 0L))
                                   .put("output_tokens", entry.getLong("output_tokens", 0L));
                         }
+                        b.setup = withSetupFacts(b.setup, entry, "cache_note", "setup_changes");
                       });
           case APPROVED, REJECTED ->
               job.with(
@@ -301,6 +303,7 @@ public final class JobBook {
         e.getString("instructions_blob"),
         e.getString("group"),
         recordedRevision(e),
+        null,
         null);
   }
 
@@ -315,6 +318,22 @@ public final class JobBook {
         e.getInteger("revision", 2),
         e.getString("original_base_sha"),
         e.getJsonObject("review"));
+  }
+
+  /**
+   * The job's setup record with the {@code keys} the entry holds added; unchanged (null for a job
+   * whose runner reported none) when it holds none of them.
+   */
+  private static JsonObject withSetupFacts(JsonObject setup, JsonObject entry, String... keys) {
+    JsonObject facts = setup == null ? null : setup.copy();
+    for (String key : keys) {
+      Object value = entry.getValue(key);
+      if (value != null) {
+        facts = facts == null ? new JsonObject() : facts;
+        facts.put(key, value);
+      }
+    }
+    return facts;
   }
 
   private static String nonEmpty(String value, String fallback) {

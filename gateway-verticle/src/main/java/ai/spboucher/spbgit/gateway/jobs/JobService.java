@@ -818,7 +818,9 @@ public final class JobService {
               .put("agent", change.getAgent().isEmpty() ? null : change.getAgent())
               .put(
                   "agent_version",
-                  change.getAgentVersion().isEmpty() ? null : change.getAgentVersion()));
+                  change.getAgentVersion().isEmpty() ? null : change.getAgentVersion())
+              .put("cache_key", change.getCacheKey().isEmpty() ? null : change.getCacheKey())
+              .put("cache_producer", cacheProducer(change)));
     }
     if (change.getStatus() == JobStatus.FINISHED) {
       return finish(
@@ -827,7 +829,8 @@ public final class JobService {
           change.getRunnerId(),
           change.getContainerId(),
           change.getDetail(),
-          spendOf(change));
+          spendOf(change),
+          change);
     }
     return Future.succeededFuture();
   }
@@ -842,13 +845,23 @@ public final class JobService {
     };
   }
 
+  /** Who kept the cache entry a start restored: null without a hit, or from an older runner. */
+  private static JsonObject cacheProducer(StatusChange change) {
+    if (change.getCacheKey().isEmpty()) {
+      return null;
+    }
+    return new JsonObject()
+        .put("job", change.getCacheProducerJob())
+        .put("commit", change.getCacheProducerCommit());
+  }
+
   private static String describe(StatusChange change) {
     return change.getStatus() == JobStatus.FINISHED ? " (" + change.getExitReason() + ")" : "";
   }
 
   private Future<Job> finish(
       String id, String reason, String runner, String container, String detail) {
-    return finish(id, reason, runner, container, detail, null);
+    return finish(id, reason, runner, container, detail, null, null);
   }
 
   /**
@@ -857,13 +870,25 @@ public final class JobService {
    * has a live token.
    */
   private Future<Job> finish(
-      String id, String reason, String runner, String container, String detail, JsonObject spend) {
+      String id,
+      String reason,
+      String runner,
+      String container,
+      String detail,
+      JsonObject spend,
+      StatusChange change) {
     JsonObject entry =
         entry(JobBook.FINISHED, id)
             .put("exit_reason", reason)
             .put("runner", runner)
             .put("container", container)
             .put("detail", detail);
+    if (change != null && !change.getCacheNote().isEmpty()) {
+      entry.put("cache_note", change.getCacheNote());
+    }
+    if (change != null && change.getSetupChangesCount() > 0) {
+      entry.put("setup_changes", new JsonArray(List.copyOf(change.getSetupChangesList())));
+    }
     if (spend != null) {
       entry
           .put("provider", spend.getString("provider"))
@@ -969,6 +994,9 @@ public final class JobService {
       throws IOException {
     String branchSha = requireBranch(repo, baseRef);
     String baseSha = revision == null ? branchSha : revision.baseSha();
+    // Setup runs, and the cache is keyed, on owner-trusted content only: a revision's on its
+    // chain's original base, never on the agent-written work it revises.
+    String setupSha = revision == null ? branchSha : revision.revision().originalBaseSha();
     AgentEnvironment environment;
     RepositoryInstructions instructions = RepositoryInstructions.NONE;
     String cacheKeyFilesDigest = "";
@@ -982,7 +1010,7 @@ public final class JobService {
       if (!environment.setup().isEmpty() && !environment.cache().isEmpty()) {
         cacheKeyFilesDigest =
             CacheKeyFiles.digest(
-                    repository, ObjectId.fromString(baseSha), environment.cacheKeyFiles())
+                    repository, ObjectId.fromString(setupSha), environment.cacheKeyFiles())
                 .orElse("");
       }
     }
@@ -1051,6 +1079,7 @@ public final class JobService {
             environmentOf(job).toBuilder().setCacheKeyFilesDigest(unrecorded.cacheKeyFilesDigest()))
         .setBaseSha(job.baseSha() == null ? "" : job.baseSha())
         .setBaseWorkRef(job.revision() == null ? "" : job.revision().workRef())
+        .setSetupSha(job.originalBaseSha() == null ? "" : job.originalBaseSha())
         .setJobToken(unrecorded.token())
         .setInstructions(unrecorded.instructions())
         .setInstructionsBlob(job.instructionsBlob() == null ? "" : job.instructionsBlob())

@@ -222,7 +222,8 @@ public final class Proposals {
           base == null ? null : base.name(),
           head.name(),
           scope.label(),
-          descends);
+          descends,
+          cacheKeyFiles(job));
     }
   }
 
@@ -319,7 +320,8 @@ public final class Proposals {
             .put("files", files)
             .put("truncated", truncated || outOfTime)
             .put("too_large", outOfTime)
-            .put("changes_environment", changesEnvironment(entries));
+            .put("changes_environment", changesEnvironment(entries))
+            .put("changes_cache_key_files", changedKeyFiles(entries, target.cacheKeyFiles()));
     return outOfTime
         ? diff.put(
             "reason",
@@ -339,6 +341,32 @@ public final class Proposals {
   static boolean changesEnvironment(List<DiffEntry> entries) {
     return entries.stream()
         .anyMatch(e -> isEnvironmentPath(e.getOldPath()) || isEnvironmentPath(e.getNewPath()));
+  }
+
+  /**
+   * The environment's cache key files the work changes (either side of any entry, listed or not):
+   * the dependencies they name are set up for jobs only once the owner approves them, since setup
+   * never runs on a job's work.
+   */
+  static JsonArray changedKeyFiles(List<DiffEntry> entries, List<String> keyFiles) {
+    JsonArray changed = new JsonArray();
+    for (String keyFile : keyFiles) {
+      if (entries.stream()
+          .anyMatch(e -> keyFile.equals(e.getOldPath()) || keyFile.equals(e.getNewPath()))) {
+        changed.add(keyFile);
+      }
+    }
+    return changed;
+  }
+
+  /** The job's environment's cache key files; none for a job recorded before environments. */
+  private static List<String> cacheKeyFiles(Job job) {
+    if (job.environment() == null) {
+      return List.of();
+    }
+    return job.environment().getJsonArray("cache_key_files", new JsonArray()).stream()
+        .map(String::valueOf)
+        .toList();
   }
 
   private static boolean isEnvironmentPath(String path) {

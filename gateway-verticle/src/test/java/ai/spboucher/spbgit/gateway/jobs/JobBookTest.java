@@ -131,6 +131,31 @@ class JobBookTest {
   }
 
   @Test
+  void recordsTheRestoredCachesProducerAtTheStartAndWhatSetupLeftAtTheEnd() {
+    JobBook book = JobBook.replay(List.of(created("a"), e(JobBook.DISPATCHED, "a")));
+    assertEquals(null, book.get("a").get().toJson(WorkShas.NONE).getValue("setup"));
+    book.apply(
+        e(JobBook.STARTED, "a")
+            .put("cache", "hit")
+            .put("cache_key", "k1")
+            .put("cache_producer", new JsonObject().put("job", "p1").put("commit", "c1")));
+    book.apply(
+        e(JobBook.FINISHED, "a")
+            .put("exit_reason", "ok")
+            .put("cache_note", "not cached: 5 bytes over the limit")
+            .put("setup_changes", new JsonArray().add(" M .npmrc").add("?? node_modules/")));
+    JsonObject setup = book.get("a").get().toJson(WorkShas.NONE).getJsonObject("setup");
+    assertEquals("k1", setup.getString("cache_key"));
+    assertEquals(
+        new JsonObject().put("job", "p1").put("commit", "c1"),
+        setup.getJsonObject("cache_producer"));
+    assertEquals("not cached: 5 bytes over the limit", setup.getString("cache_note"));
+    assertEquals(
+        new JsonArray().add(" M .npmrc").add("?? node_modules/"),
+        setup.getJsonArray("setup_changes"));
+  }
+
+  @Test
   void aJobRecordedBeforeEnvironmentsWaitsForTheBaseImage() {
     JobBook book =
         JobBook.replay(List.of(created("a"), e(JobBook.DISPATCHED, "a").put("queue_seq", 1)));

@@ -471,6 +471,52 @@ class JobServiceTest {
   }
 
   @Test
+  void aRevisionSetsUpOnItsChainsTrustedBaseNeverOnTheWorkItRevises() throws Exception {
+    String environment =
+        "image: node\nsetup: npm ci\nsetup_egress:\n  - registry.npmjs.org:443\n"
+            + "cache:\n  - /work/repo/node_modules\ncache_key_files:\n  - package-lock.json\n";
+    String trusted =
+        commit(
+            "refs/heads/main",
+            "refs/heads/main",
+            Map.of(
+                "README.md", "hello\n",
+                ".spbgit/agent.yml", environment,
+                "package-lock.json", "{\"trusted\": true}\n"),
+            true);
+    Job first = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    JobRequest firstRequest = queue.published.get(0);
+    assertEquals(trusted, firstRequest.getSetupSha(), "a job sets up on its own base");
+    assertFalse(firstRequest.getEnvironment().getCacheKeyFilesDigest().isEmpty());
+    assertTrue(queue.deliver(finished(first.id(), "ok")).succeeded());
+    // The agent's work changes the lockfile (and could add an install script): it is no owner's.
+    String work =
+        commit(
+            first.proposalRef(),
+            "refs/heads/main",
+            Map.of(
+                "README.md", "hello\n",
+                ".spbgit/agent.yml", environment,
+                "package-lock.json", "{\"planted\": true}\n"));
+
+    Job revision =
+        on(
+            () ->
+                jobs.revise(
+                    jobs.get(first.id()).orElseThrow(),
+                    new NewRevision("again", null, "true", ""),
+                    OWNER));
+    JobRequest request = queue.published.get(1);
+    assertEquals(revision.id(), request.getJobId());
+    assertEquals(work, request.getBaseSha(), "the agent phase works on the revised work");
+    assertEquals(trusted, request.getSetupSha(), "setup runs on the chain's original base");
+    assertEquals(
+        firstRequest.getEnvironment().getCacheKeyFilesDigest(),
+        request.getEnvironment().getCacheKeyFilesDigest(),
+        "the cache is keyed by the trusted base's lockfile, not the work's");
+  }
+
+  @Test
   void approvingARevisionOfAnAttemptSupersedesTheOtherAttempts() throws Exception {
     List<Job> attempts =
         on(() -> jobs.createGroup(REPO, EXEC_JOB, OWNER, 3).map(Map.Entry::getValue));

@@ -176,7 +176,8 @@ class ProposalsDiffTest {
           base.name(),
           head.name(),
           DiffScope.CUMULATIVE.label(),
-          true);
+          true,
+          List.of());
     }
   }
 

@@ -114,8 +114,24 @@ public final class EventPublisher {
       CacheOutcome cache,
       String agent,
       String agentVersion) {
+    started(
+        runnerId, containerId, imageDigest, cache, agent, agentVersion, StatusChange.newBuilder());
+  }
+
+  /**
+   * STARTED as above, with the setup facts {@code facts} already holds (on a cache hit: the key
+   * restored and its producer).
+   */
+  public void started(
+      String runnerId,
+      String containerId,
+      String imageDigest,
+      CacheOutcome cache,
+      String agent,
+      String agentVersion,
+      StatusChange.Builder facts) {
     publishStatus(
-        StatusChange.newBuilder()
+        facts
             .setStatus(JobStatus.STARTED)
             .setRunnerId(nullToEmpty(runnerId))
             .setContainerId(nullToEmpty(containerId))
@@ -136,8 +152,20 @@ public final class EventPublisher {
       String containerId,
       String detail,
       Spend spend) {
+    status(status, exitReason, runnerId, containerId, detail, spend, StatusChange.newBuilder());
+  }
+
+  /** A status change as above, with the setup facts {@code facts} already holds. */
+  public void status(
+      JobStatus status,
+      String exitReason,
+      String runnerId,
+      String containerId,
+      String detail,
+      Spend spend,
+      StatusChange.Builder facts) {
     StatusChange.Builder builder =
-        StatusChange.newBuilder()
+        facts
             .setStatus(status)
             .setExitReason(nullToEmpty(exitReason))
             .setRunnerId(nullToEmpty(runnerId))
