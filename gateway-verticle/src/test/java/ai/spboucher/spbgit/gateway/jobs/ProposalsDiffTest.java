@@ -73,6 +73,30 @@ class ProposalsDiffTest {
   }
 
   @Test
+  void namesTheCacheKeyFilesTheWorkChangesEvenBeyondTheFilesShown() throws Exception {
+    Map<String, String> before = new java.util.TreeMap<>();
+    Map<String, String> after = new java.util.TreeMap<>();
+    for (int i = 0; i < 5; i++) {
+      before.put("a" + i + ".txt", "x\n");
+      after.put("a" + i + ".txt", "y\n");
+    }
+    before.put("package-lock.json", "{}\n");
+    after.put("package-lock.json", "{\"planted\": 1}\n");
+    before.put("requirements.txt", "a\n");
+    after.put("requirements.txt", "a\n");
+    DiffBudget twoFiles = new DiffBudget(DiffBudget.DEFAULT_TIME, 1 << 20, 2, 20_000, 100);
+    JsonObject diff =
+        proposals.diff(
+            target(before, after, List.of("package-lock.json", "requirements.txt")),
+            twoFiles,
+            new DiffAllowance(twoFiles.time()));
+    assertTrue(diff.getBoolean("truncated"), "the lockfile is not among the files shown");
+    assertEquals(
+        new io.vertx.core.json.JsonArray().add("package-lock.json"),
+        diff.getJsonArray("changes_cache_key_files"));
+  }
+
+  @Test
   void stillDetectsRenamesAndBinaryFiles() throws Exception {
     String body = "a line that stays the same\n".repeat(20);
     JsonObject diff =
@@ -166,6 +190,12 @@ class ProposalsDiffTest {
 
   private DiffTarget target(Map<String, String> before, Map<String, String> after)
       throws Exception {
+    return target(before, after, List.of());
+  }
+
+  private DiffTarget target(
+      Map<String, String> before, Map<String, String> after, List<String> cacheKeyFiles)
+      throws Exception {
     try (Repository repository = repos.open(REPO)) {
       ObjectId base = commit(repository, before, null);
       ObjectId head = commit(repository, after, base);
@@ -177,7 +207,7 @@ class ProposalsDiffTest {
           head.name(),
           DiffScope.CUMULATIVE.label(),
           true,
-          List.of());
+          cacheKeyFiles);
     }
   }
 
