@@ -26,7 +26,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.TrustOptions;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -487,7 +486,9 @@ final class JobExecution {
                 JobCache.readKeyFiles(
                     ws.work.dir().resolve("repo"), environment().getCacheKeyFilesList()));
     if (key != null
-        && cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
+        && cache
+            .restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())
+            .isPresent()) {
       ws.cache = CacheOutcome.CACHE_HIT;
       ws.pump.runnerLine("cache hit " + key + ": restored " + cachePaths + ", setup phase skipped");
       return null;
@@ -530,11 +531,15 @@ final class JobExecution {
       return new Ending(reason.startsWith("exit_code:") ? ExitReason.SETUP_FAILED : reason, detail);
     }
     if (key != null) {
-      long size = cache.keep(request.getRepo(), key, cachePaths, ws.work.dir());
-      ws.pump.runnerLine(
-          size < 0
-              ? "cache " + key + " not kept (larger than SPB_CACHE_SIZE)"
-              : "cache " + key + " kept (" + size + " bytes)");
+      CacheKept kept =
+          cache.keep(
+              request.getRepo(),
+              key,
+              cachePaths,
+              ws.work.dir(),
+              // TODO(trusted-base): the commit setup ran on, once that is no longer the base.
+              new CacheProducer(jobId(), request.getBaseSha()));
+      ws.pump.runnerLine("cache " + key + " " + kept.describe());
     }
     return null;
   }
@@ -562,8 +567,8 @@ final class JobExecution {
             environment().getSetup(),
             cachePaths,
             digest);
-    InputStream tar = cache.open(request.getRepo(), key);
-    if (tar == null) {
+    CacheEntry entry = cache.open(request.getRepo(), key);
+    if (entry == null) {
       return false;
     }
     // Extracted while the agent container is created (runAgent waits for both before it starts
@@ -573,7 +578,7 @@ final class JobExecution {
         new Thread(
             () -> {
               try {
-                JobCache.extract(tar, cachePaths, ws.work.dir(), config.sandboxUid());
+                JobCache.extract(entry.tar(), cachePaths, ws.work.dir(), config.sandboxUid());
                 ws.restoring.complete(null);
               } catch (IOException | RuntimeException e) {
                 ws.restoring.completeExceptionally(e);
