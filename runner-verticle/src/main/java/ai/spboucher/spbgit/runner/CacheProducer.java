@@ -23,10 +23,6 @@ record CacheProducer(String jobId, String commit) {
     Objects.requireNonNull(commit, "commit");
   }
 
-  boolean known() {
-    return !jobId.isEmpty() || !commit.isEmpty();
-  }
-
   /** The record as stored: {@code {"job_id": ..., "commit": ...}} in UTF-8. */
   byte[] toJson() {
     return new JsonObject()
@@ -45,7 +41,7 @@ record CacheProducer(String jobId, String commit) {
       if (jobId instanceof String j && commit instanceof String c) {
         return new CacheProducer(j, c);
       }
-    } catch (DecodeException | ClassCastException e) {
+    } catch (DecodeException e) {
       // Not a record this runner wrote: as good as none.
     }
     return UNKNOWN;
