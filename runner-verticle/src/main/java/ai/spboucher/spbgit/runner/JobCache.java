@@ -20,16 +20,16 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 
 /**
@@ -37,13 +37,16 @@ import org.apache.commons.compress.archivers.tar.TarConstants;
  * of a job's {@code /work}, as one tar per repository and key under {@code
  * <SPB_RUNNER_WORK_DIR>/cache/<repo>/<key>.tar}. The key ({@link #key}) covers the repository, the
  * image digest, the setup script and the contents of the cache key files, so one repository's cache
- * never reaches another's and a changed lockfile or image misses. Bounded by {@code SPB_CACHE_SIZE}
- * in all: the least recently used tars go first.
+ * never reaches another's and a changed lockfile or image misses. Each tar starts with who produced
+ * it ({@link CacheProducer}), handed back on a hit. Bounded by {@code SPB_CACHE_ENTRY_SIZE} per
+ * tar, counted before anything is written ({@link CacheArchive}), and by {@code SPB_CACHE_SIZE} in
+ * all: the least recently used tars go first.
  *
  * <p>Restoring never follows a link: every entry must lie under one of the cache paths, every
- * directory on its way must be a real directory, and an existing link in the way is refused. The
- * work volume holds the clone of a repository nobody vetted, which may carry a link out of it; the
- * runner writes as root on the host.
+ * directory on its way must be a real directory, and an existing link in the way is refused; a hard
+ * link may only name a file this restore extracted before it. The work volume holds the clone of a
+ * repository nobody vetted, which may carry a link out of it; the runner writes as root on the
+ * host.
  *
  * <p>Threading: every method blocks (file I/O) and may be called from any job thread; the tars of
  * one directory are changed under this object's lock.
@@ -57,10 +60,27 @@ final class JobCache {
 
   private final Path root;
   private final long limitBytes;
+  private final long entryLimitBytes;
 
+  /** Bytes of tars being written, counted against {@link #limitBytes} with those kept. */
+  private long reservedBytes;
+
+  /** A cache of {@code limitBytes} in all whose tars may each take half of it. */
   JobCache(Path root, long limitBytes) {
+    this(root, limitBytes, limitBytes / 2);
+  }
+
+  /**
+   * @param limitBytes {@code SPB_CACHE_SIZE}: all tars together; 0 keeps none
+   * @param entryLimitBytes {@code SPB_CACHE_ENTRY_SIZE}: one tar, at most {@code limitBytes}
+   */
+  JobCache(Path root, long limitBytes, long entryLimitBytes) {
+    if (entryLimitBytes < 0 || entryLimitBytes > limitBytes) {
+      throw new IllegalArgumentException("the entry limit must be between 0 and the cache limit");
+    }
     this.root = root;
     this.limitBytes = limitBytes;
+    this.entryLimitBytes = entryLimitBytes;
   }
 
   boolean enabled() {
@@ -174,33 +194,35 @@ final class JobCache {
 
   /**
    * Restores the repository's cache for {@code key} into {@code workDir} (the job's {@code /work}
-   * on the host), owned by {@code uid}; false when there is none. Marks the tar used (LRU).
+   * on the host), owned by {@code uid}, and returns who produced it ({@link CacheProducer#UNKNOWN}
+   * for a tar kept without a record); empty when none is kept. Marks the tar used (LRU).
    *
    * @param cachePaths absolute paths under {@code /work}; entries elsewhere are refused
    * @throws IOException also when an entry leaves the cache paths or meets a link on its way
    */
-  boolean restore(String repo, String key, List<String> cachePaths, Path workDir, int uid)
-      throws IOException {
-    InputStream tar = open(repo, key);
-    if (tar == null) {
-      return false;
+  Optional<CacheProducer> restore(
+      String repo, String key, List<String> cachePaths, Path workDir, int uid) throws IOException {
+    CacheEntry entry = open(repo, key);
+    if (entry == null) {
+      return Optional.empty();
     }
-    extract(tar, cachePaths, workDir, uid);
-    return true;
+    extract(entry.tar(), cachePaths, workDir, uid);
+    return Optional.of(entry.producer());
   }
 
   /**
-   * The repository's tar for {@code key}, opened and marked used (LRU) under the lock, so an
-   * eviction after this no longer takes it away (the open file outlives its name); null when none
-   * is kept. {@link #extract} reads and closes it.
+   * The repository's tar for {@code key} and who produced it, opened and marked used (LRU) under
+   * the lock, so an eviction after this no longer takes it away (the open file outlives its name);
+   * null when none is kept. {@link #extract} reads and closes the tar.
    */
-  synchronized InputStream open(String repo, String key) throws IOException {
+  synchronized CacheEntry open(String repo, String key) throws IOException {
     Path tar = tar(repo, key);
     if (!enabled() || !Files.isRegularFile(tar, NO_FOLLOW)) {
       return null;
     }
     Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
-    return Files.newInputStream(tar);
+    CacheProducer producer = CacheArchive.producer(tar);
+    return new CacheEntry(Files.newInputStream(tar, NO_FOLLOW), producer);
   }
 
   /**
@@ -221,11 +243,19 @@ final class JobCache {
     // steps,
     // not InputStream.transferTo's 8 KiB.
     byte[] buffer = new byte[COPY_BUFFER];
+    // Regular files this restore wrote, by entry name: the only files a hard link may name.
+    Map<String, Path> written = new HashMap<>();
+    boolean first = true;
     try (InputStream in = new BufferedInputStream(tar, 1 << 16);
         TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
       for (TarArchiveEntry entry = entries.getNextEntry();
           entry != null;
           entry = entries.getNextEntry()) {
+        if (first && CacheArchive.isProducerRecord(entry)) {
+          first = false;
+          continue;
+        }
+        first = false;
         String name = "/" + entry.getName().replaceAll("/+$", "");
         if (!underCachePaths(name, cachePaths)) {
           throw new IOException(
@@ -234,6 +264,7 @@ final class JobCache {
         Path target = workDir.resolve(name.substring("/work/".length()));
         Path parent = realDirectories(workDir, target.getParent(), uid, realDirectories);
         Path path = parent.resolve(target.getFileName());
+        written.remove(name);
         if (entry.isDirectory()) {
           realDirectories(workDir, path, uid, realDirectories);
         } else if (entry.isSymbolicLink()) {
@@ -253,13 +284,44 @@ final class JobCache {
             }
           }
           Files.setPosixFilePermissions(path, permissions(entry.getMode()));
+          written.put(name, path);
+        } else if (entry.isLink()) {
+          Path existing = hardLinkTarget(entry, name, cachePaths, written);
+          replaceable(path);
+          Files.createLink(path, existing);
+          written.put(name, path);
         } else {
-          continue; // Devices, fifos and hard links are never written by archive().
+          continue; // Devices and fifos are never kept.
         }
         Files.setAttribute(path, "unix:uid", uid, NO_FOLLOW);
         Files.setAttribute(path, "unix:gid", uid, NO_FOLLOW);
       }
     }
+  }
+
+  /**
+   * The file a hard-link entry names: one this restore wrote from an earlier entry under the cache
+   * paths, and still a regular file; never one that was there before (the clone's, say) or one
+   * outside.
+   */
+  private static Path hardLinkTarget(
+      TarArchiveEntry entry, String name, List<String> cachePaths, Map<String, Path> written)
+      throws IOException {
+    String target = "/" + entry.getLinkName();
+    Path existing = written.get(target);
+    if (!underCachePaths(target, cachePaths)
+        || target.equals(name)
+        || existing == null
+        || !Files.isRegularFile(existing, NO_FOLLOW)) {
+      throw new IOException(
+          "cache restore refused: the hard link "
+              + entry.getName()
+              + " names "
+              + entry.getLinkName()
+              + ", not a file extracted before it under the cache paths "
+              + cachePaths);
+    }
+    return existing;
   }
 
   /** Whether {@code name} (normalised, absolute) is one of the cache paths or under one. */
@@ -318,40 +380,43 @@ final class JobCache {
   }
 
   /**
-   * Keeps the cache paths of {@code workDir} for {@code key}, then evicts the least recently used
-   * tars until all fit in {@code SPB_CACHE_SIZE}; a cache larger than that alone is not kept. Links
-   * are stored as links, never followed. Returns the tar's size, or -1 when it was not kept.
+   * Keeps the cache paths of {@code workDir} for {@code key}, recording {@code producer}, if the
+   * tar fits {@code SPB_CACHE_ENTRY_SIZE}: counted first ({@link CacheArchive#count}), written only
+   * when it fits, and never written past what was counted. Room is made before writing: the least
+   * recently used tars go until all, with this one and those other jobs are writing, fit in {@code
+   * SPB_CACHE_SIZE}. Links are stored as links, never followed; hard links as hard links.
    */
-  long keep(String repo, String key, List<String> cachePaths, Path workDir) throws IOException {
+  CacheKept keep(
+      String repo, String key, List<String> cachePaths, Path workDir, CacheProducer producer)
+      throws IOException {
     if (!enabled()) {
-      return -1;
+      return CacheKept.notKept("the cache is off (SPB_CACHE_SIZE=0)");
     }
-    Path dir = repoDir(repo);
-    Files.createDirectories(dir);
-    Path tmp = Files.createTempFile(dir, key, ".tmp");
+    CacheArchive archive = new CacheArchive(workDir, cachePaths, producer);
+    CacheArchive.Count count;
     try {
-      try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp));
-          TarArchiveOutputStream tar = new TarArchiveOutputStream(out)) {
-        tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-        tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-        for (String cachePath : cachePaths) {
-          Path top = workDir.resolve(cachePath.substring("/work/".length()));
-          if (!Files.exists(top, NO_FOLLOW)) {
-            continue;
-          }
-          try (Stream<Path> walk = Files.walk(top)) {
-            for (Path path : (Iterable<Path>) walk::iterator) {
-              archive(tar, workDir, path);
-            }
-          }
-        }
-      }
-      long size = Files.size(tmp);
-      if (size > limitBytes) {
-        LOG.log(
-            System.Logger.Level.INFO,
-            "cache of " + repo + " (" + size + " bytes) exceeds SPB_CACHE_SIZE: " + "not kept");
-        return -1;
+      count = archive.count(entryLimitBytes);
+    } catch (CacheArchive.NotKept e) {
+      return logged(repo, key, CacheKept.notKept(e.getMessage()));
+    }
+    if (count.bytes() > entryLimitBytes) {
+      return logged(
+          repo, key, CacheKept.overLimit(count.bytes(), entryLimitBytes, count.complete()));
+    }
+    reserve(count.bytes());
+    boolean reserved = true;
+    Path tmp = null;
+    try {
+      Path dir = repoDir(repo);
+      Files.createDirectories(dir);
+      tmp = Files.createTempFile(dir, key, ".tmp");
+      long size;
+      try {
+        size =
+            archive.write(
+                new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16), count.bytes());
+      } catch (CacheArchive.NotKept e) {
+        return logged(repo, key, CacheKept.notKept(e.getMessage()));
       }
       synchronized (this) {
         Files.move(
@@ -359,44 +424,47 @@ final class JobCache {
             tar(repo, key),
             StandardCopyOption.REPLACE_EXISTING,
             StandardCopyOption.ATOMIC_MOVE);
-        evict();
+        // From here one of the tars evict() counts.
+        reservedBytes -= count.bytes();
+        reserved = false;
       }
-      return size;
+      return CacheKept.kept(size);
     } finally {
-      Files.deleteIfExists(tmp);
+      if (tmp != null) {
+        Files.deleteIfExists(tmp);
+      }
+      if (reserved) {
+        release(count.bytes());
+      }
     }
   }
 
-  private static void archive(TarArchiveOutputStream tar, Path workDir, Path path)
-      throws IOException {
-    String name = "work/" + workDir.relativize(path);
-    TarArchiveEntry entry;
-    boolean regular = false;
-    if (Files.isSymbolicLink(path)) {
-      entry = new TarArchiveEntry(name, TarArchiveEntry.LF_SYMLINK);
-      entry.setLinkName(Files.readSymbolicLink(path).toString());
-    } else if (Files.isDirectory(path, NO_FOLLOW)) {
-      entry = new TarArchiveEntry(name + "/");
-    } else if (Files.isRegularFile(path, NO_FOLLOW)) {
-      entry = new TarArchiveEntry(name);
-      regular = true;
-      entry.setSize(Files.size(path));
-      entry.setMode(mode(Files.getPosixFilePermissions(path, NO_FOLLOW)));
-    } else {
-      return; // Sockets, fifos, devices: nothing a dependency cache needs.
-    }
-    tar.putArchiveEntry(entry);
-    // Not entry.isFile(): it is true for links too.
-    if (regular) {
-      Files.copy(path, tar);
-    }
-    tar.closeArchiveEntry();
+  private static CacheKept logged(String repo, String key, CacheKept notKept) {
+    LOG.log(System.Logger.Level.INFO, "cache " + key + " of " + repo + ": " + notKept.why());
+    return notKept;
   }
 
   /**
-   * Deletes the least recently used tars, of any repository, until the rest fit. Under the lock.
+   * Makes room for a tar of {@code bytes} about to be written, beside those kept and those other
+   * jobs are writing, and counts it as being written.
    */
-  private void evict() throws IOException {
+  private synchronized void reserve(long bytes) throws IOException {
+    evict(reservedBytes + bytes);
+    reservedBytes += bytes;
+  }
+
+  private synchronized void release(long bytes) {
+    reservedBytes -= bytes;
+  }
+
+  /**
+   * Deletes the least recently used tars, of any repository, until the rest and {@code room} more
+   * fit. Under the lock.
+   */
+  private void evict(long room) throws IOException {
+    if (!Files.isDirectory(root)) {
+      return;
+    }
     List<Path> tars = new ArrayList<>();
     try (DirectoryStream<Path> repos = Files.newDirectoryStream(root)) {
       for (Path repo : repos) {
@@ -406,7 +474,7 @@ final class JobCache {
       }
     }
     tars.sort((a, b) -> lastUse(b).compareTo(lastUse(a)));
-    long total = 0;
+    long total = room;
     for (Path tar : tars) {
       total += Files.size(tar);
       if (total > limitBytes) {
@@ -424,14 +492,6 @@ final class JobCache {
     } catch (IOException e) {
       return FileTime.fromMillis(0);
     }
-  }
-
-  private static int mode(Set<PosixFilePermission> permissions) {
-    int mode = 0;
-    for (PosixFilePermission p : permissions) {
-      mode |= 1 << (8 - p.ordinal());
-    }
-    return mode;
   }
 
   private static Set<PosixFilePermission> permissions(int mode) {

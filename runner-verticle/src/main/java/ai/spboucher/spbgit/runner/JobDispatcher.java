@@ -101,7 +101,9 @@ final class JobDispatcher {
     this.config = config;
     this.vertx = vertx;
     this.images = Map.copyOf(images);
-    this.cache = new JobCache(config.workRoot().resolve("cache"), config.cacheBytes());
+    this.cache =
+        new JobCache(
+            config.workRoot().resolve("cache"), config.cacheBytes(), config.cacheEntryBytes());
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;

@@ -26,7 +26,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.TrustOptions;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +37,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -485,10 +485,13 @@ final class JobExecution {
                 cachePaths,
                 JobCache.readKeyFiles(
                     ws.work.dir().resolve("repo"), environment().getCacheKeyFilesList()));
-    if (key != null
-        && cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid())) {
+    Optional<CacheProducer> restored =
+        key == null
+            ? Optional.empty()
+            : cache.restore(request.getRepo(), key, cachePaths, ws.work.dir(), config.sandboxUid());
+    if (restored.isPresent()) {
       ws.cache = CacheOutcome.CACHE_HIT;
-      ws.setupFacts.hit(key, "", "");
+      ws.setupFacts.hit(key, restored.get().jobId(), restored.get().commit());
       ws.pump.runnerLine("cache hit " + key + ": restored " + cachePaths + ", setup phase skipped");
       return null;
     }
@@ -538,10 +541,16 @@ final class JobExecution {
       return new Ending(reason.startsWith("exit_code:") ? ExitReason.SETUP_FAILED : reason, detail);
     }
     if (key != null) {
-      long size = cache.keep(request.getRepo(), key, cachePaths, ws.work.dir());
-      ws.setupFacts.cacheNote(
-          size < 0 ? "not kept (larger than SPB_CACHE_SIZE)" : "kept (" + size + " bytes)");
-      ws.pump.runnerLine("cache " + key + " " + ws.setupFacts.cacheNote());
+      CacheKept kept =
+          cache.keep(
+              request.getRepo(),
+              key,
+              cachePaths,
+              ws.work.dir(),
+              // The owner-trusted commit the clone phase checked out and setup ran on.
+              new CacheProducer(jobId(), request.getSetupSha()));
+      ws.setupFacts.cacheNote(kept.describe());
+      ws.pump.runnerLine("cache " + key + " " + kept.describe());
     }
     return null;
   }
@@ -569,8 +578,8 @@ final class JobExecution {
             environment().getSetup(),
             cachePaths,
             digest);
-    InputStream tar = cache.open(request.getRepo(), key);
-    if (tar == null) {
+    CacheEntry entry = cache.open(request.getRepo(), key);
+    if (entry == null) {
       return false;
     }
     // Extracted while the agent container is created (runAgent waits for both before it starts
@@ -580,7 +589,7 @@ final class JobExecution {
         new Thread(
             () -> {
               try {
-                JobCache.extract(tar, cachePaths, ws.work.dir(), config.sandboxUid());
+                JobCache.extract(entry.tar(), cachePaths, ws.work.dir(), config.sandboxUid());
                 ws.restoring.complete(null);
               } catch (IOException | RuntimeException e) {
                 ws.restoring.completeExceptionally(e);
@@ -590,7 +599,7 @@ final class JobExecution {
     restore.setDaemon(true);
     restore.start();
     ws.cache = CacheOutcome.CACHE_HIT;
-    ws.setupFacts.hit(key, "", "");
+    ws.setupFacts.hit(key, entry.producer().jobId(), entry.producer().commit());
     ws.clonesInAgent = true;
     ws.pump.runnerLine(
         "cache hit "

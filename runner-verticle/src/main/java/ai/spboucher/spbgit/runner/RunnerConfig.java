@@ -46,6 +46,8 @@ import javax.net.ssl.SSLSocketFactory;
  *     ImageCatalogue})
  * @param cacheBytes the most the runner keeps of setup caches, all repositories together ({@code
  *     SPB_CACHE_SIZE}); 0 keeps none
+ * @param cacheEntryBytes the most one setup cache may take ({@code SPB_CACHE_ENTRY_SIZE}, default
+ *     half of {@code SPB_CACHE_SIZE}), counted before it is written; at most {@code cacheBytes}
  */
 public record RunnerConfig(
     NatsSettings nats,
@@ -68,7 +70,8 @@ public record RunnerConfig(
     Duration dockerCallTimeout,
     int sandboxUid,
     ImageCatalogue images,
-    long cacheBytes) {
+    long cacheBytes,
+    long cacheEntryBytes) {
 
   /**
    * Above the login range (to 60000), Debian's reserved 60000-65535, the /etc/subuid ranges useradd
@@ -117,7 +120,8 @@ public record RunnerConfig(
           Map.entry("SPB_DOCKER_CALL_TIMEOUT", "dockerCallTimeout"),
           Map.entry("SPB_SANDBOX_UID", "sandboxUid"),
           Map.entry("SPB_IMAGES", "images"),
-          Map.entry("SPB_CACHE_SIZE", "cacheSize"));
+          Map.entry("SPB_CACHE_SIZE", "cacheSize"),
+          Map.entry("SPB_CACHE_ENTRY_SIZE", "cacheEntrySize"));
 
   private static final List<String> MODEL_VARIABLES =
       List.of(
@@ -166,6 +170,13 @@ public record RunnerConfig(
     Objects.requireNonNull(images, "images");
     if (cacheBytes < 0) {
       throw new IllegalArgumentException("SPB_CACHE_SIZE cannot be negative");
+    }
+    if (cacheEntryBytes < 0 || cacheEntryBytes > cacheBytes) {
+      throw new IllegalArgumentException(
+          "SPB_CACHE_ENTRY_SIZE must be between 0 and SPB_CACHE_SIZE ("
+              + cacheBytes
+              + " bytes), got "
+              + cacheEntryBytes);
     }
     egressAllow = List.copyOf(egressAllow);
     // Fail at start-up, not in every job, on a malformed entry.
@@ -218,6 +229,7 @@ public record RunnerConfig(
       read(json, "sandboxUid", v -> b.sandboxUid(Integer.parseInt(v.strip())));
       read(json, "images", b::images);
       read(json, "cacheSize", v -> b.cacheBytes(ConfigUnits.parseBytes(v)));
+      read(json, "cacheEntrySize", v -> b.cacheEntryBytes(ConfigUnits.parseBytes(v)));
       return b.build();
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
@@ -319,6 +331,9 @@ public record RunnerConfig(
     private String images = "";
 
     private long cacheBytes = 2L << 30;
+
+    /** Null for half of {@link #cacheBytes}. */
+    private Long cacheEntryBytes;
 
     private Builder() {}
 
@@ -428,6 +443,12 @@ public record RunnerConfig(
       return this;
     }
 
+    /** {@code SPB_CACHE_ENTRY_SIZE}; unset, half of {@link #cacheBytes}. */
+    public Builder cacheEntryBytes(long cacheEntryBytes) {
+      this.cacheEntryBytes = cacheEntryBytes;
+      return this;
+    }
+
     /** Validates; fails with a message naming the variable at fault. */
     public RunnerConfig build() {
       return new RunnerConfig(
@@ -451,7 +472,8 @@ public record RunnerConfig(
           dockerCallTimeout,
           sandboxUid,
           ImageCatalogue.parse(images, agentImage),
-          cacheBytes);
+          cacheBytes,
+          cacheEntryBytes == null ? cacheBytes / 2 : cacheEntryBytes);
     }
   }
 

@@ -27,12 +27,13 @@ public final class JobCacheForBenchmarks {
   /** Keeps {@code cachePaths} of {@code workDir}; the tar's size, or -1 when not kept. */
   public long keep(String repo, String key, List<String> cachePaths, Path workDir)
       throws IOException {
-    return cache.keep(repo, key, cachePaths, workDir);
+    CacheKept kept = cache.keep(repo, key, cachePaths, workDir, new CacheProducer("benchmark", ""));
+    return kept.kept() ? kept.bytes() : -1;
   }
 
   /** Restores into {@code workDir} owned by {@code uid}; false when nothing is kept. */
   public boolean restore(String repo, String key, List<String> cachePaths, Path workDir, int uid)
       throws IOException {
-    return cache.restore(repo, key, cachePaths, workDir, uid);
+    return cache.restore(repo, key, cachePaths, workDir, uid).isPresent();
   }
 }

@@ -67,6 +67,7 @@ class RunnerConfigTest {
     assertEquals(List.of(), config.egressAllow());
     assertEquals(2_000_000_000, config.sandboxUid());
     assertEquals(2L << 30, config.cacheBytes());
+    assertEquals(1L << 30, config.cacheEntryBytes(), "half of SPB_CACHE_SIZE");
     assertEquals(ImageCatalogue.parse("", "spbgit/agent:latest"), config.images());
     assertEquals(
         config,
@@ -148,6 +149,35 @@ class RunnerConfigTest {
     assertEquals(512L << 20, config.memoryBytes());
     assertEquals(Duration.ofSeconds(90), config.wallLimit());
     assertEquals(List.of("api.example.org:443", "models.internal:8000"), config.egressAllow());
+  }
+
+  @Test
+  void aCacheEntryMayTakeHalfTheCacheUnlessSetAndNeverMoreThanAll() {
+    assertEquals(
+        32L << 20,
+        config(Map.of("SPB_RUNNER_ID", "r", "SPB_CACHE_SIZE", "64m")).cacheEntryBytes(),
+        "half of SPB_CACHE_SIZE");
+    assertEquals(
+        64L << 20,
+        config(Map.of("SPB_RUNNER_ID", "r", "SPB_CACHE_SIZE", "64m", "SPB_CACHE_ENTRY_SIZE", "64m"))
+            .cacheEntryBytes());
+    assertEquals(0, config(Map.of("SPB_RUNNER_ID", "r", "SPB_CACHE_SIZE", "0")).cacheEntryBytes());
+    IllegalArgumentException tooLarge =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                config(
+                    Map.of(
+                        "SPB_RUNNER_ID",
+                        "r",
+                        "SPB_CACHE_SIZE",
+                        "64m",
+                        "SPB_CACHE_ENTRY_SIZE",
+                        "65m")));
+    assertTrue(tooLarge.getMessage().contains("SPB_CACHE_ENTRY_SIZE"), tooLarge.getMessage());
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> config(Map.of("SPB_RUNNER_ID", "r", "SPB_CACHE_ENTRY_SIZE", "-1")));
   }
 
   @Test
