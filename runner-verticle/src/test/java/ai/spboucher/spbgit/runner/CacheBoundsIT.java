@@ -115,7 +115,11 @@ class CacheBoundsIT {
             .build();
     long highWater;
     try (HighWater cacheDir = new HighWater("links")) {
-      bed.publish(exec("links", "cache-links-1", "true", environment).setBaseSha(base).build());
+      bed.publish(
+          exec("links", "cache-links-1", "true", environment)
+              .setBaseSha(base)
+              .setSetupSha(base)
+              .build());
       StatusChange kept = bed.awaitFinishedEvent("cache-links-1", Duration.ofMinutes(4));
       String log = bed.log("cache-links-1");
       assertEquals("ok", kept.getExitReason(), kept + "\n" + log);
