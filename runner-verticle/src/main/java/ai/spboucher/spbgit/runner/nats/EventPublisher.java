@@ -96,31 +96,10 @@ public final class EventPublisher {
   }
 
   /**
-   * STARTED, with the image the job runs in by digest (its id on this runner's engine) and whether
-   * its setup ran or its cache was restored.
-   */
-  public void started(String runnerId, String containerId, String imageDigest, CacheOutcome cache) {
-    started(runnerId, containerId, imageDigest, cache, "", "");
-  }
-
-  /**
-   * STARTED as above, for a job running a coding agent: its name and the version installed in the
-   * image (empty for an exec job).
-   */
-  public void started(
-      String runnerId,
-      String containerId,
-      String imageDigest,
-      CacheOutcome cache,
-      String agent,
-      String agentVersion) {
-    started(
-        runnerId, containerId, imageDigest, cache, agent, agentVersion, StatusChange.newBuilder());
-  }
-
-  /**
-   * STARTED as above, with the setup facts {@code facts} already holds (on a cache hit: the key
-   * restored and its producer).
+   * STARTED, with the image the job runs in by digest (its id on this runner's engine), whether its
+   * setup ran or its cache was restored, for a job running a coding agent its name and the version
+   * installed in the image (empty for an exec job), and the setup facts {@code facts} already holds
+   * (on a cache hit: the key restored and its producer).
    */
   public void started(
       String runnerId,

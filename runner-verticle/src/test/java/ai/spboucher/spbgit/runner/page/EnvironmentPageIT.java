@@ -27,9 +27,11 @@ import org.openqa.selenium.By;
 /**
  * The proposal page shows a job's environment (image, digest, cache outcome, both egress lists, the
  * setup script collapsed, all as text), what a queued job waits for, and, before the Approve
- * button, a warning when the proposal changes {@code .spbgit/}. Real headless Chromium, gateway,
- * NATS and git; the test reports the job's start and end as a runner does (no runner or container
- * is needed for what the page shows).
+ * button, a warning when the proposal changes {@code .spbgit/}; what the runner reported of setup
+ * (the restored cache's producer, linked; whether the cache was kept; what setup changed in the
+ * checkout, as text), and that a proposal changing a cache key file has its dependencies set up
+ * only once approved. Real headless Chromium, gateway, NATS and git; the test reports the job's
+ * start and end as a runner does (no runner or container is needed for what the page shows).
  */
 class EnvironmentPageIT {
 
@@ -155,6 +157,98 @@ class EnvironmentPageIT {
         "the proposal can still be approved");
     assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
     browser.screenshot("proposal-environment");
+  }
+
+  @Test
+  void showsTheCachesProducerWhatSetupChangedAndThatChangedDependenciesWaitForApproval()
+      throws Exception {
+    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    gateway.createRepo("js");
+    Path work = git.workTree(tmp, "js");
+    Files.createDirectories(work.resolve(".spbgit"));
+    Files.writeString(
+        work.resolve(".spbgit/agent.yml"),
+        """
+        image: node
+        setup: cd /work/repo && npm ci
+        setup_egress: [registry.npmjs.org:443]
+        cache: [/work/repo/node_modules]
+        cache_key_files: [package-lock.json]
+        """);
+    Files.writeString(work.resolve("package-lock.json"), "{}\n");
+    git.ok(work, "add", ".");
+    git.ok(work, "commit", "-q", "-m", "environment");
+    git.ok(work, "push", "-q", gateway.pushUrl("js", gateway.ownerToken), "main");
+    String base = git.ok(work, "rev-parse", "HEAD").output().strip();
+    HttpResponse<String> created =
+        gateway.api(
+            "POST",
+            "/api/v1/repos/js/agent-jobs",
+            gateway.ownerToken,
+            new JsonObject().put("task", "bump a dependency").put("exec", "true").encode());
+    assertEquals(201, created.statusCode(), created.body());
+    String id = new JsonObject(created.body()).getString("id");
+
+    JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
+    RunnerStandIn.publishStatus(
+        runner,
+        id,
+        1,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId("r1")
+            .setContainerId("c1")
+            .setCache(CacheOutcome.CACHE_HIT)
+            .setCacheKey("ab".repeat(32))
+            .setCacheProducerJob("mx0producer-1")
+            .setCacheProducerCommit(base)
+            .build());
+    Files.writeString(work.resolve("package-lock.json"), "{\"bumped\": true}\n");
+    git.ok(work, "commit", "-q", "-am", "bump");
+    git.ok(
+        work,
+        "push",
+        "-q",
+        gateway.pushUrl("js", request.getJobToken()),
+        "HEAD:refs/agents/" + id + "/proposal");
+    RunnerStandIn.publishStatus(
+        runner,
+        id,
+        2,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.FINISHED)
+            .setExitReason("ok")
+            .setRunnerId("r1")
+            .setContainerId("c1")
+            .setCacheNote("not cached: 1048576 bytes over the limit")
+            .addSetupChanges(" M NOTES.md")
+            .addSetupChanges("?? <b>.npmrc</b>")
+            .build());
+
+    browser.open("/repos/js/agent-jobs/" + id);
+    browser.waitFor(d -> d.findElement(By.id("approve")).isEnabled() ? true : null);
+    browser.waitFor(d -> d.findElement(By.id("dependencies-note")).isDisplayed() ? true : null);
+    String note = browser.text("dependencies-note");
+    assertTrue(note.startsWith("This work changes package-lock.json"), note);
+    assertTrue(note.contains("once you approve it"), note);
+    assertTrue(
+        browser
+            .text("cache-restored")
+            .contains("kept by job mx0producer-1 from " + base.substring(0, 12)),
+        browser.text("cache-restored"));
+    assertEquals(
+        "/repos/js/agent-jobs/mx0producer-1",
+        browser.byId("cache-producer").getDomAttribute("href"));
+    assertEquals("not cached: 1048576 bytes over the limit", browser.text("cache-note"));
+    browser.byId("setup-changes").findElement(By.tagName("summary")).click();
+    String changes = browser.text("setup-changes");
+    assertTrue(changes.contains(" M NOTES.md") || changes.contains("M NOTES.md"), changes);
+    assertTrue(changes.contains("?? <b>.npmrc</b>"), "shown as text: " + changes);
+    assertTrue(
+        browser.driver.findElements(By.cssSelector("#setup-changes b")).isEmpty(),
+        "no markup from the runner's report");
+    assertFalse(browser.byId("environment-warning").isDisplayed());
+    assertEquals(List.of(), browser.pageProblems(), "console errors or CSP refusals");
   }
 
   private static void openJob(String id) {
