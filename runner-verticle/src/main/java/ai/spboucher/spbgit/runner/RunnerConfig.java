@@ -46,6 +46,11 @@ import javax.net.ssl.SSLSocketFactory;
  *     ImageCatalogue})
  * @param cacheBytes the most the runner keeps of setup caches, all repositories together ({@code
  *     SPB_CACHE_SIZE}); 0 keeps none
+ * @param gatewayKeys the gateway's job-bus public keys ({@code SPB_GATEWAY_KEYS}): a PEM file or a
+ *     directory of {@code *.pub.pem}; null here, the runner refuses to start ({@link
+ *     ai.spboucher.spbgit.runner.trust.GatewayKeys})
+ * @param runnerKey this runner's private key, which job tokens are sealed to ({@code
+ *     SPB_RUNNER_KEY}; {@code <workRoot>/runner-key.pem} by default), created on first start
  */
 public record RunnerConfig(
     NatsSettings nats,
@@ -68,7 +73,9 @@ public record RunnerConfig(
     Duration dockerCallTimeout,
     int sandboxUid,
     ImageCatalogue images,
-    long cacheBytes) {
+    long cacheBytes,
+    Path gatewayKeys,
+    Path runnerKey) {
 
   /**
    * Above the login range (to 60000), Debian's reserved 60000-65535, the /etc/subuid ranges useradd
@@ -117,7 +124,9 @@ public record RunnerConfig(
           Map.entry("SPB_DOCKER_CALL_TIMEOUT", "dockerCallTimeout"),
           Map.entry("SPB_SANDBOX_UID", "sandboxUid"),
           Map.entry("SPB_IMAGES", "images"),
-          Map.entry("SPB_CACHE_SIZE", "cacheSize"));
+          Map.entry("SPB_CACHE_SIZE", "cacheSize"),
+          Map.entry("SPB_GATEWAY_KEYS", "gatewayKeys"),
+          Map.entry("SPB_RUNNER_KEY", "runnerKey"));
 
   private static final List<String> MODEL_VARIABLES =
       List.of(
@@ -166,6 +175,9 @@ public record RunnerConfig(
     Objects.requireNonNull(images, "images");
     if (cacheBytes < 0) {
       throw new IllegalArgumentException("SPB_CACHE_SIZE cannot be negative");
+    }
+    if (runnerKey == null) {
+      runnerKey = workRoot.resolve("runner-key.pem");
     }
     egressAllow = List.copyOf(egressAllow);
     // Fail at start-up, not in every job, on a malformed entry.
@@ -218,6 +230,8 @@ public record RunnerConfig(
       read(json, "sandboxUid", v -> b.sandboxUid(Integer.parseInt(v.strip())));
       read(json, "images", b::images);
       read(json, "cacheSize", v -> b.cacheBytes(ConfigUnits.parseBytes(v)));
+      read(json, "gatewayKeys", v -> b.gatewayKeys(v.isBlank() ? null : Path.of(v)));
+      read(json, "runnerKey", v -> b.runnerKey(v.isBlank() ? null : Path.of(v)));
       return b.build();
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
@@ -319,6 +333,8 @@ public record RunnerConfig(
     private String images = "";
 
     private long cacheBytes = 2L << 30;
+    private Path gatewayKeys;
+    private Path runnerKey;
 
     private Builder() {}
 
@@ -428,6 +444,18 @@ public record RunnerConfig(
       return this;
     }
 
+    /** {@code SPB_GATEWAY_KEYS}: a PEM file or a directory of the gateway's job-bus keys. */
+    public Builder gatewayKeys(Path gatewayKeys) {
+      this.gatewayKeys = gatewayKeys;
+      return this;
+    }
+
+    /** {@code SPB_RUNNER_KEY}; null for {@code <workRoot>/runner-key.pem}. */
+    public Builder runnerKey(Path runnerKey) {
+      this.runnerKey = runnerKey;
+      return this;
+    }
+
     /** Validates; fails with a message naming the variable at fault. */
     public RunnerConfig build() {
       return new RunnerConfig(
@@ -451,7 +479,9 @@ public record RunnerConfig(
           dockerCallTimeout,
           sandboxUid,
           ImageCatalogue.parse(images, agentImage),
-          cacheBytes);
+          cacheBytes,
+          gatewayKeys,
+          runnerKey);
     }
   }
 

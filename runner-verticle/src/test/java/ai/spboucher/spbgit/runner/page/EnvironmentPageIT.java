@@ -123,7 +123,7 @@ class EnvironmentPageIT {
         work,
         "push",
         "-q",
-        gateway.pushUrl("py", request.getJobToken()),
+        gateway.pushUrl("py", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
     RunnerStandIn.publishStatus(
         runner,
