@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
+import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.testsupport.GatewayProcess;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
@@ -240,12 +241,11 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     env.put("SPB_LIMIT_MEMORY", "256m");
     env.put("SPB_LIMIT_DISK", "32m");
     env.put("SPB_LIMIT_CPUS", "1");
+    env.put("SPB_GATEWAY_KEYS", gateway.jobBusKeys().toString());
     runner = Vertx.vertx();
-    runner
-        .deployVerticle(
-            new RunnerVerticle(
-                RunnerConfig.from(RunnerConfig.fromEnvironment(env)), Clock.systemUTC()))
-        .await();
+    RunnerConfig config = RunnerConfig.from(RunnerConfig.fromEnvironment(env));
+    runner.deployVerticle(new RunnerVerticle(config, Clock.systemUTC())).await();
+    gateway.registerRunner("steady", EcKeys.publicFileBeside(config.runnerKey()));
   }
 
   private JsonObject awaitStatus(String id, String status, Duration timeout) throws Exception {
