@@ -4,15 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
-import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.testsupport.GatewayProcess;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -232,7 +233,7 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     assertTrue(AuditLog.verify(gateway.auditLog()).ok());
   }
 
-  private void startRunner() {
+  private void startRunner() throws IOException {
     Map<String, String> env = new HashMap<>();
     env.put("SPB_NATS_URL", nats.url());
     env.put("SPB_RUNNER_ID", FaultChecks.uniqueRunnerId("steady"));

@@ -283,9 +283,7 @@ public final class GatewayProcess implements AutoCloseable {
   public void registerRunner(String name, Path runnerPublicKey) throws IOException {
     Path runners = Files.createDirectories(dataDir.resolve("keys").resolve("runners"));
     Files.copy(
-        runnerPublicKey,
-        runners.resolve(name + ".pub.pem"),
-        StandardCopyOption.REPLACE_EXISTING);
+        runnerPublicKey, runners.resolve(name + ".pub.pem"), StandardCopyOption.REPLACE_EXISTING);
   }
 
   /** An API call with the owner token. */
