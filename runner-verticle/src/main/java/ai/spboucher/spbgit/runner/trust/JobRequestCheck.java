@@ -19,10 +19,10 @@ import java.util.Set;
 
 /**
  * What a runner checks of a job request before it does anything with it, and of a cancel before it
- * stops a job (docs/sandbox.md, "What NATS access allows"): the gateway signed exactly these bytes with
- * its job-bus key ({@link GatewayKeys}), as a request (or as a cancel); the request is no replay,
- * neither of a job that ran here nor one older than a job token may live; and it is sealed to this
- * runner, whose key ({@link RunnerKey}) opens its job token. Whether another runner already
+ * stops a job (docs/sandbox.md, "What NATS access allows"): the gateway signed exactly these bytes
+ * with its job-bus key ({@link GatewayKeys}), as a request (or as a cancel); the request is no
+ * replay, neither of a job that ran here nor one older than a job token may live; and it is sealed
+ * to this runner, whose key ({@link RunnerKey}) opens its job token. Whether another runner already
  * reported the job is the dispatcher's to ask NATS.
  *
  * <p>Thread-safe; CPU only, except when an unknown key id makes {@link GatewayKeys} re-read.
