@@ -300,8 +300,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
       throw failed;
     }
     for (var runner : runners.entrySet()) {
-      gateway.registerRunner(
-          runner.getKey(), tmp.resolve("runner-" + runner.getKey()).resolve("runner-key.pub.pem"));
+      gateway.registerRunner(runner.getKey(), runner.getValue().publicKey());
       Matcher health = RUNNER_HEALTH.matcher(runner.getValue().log());
       assertTrue(health.find(), runner.getValue().log());
       runnerHealth.put(runner.getKey(), URI.create(health.group(1)));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.spboucher.spbgit.common.DetachedJws;
 import ai.spboucher.spbgit.common.EcKeys;
@@ -31,6 +32,7 @@ import io.nats.client.api.StreamState;
 import io.nats.client.impl.Headers;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +41,7 @@ import java.security.PublicKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -60,7 +63,7 @@ import org.junit.jupiter.api.io.TempDir;
  * any of them and the listener hears nothing; the runner logs and reports each refusal, which the
  * gateway audits as {@code job_refused} for the jobs it knows, leaving them as they were; the
  * cancel is ignored; and no job token is on NATS in clear, neither in what was published nor in
- * what the jobs stream stores.
+ * what the jobs stream stores. A runner not given the gateway's keys does not start at all.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SignedJobBusIT {
@@ -196,6 +199,20 @@ class SignedJobBusIT {
     Headers headers = new Headers();
     headers.put(Signatures.HEADER, genuine.getHeaders().getFirst(Signatures.HEADER));
     return headers;
+  }
+
+  @Test
+  @Order(0)
+  void aRunnerWithoutTheGatewaysKeysDoesNotStart() throws Exception {
+    Map<String, String> env = new HashMap<>(bed.runnerEnv("keyless"));
+    env.remove("SPB_GATEWAY_KEYS");
+    try (RunnerProcess keyless = RunnerProcess.start(env, tmp.resolve("logs-keyless"))) {
+      fail("the runner started without the gateway's keys:\n" + keyless.log());
+    } catch (IOException e) {
+      assertTrue(
+          e.getMessage().contains("SPB_GATEWAY_KEYS is not set: a runner runs only job requests"),
+          e.getMessage());
+    }
   }
 
   @Test

@@ -91,9 +91,7 @@ class TwoNodeIT {
     }
 
     // The operator authorizes the runner's key: the gateway seals job tokens to it from now on.
-    Files.copy(
-        tmp.resolve("runner-work/runner-key.pub.pem"),
-        tmp.resolve("gateway/keys/runners/node2.pub.pem"));
+    Files.copy(runner.publicKey(), tmp.resolve("gateway/keys/runners/node2.pub.pem"));
     HttpClient http = HttpClient.newHttpClient();
     HttpResponse<String> health =
         http.send(
