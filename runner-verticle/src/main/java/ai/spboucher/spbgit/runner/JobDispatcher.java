@@ -309,41 +309,15 @@ final class JobDispatcher {
 
   /** Called with a slot already reserved for the message. */
   private void take(Message message) {
-    try {
-      message.ackSync(Duration.ofSeconds(5));
-    } catch (Exception e) {
-      // Not acknowledged: the queue will offer it again, to this runner or another.
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
+    Admitted admitted = acknowledged(message) ? admitted(message) : null;
+    if (admitted == null) {
       freeSlots.release();
       return;
     }
-    JobRequest request = null;
-    String token;
-    try {
-      request = check.signedRequest(message.getData(), signatureOf(message));
-      check.requireNew(request);
-      String taken = takenAlready(request.getJobId());
-      if (taken != null) {
-        LOG.log(
-            System.Logger.Level.WARNING,
-            "job "
-                + request.getJobId()
-                + " was delivered again, but "
-                + taken
-                + ": not running it again");
-        throw new RequestRefused("replay: " + taken);
-      }
-      token = check.jobToken(request);
-    } catch (RequestRefused e) {
-      refuse(message, request, e.getMessage());
-      freeSlots.release();
-      return;
-    }
-    check.runs(request.getJobId());
-    EventPublisher events =
-        new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
+    JobRequest request = admitted.request();
+    String jobId = request.getJobId();
+    check.runs(jobId);
+    EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), jobId, clock);
     JobExecution execution =
         new JobExecution(
             vertx,
@@ -352,13 +326,12 @@ final class JobDispatcher {
             provider,
             gatewayTrust,
             request,
-            token,
+            admitted.jobToken(),
             events,
             clock,
             storedAt(message),
             images,
             cache);
-    String jobId = request.getJobId();
     running.put(jobId, execution);
     LOG.log(System.Logger.Level.INFO, "took job " + jobId + " for " + request.getRepo());
     jobs.execute(
@@ -373,6 +346,50 @@ final class JobDispatcher {
             freeSlots.release();
           }
         });
+  }
+
+  /** Whether the request is acknowledged: taken by this runner, never to be offered again. */
+  private static boolean acknowledged(Message message) {
+    try {
+      message.ackSync(Duration.ofSeconds(5));
+      return true;
+    } catch (Exception e) {
+      // Not acknowledged: the queue will offer it again, to this runner or another.
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
+      return false;
+    }
+  }
+
+  /** A request that passed every check, with its job token opened. */
+  private record Admitted(JobRequest request, String jobToken) {}
+
+  /**
+   * The request once it passed {@link JobRequestCheck} and no runner reported its job; null when it
+   * is refused (then logged and reported). Blocking: asks NATS for the job's last status.
+   */
+  private Admitted admitted(Message message) {
+    JobRequest request = null;
+    try {
+      request = check.signedRequest(message.getData(), signatureOf(message));
+      check.requireNew(request);
+      String taken = takenAlready(request.getJobId());
+      if (taken != null) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "job "
+                + request.getJobId()
+                + " was delivered again, but "
+                + taken
+                + ": not running it again");
+        throw new RequestRefused("replay: " + taken);
+      }
+      return new Admitted(request, check.jobToken(request));
+    } catch (RequestRefused e) {
+      refuse(message, request, e.getMessage());
+      return null;
+    }
   }
 
   /**
