@@ -101,6 +101,8 @@ docker run -d --name "$name-nats" --network "$net" --ip "$nats_ip" --network-ali
   -v "$name-nats-data:/data" \
   spbgit/nats:latest >/dev/null
 
+# The runner's public key goes here once it has made it; the gateway seals job tokens to the keys in it.
+install -d -m 0755 "$secrets/runner-keys"
 say "gateway (http://$gateway_ip:8080)"
 created+=("$name-gateway")
 docker run -d --name "$name-gateway" --network "$net" --ip "$gateway_ip" \
@@ -111,7 +113,18 @@ docker run -d --name "$name-gateway" --network "$net" --ip "$gateway_ip" \
   -v "$secrets/gateway.password:/run/secrets/nats-gateway-password:ro" \
   -v "$secrets/tls/ca.pem:/run/secrets/nats-ca.pem:ro" \
   -v "$name-gateway-data:/var/lib/spbgit" \
+  -e SPB_RUNNER_KEYS=/etc/spbgit/runner-keys -v "$secrets/runner-keys:/etc/spbgit/runner-keys:ro" \
   spbgit/gateway:latest >/dev/null
+
+# The runner runs only requests signed with the gateway's job-bus keys: give it their public halves, which the
+# gateway makes before it listens.
+for _ in $(seq 120); do
+  docker logs "$name-gateway" 2>&1 | grep -q "listening on" && break
+  sleep 0.5
+done
+docker cp "$name-gateway:/var/lib/spbgit/keys/job-bus" "$secrets/gateway-keys" >/dev/null \
+  || { docker logs "$name-gateway" 2>&1 | tail -n 20 >&2; die "the gateway made no job-bus key"; }
+chmod -R a+rX "$secrets/gateway-keys"
 
 SPB_RUNNER_WORK_DIR=$work "$repo_root/docker/runner/prepare-host.sh" >/dev/null
 runner_env=(SPB_RUNNER_ID="$runner_id" SPB_RUNNER_SLOTS=2 SPB_RUNNER_WORK_DIR="$work"
@@ -119,7 +132,8 @@ runner_env=(SPB_RUNNER_ID="$runner_id" SPB_RUNNER_SLOTS=2 SPB_RUNNER_WORK_DIR="$
 if [ "$runner_on_host" = true ]; then
   say "runner on this host (log: $secrets/runner.log)"
   env "${runner_env[@]}" SPB_NATS_URL="tls://$nats_ip:4222" SPB_NATS_PASSWORD_FILE="$secrets/runner.password" \
-    SPB_NATS_CA="$secrets/tls/ca.pem" java -jar "$repo_root/runner-verticle/target/spb-runner.jar" \
+    SPB_NATS_CA="$secrets/tls/ca.pem" SPB_GATEWAY_KEYS="$secrets/gateway-keys" \
+    java -jar "$repo_root/runner-verticle/target/spb-runner.jar" \
     >"$secrets/runner.log" 2>&1 &
   host_runner=$!
 else
@@ -137,6 +151,7 @@ else
     -e SPB_NATS_PASSWORD_FILE=/run/secrets/nats-runner-password -e SPB_NATS_CA=/run/secrets/nats-ca.pem \
     -v "$secrets/runner.password:/run/secrets/nats-runner-password:ro" \
     -v "$secrets/tls/ca.pem:/run/secrets/nats-ca.pem:ro" \
+    -e SPB_GATEWAY_KEYS=/etc/spbgit/gateway-keys -v "$secrets/gateway-keys:/etc/spbgit/gateway-keys:ro" \
     -v /var/run/docker.sock:/var/run/docker.sock \
     --mount "type=bind,source=$work,target=$work,bind-propagation=rshared" \
     spbgit/runner:latest >/dev/null
@@ -158,6 +173,8 @@ for _ in $(seq 120); do
 done
 runner_log | grep -q "ready with" || { runner_log | tail -n 20 >&2; die "the runner did not start"; }
 say "runner ready: $(runner_log | grep -m1 -o 'ready with.*')"
+# Authorize the runner: the gateway reads its runner keys again on the next job.
+install -m 0644 "$work/runner-key.pub.pem" "$secrets/runner-keys/$runner_id.pub.pem"
 
 token=$(docker exec "$name-gateway" cat /var/lib/spbgit/initial-owner-token)
 auth="Authorization: Bearer $token"

@@ -233,7 +233,7 @@ class AgentReviseCommandIT {
         work,
         "push",
         "-q",
-        gateway.pushUrl(REPO, request.getJobToken()),
+        gateway.pushUrl(REPO, RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
     RunnerStandIn.publishStatus(
         runner,

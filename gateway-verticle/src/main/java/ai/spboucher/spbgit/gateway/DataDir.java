@@ -19,7 +19,8 @@ import java.util.Map;
 
 /**
  * The gateway's state on disk, opened once at start-up (blocking): {@code repos/}, {@code
- * tokens.json}, {@code keys/}, {@code revoked-job-tokens.json}, the audit log {@code
+ * tokens.json}, {@code keys/} (the job-token key, the job-bus key and, by default, the runners'
+ * keys in {@code keys/runners/}), {@code revoked-job-tokens.json}, the audit log {@code
  * agent-jobs.jsonl} and, on first start, {@code initial-owner-token}.
  */
 public record DataDir(
@@ -28,12 +29,19 @@ public record DataDir(
     TokenStore pats,
     SigningKey signingKey,
     Map<String, PublicKey> verificationKeys,
+    SigningKey jobBusKey,
     RevocationList revocations,
     AuditLog audit) {
 
   private static final System.Logger LOG = System.getLogger(DataDir.class.getName());
   static final String INITIAL_OWNER_TOKEN = "initial-owner-token";
   static final String KEYS = "keys";
+
+  /**
+   * Under {@link #KEYS}: the runners' public keys, unless {@code SPB_RUNNER_KEYS} says elsewhere.
+   */
+  static final String RUNNER_KEYS = "runners";
+
   static final String REVOCATIONS = "revoked-job-tokens.json";
   static final String AUDIT_LOG = "agent-jobs.jsonl";
 
@@ -50,8 +58,11 @@ public record DataDir(
             pats,
             SigningKey.loadOrCreate(root.resolve(KEYS)),
             SigningKey.verificationKeys(root.resolve(KEYS)),
+            SigningKey.loadOrCreate(SigningKey.KeyFiles.jobBus(root.resolve(KEYS))),
             RevocationList.load(root.resolve(REVOCATIONS), clock),
             AuditLog.open(root.resolve(AUDIT_LOG), clock));
+    // Where the operator copies runners' keys; the directory is only looked at again if moved.
+    Files.createDirectories(root.resolve(KEYS).resolve(RUNNER_KEYS));
     if (firstStart && pats.isEmpty()) {
       dir.writeInitialOwnerToken();
     }

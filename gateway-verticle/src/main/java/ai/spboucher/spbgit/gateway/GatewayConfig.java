@@ -39,6 +39,8 @@ import java.util.Objects;
  *     and the objects deltas build): a small pack of deltas can expand to gigabytes
  * @param maxDeltaDepth the longest delta chain a push may store
  * @param pushTimeLimit the wall-clock time one push may take, upload included
+ * @param runnerKeys the directory of the runners' public keys ({@code *.pub.pem}) job tokens are
+ *     sealed to ({@code SPB_RUNNER_KEYS}; {@code <dataDir>/keys/runners} by default)
  */
 public record GatewayConfig(
     Path dataDir,
@@ -58,7 +60,8 @@ public record GatewayConfig(
     ConnectionLimits connections,
     long maxPushInflatedBytes,
     int maxDeltaDepth,
-    Duration pushTimeLimit) {
+    Duration pushTimeLimit,
+    Path runnerKeys) {
 
   /**
    * Environment variables and their JSON keys; docs/operations.md documents each (GatewayConfigTest
@@ -92,7 +95,8 @@ public record GatewayConfig(
           Map.entry("SPB_MAX_CONNECTIONS_PER_ADDRESS", "maxConnectionsPerAddress"),
           Map.entry("SPB_MAX_PUSH_INFLATED_BYTES", "maxPushInflatedBytes"),
           Map.entry("SPB_MAX_DELTA_DEPTH", "maxDeltaDepth"),
-          Map.entry("SPB_PUSH_TIME_LIMIT", "pushTimeLimit"));
+          Map.entry("SPB_PUSH_TIME_LIMIT", "pushTimeLimit"),
+          Map.entry("SPB_RUNNER_KEYS", "runnerKeys"));
 
   public GatewayConfig {
     if (httpPort < 0 || httpPort > 65535) {
@@ -137,6 +141,7 @@ public record GatewayConfig(
       throw new IllegalArgumentException("SPB_MODELS needs SPB_MODEL (the default model) too");
     }
     models = List.copyOf(allowed);
+    Objects.requireNonNull(runnerKeys, "runnerKeys");
     if (publicUrl != null && publicUrl.endsWith("/")) {
       publicUrl = publicUrl.substring(0, publicUrl.length() - 1);
     }
@@ -144,8 +149,9 @@ public record GatewayConfig(
 
   public static GatewayConfig from(JsonObject json) {
     try {
+      Path dataDir = Path.of(json.getString("dataDir", "data")).normalize();
       return new GatewayConfig(
-          Path.of(json.getString("dataDir", "data")).normalize(),
+          dataDir,
           json.getString("httpHost", "127.0.0.1"),
           Integer.parseInt(json.getString("httpPort", "8080")),
           emptyToNull(json.getString("publicUrl")),
@@ -164,7 +170,10 @@ public record GatewayConfig(
           connectionLimits(json),
           ConfigUnits.parseBytes(json.getString("maxPushInflatedBytes", "512m")),
           Integer.parseInt(json.getString("maxDeltaDepth", "250")),
-          ConfigUnits.parseDuration(json.getString("pushTimeLimit", "10m")));
+          ConfigUnits.parseDuration(json.getString("pushTimeLimit", "10m")),
+          json.getString("runnerKeys") == null
+              ? dataDir.resolve(DataDir.KEYS).resolve(DataDir.RUNNER_KEYS)
+              : Path.of(json.getString("runnerKeys")).normalize());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
     }

@@ -2,6 +2,7 @@ package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
+import ai.spboucher.spbgit.gateway.auth.RunnerKeys;
 import ai.spboucher.spbgit.gateway.auth.Sessions;
 import ai.spboucher.spbgit.gateway.git.GitLimits;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
@@ -19,6 +20,7 @@ import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.nats.JobBus;
+import ai.spboucher.spbgit.gateway.nats.JobBusSigner;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
@@ -31,6 +33,7 @@ import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
@@ -66,6 +69,7 @@ public final class GatewayVerticle extends VerticleBase {
   private Router routes;
   private ApiContract contract;
   private volatile JobBus bus;
+  private RunnerKeys runnerKeys;
 
   public GatewayVerticle(GatewayConfig config, Clock clock) {
     this(config, clock, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
@@ -97,6 +101,8 @@ public final class GatewayVerticle extends VerticleBase {
               // Jobs no longer verify their fresh tokens one by one: a signing key that does not
               // verify fails here.
               dir.jobTokens(clock).checkSigningKey();
+              runnerKeys = new RunnerKeys(config.runnerKeys());
+              warnIfNoRunnerKey();
               return dir;
             })
         .compose(
@@ -137,6 +143,18 @@ public final class GatewayVerticle extends VerticleBase {
                   "listening on http://" + config.httpHost() + ":" + s.actualPort());
               connectJobQueue();
             });
+  }
+
+  /** Blocking: lists the runner keys' directory. */
+  private void warnIfNoRunnerKey() throws IOException {
+    if (runnerKeys.current().isEmpty()) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "no runner key is registered in "
+              + runnerKeys.dir()
+              + " (SPB_RUNNER_KEYS): job tokens are sealed to no runner and no runner will run a"
+              + " job; copy each runner's runner-key.pub.pem there (docs/operations.md)");
+    }
   }
 
   /** The routes, for the test that keeps the OpenAPI document in step with them. */
@@ -253,7 +271,11 @@ public final class GatewayVerticle extends VerticleBase {
             () -> {
               try {
                 JobBus connected =
-                    JobBus.connect(config.nats(), config.logRetention(), config.natsReplicas());
+                    JobBus.connect(
+                        config.nats(),
+                        config.logRetention(),
+                        config.natsReplicas(),
+                        new JobBusSigner(data.jobBusKey(), runnerKeys));
                 context.runOnContext(
                     v -> {
                       bus = connected;

@@ -37,7 +37,8 @@ public final class Main {
       usage: spb-gateway [serve]
              spb-gateway mint-job-token --repo REPO --job JOB [--ttl SECONDS]
              spb-gateway audit verify
-             spb-gateway rotate-signing-key""";
+             spb-gateway rotate-signing-key
+             spb-gateway rotate-job-bus-key""";
 
   private static final Launcher LAUNCHER = new Launcher("spb-gateway");
 
@@ -54,6 +55,7 @@ public final class Main {
         case "mint-job-token" -> System.exit(mintJobToken(config, args, System.out));
         case "audit" -> System.exit(audit(config, args));
         case "rotate-signing-key" -> System.exit(rotateSigningKey(config));
+        case "rotate-job-bus-key" -> System.exit(rotateJobBusKey(config));
         case "help", "--help", "-h" -> System.out.println(USAGE_TEXT);
         default -> exit("unknown command '" + command + "'\n" + USAGE_TEXT);
       }
@@ -123,6 +125,28 @@ public final class Main {
       return 0;
     } catch (IOException | GeneralSecurityException e) {
       System.err.println("spb-gateway: cannot rotate the signing key: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  /**
+   * Replaces the key that signs job requests and cancels; runners keep accepting the old one, read
+   * from the retired public keys beside the new one, and pick the new one up when it first signs a
+   * request.
+   */
+  static int rotateJobBusKey(GatewayConfig config) {
+    try {
+      SigningKey key =
+          SigningKey.rotate(SigningKey.KeyFiles.jobBus(config.dataDir().resolve(DataDir.KEYS)));
+      System.out.println(
+          "new job-bus signing key "
+              + key.keyId()
+              + "; restart the gateway to use it (runners given "
+              + config.dataDir().resolve(DataDir.KEYS).resolve(SigningKey.JOB_BUS_DIR)
+              + " read it when it first signs a request)");
+      return 0;
+    } catch (IOException | GeneralSecurityException e) {
+      System.err.println("spb-gateway: cannot rotate the job-bus key: " + e.getMessage());
       return 1;
     }
   }

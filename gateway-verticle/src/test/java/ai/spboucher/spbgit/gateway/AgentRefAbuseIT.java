@@ -75,9 +75,23 @@ class AgentRefAbuseIT {
     long auditBefore = Files.size(audit);
 
     RefFlood.Outcome shortNames =
-        RefFlood.run(gateway.repoUrl(REPO), job.getJobToken(), prefix, head, 3, 2_500, 190);
+        RefFlood.run(
+            gateway.repoUrl(REPO),
+            RunnerStandIn.jobToken(gateway, job),
+            prefix,
+            head,
+            3,
+            2_500,
+            190);
     RefFlood.Outcome longNames =
-        RefFlood.run(gateway.repoUrl(REPO), job.getJobToken(), prefix, head, 2, 2_500, 800);
+        RefFlood.run(
+            gateway.repoUrl(REPO),
+            RunnerStandIn.jobToken(gateway, job),
+            prefix,
+            head,
+            2,
+            2_500,
+            800);
 
     assertEquals(List.of(), shortNames.failures());
     assertEquals(32, shortNames.admitted().size());
@@ -142,7 +156,11 @@ class AgentRefAbuseIT {
 
     for (String source : List.of(blob, "refs/tags/commit-tag", "refs/tags/blob-tag")) {
       GitCli.Result push =
-          git.run(work, "push", gateway.pushUrl(REPO, job.getJobToken()), source + ":" + proposal);
+          git.run(
+              work,
+              "push",
+              gateway.pushUrl(REPO, RunnerStandIn.jobToken(gateway, job)),
+              source + ":" + proposal);
       assertFalse(push.ok(), push.output());
       assertTrue(
           push.output().contains("[remote rejected]")

@@ -267,7 +267,7 @@ class JobEnvironmentIT {
         work,
         "push",
         "-q",
-        gateway.pushUrl("prop", request.getJobToken()),
+        gateway.pushUrl("prop", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
     publishStatusOf(
         id,
@@ -323,7 +323,7 @@ class JobEnvironmentIT {
         work,
         "push",
         "-q",
-        gateway.pushUrl("calm", request.getJobToken()),
+        gateway.pushUrl("calm", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
     JsonObject diff = get("/api/v1/repos/calm/agent-jobs/" + id + "/diff");
     assertFalse(diff.getBoolean("changes_environment"), diff.encodePrettily());

@@ -97,7 +97,7 @@ class JobGroupsIT {
           assertEquals(requests.get(0).getBaseSha(), request.getBaseSha());
           assertEquals(requests.get(0).getBaseRef(), request.getBaseRef());
           assertEquals(requests.get(0).getEnvironment(), request.getEnvironment());
-          tokens.add(request.getJobToken());
+          tokens.add(RunnerStandIn.jobToken(gateway, request));
         }
         assertEquals(3, tokens.size(), "each attempt has its own token");
 
@@ -132,7 +132,7 @@ class JobGroupsIT {
                 git.run(
                     work,
                     "push",
-                    gateway.pushUrl(REPO, requests.get(0).getJobToken()),
+                    gateway.pushUrl(REPO, RunnerStandIn.jobToken(gateway, requests.get(0))),
                     "HEAD:refs/agents/" + id + "/proposal");
             assertFalse(foreign.ok(), foreign.output());
             assertFalse(
@@ -143,7 +143,7 @@ class JobGroupsIT {
               work,
               "push",
               "-q",
-              gateway.pushUrl(REPO, requests.get(i).getJobToken()),
+              gateway.pushUrl(REPO, RunnerStandIn.jobToken(gateway, requests.get(i))),
               "HEAD:refs/agents/" + id + "/proposal");
           finish(runner, id, 100 + i);
           gateway.awaitFinished(jobs + "/" + id);

@@ -78,7 +78,7 @@ class PartialWorkIT {
           work,
           "push",
           "-q",
-          gateway.pushUrl(REPO, request.getJobToken()),
+          gateway.pushUrl(REPO, RunnerStandIn.jobToken(gateway, request)),
           "HEAD:refs/agents/" + id + "/partial");
       RunnerStandIn.publishStatus(
           runner,

@@ -110,7 +110,7 @@ class RepositoryInstructionsIT {
         work,
         "push",
         "-q",
-        gateway.pushUrl("edited", request.getJobToken()),
+        gateway.pushUrl("edited", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
 
     assertEquals(

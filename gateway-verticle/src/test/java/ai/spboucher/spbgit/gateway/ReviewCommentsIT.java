@@ -69,7 +69,7 @@ class ReviewCommentsIT {
             work,
             "push",
             "-q",
-            gateway.pushUrl(REPO, request.getJobToken()),
+            gateway.pushUrl(REPO, RunnerStandIn.jobToken(gateway, request)),
             "HEAD:refs/agents/" + id + "/proposal");
         finish(runner, id);
         gateway.awaitFinished(jobPath);
@@ -145,7 +145,7 @@ class ReviewCommentsIT {
             gateway.api(
                 "POST",
                 jobPath + "/comments",
-                request.getJobToken(),
+                RunnerStandIn.jobToken(gateway, request),
                 new JsonObject().put("body", "x").encode());
         assertEquals(403, asJob.statusCode(), asJob.body());
         Session session = signIn(gateway);
@@ -226,7 +226,7 @@ class ReviewCommentsIT {
           work,
           "push",
           "-q",
-          gateway.pushUrl(REPO, request.getJobToken()),
+          gateway.pushUrl(REPO, RunnerStandIn.jobToken(gateway, request)),
           "HEAD:refs/agents/" + id + "/proposal");
       for (int i = 0; i < 200; i++) {
         HttpResponse<String> r = comment(gateway, jobPath, new JsonObject().put("body", "n" + i));

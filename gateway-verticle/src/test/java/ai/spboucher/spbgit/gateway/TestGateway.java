@@ -19,7 +19,9 @@ import java.time.Duration;
 
 /**
  * A real gateway for end-to-end tests: deployed in this JVM on a free port with its own data
- * directory, and a blocking HTTP client for driving the API from the test thread.
+ * directory, and a blocking HTTP client for driving the API from the test thread. Unless told where
+ * runner keys are ({@code runnerKeys}), its jobs' tokens are sealed to a stand-in runner key of its
+ * data directory, which {@link RunnerStandIn#jobToken} opens.
  */
 public final class TestGateway implements AutoCloseable {
 
@@ -53,6 +55,9 @@ public final class TestGateway implements AutoCloseable {
    */
   public static TestGateway start(Path dataDir, JsonObject overrides, Clock clock)
       throws Exception {
+    if (!overrides.containsKey("runnerKeys")) {
+      RunnerStandIn.registerKey(dataDir);
+    }
     JsonObject json =
         new JsonObject().put("dataDir", dataDir.toString()).put("httpPort", "0").mergeIn(overrides);
     Vertx vertx = Vertx.vertx();

@@ -1,21 +1,16 @@
 package ai.spboucher.spbgit.hooks;
 
+import ai.spboucher.spbgit.common.EcKeys;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
-import java.security.MessageDigest;
 import java.security.PublicKey;
-import java.security.spec.X509EncodedKeySpec;
-import java.util.Base64;
 
-/** PEM encoding and key ids for the gateway's job-token signing keys (EC P-256). */
+/**
+ * PEM encoding and key ids for the gateway's job-token signing keys (EC P-256): the hook's names
+ * for {@link EcKeys}, which every key of the project shares.
+ */
 public final class PublicKeys {
-
-  private static final String BEGIN = "-----BEGIN PUBLIC KEY-----";
-  private static final String END = "-----END PUBLIC KEY-----";
 
   private PublicKeys() {}
 
@@ -25,42 +20,19 @@ public final class PublicKeys {
    * public key file.
    */
   public static String keyId(PublicKey key) {
-    try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getEncoded());
-      return Base64.getUrlEncoder().withoutPadding().encodeToString(digest).substring(0, 16);
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("SHA-256 is not available", e);
-    }
+    return EcKeys.keyId(key);
   }
 
   public static String toPem(PublicKey key) {
-    return BEGIN
-        + "\n"
-        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
-            .encodeToString(key.getEncoded())
-        + "\n"
-        + END
-        + "\n";
+    return EcKeys.publicPem(key);
   }
 
   public static PublicKey fromPem(String pem) throws GeneralSecurityException {
-    int start = pem.indexOf(BEGIN);
-    int end = pem.indexOf(END);
-    if (start < 0 || end < start) {
-      throw new GeneralSecurityException("not a PEM public key");
-    }
-    String body = pem.substring(start + BEGIN.length(), end).replaceAll("\\s", "");
-    byte[] der;
-    try {
-      der = Base64.getDecoder().decode(body);
-    } catch (IllegalArgumentException e) {
-      throw new GeneralSecurityException("not a PEM public key", e);
-    }
-    return KeyFactory.getInstance("EC").generatePublic(new X509EncodedKeySpec(der));
+    return EcKeys.publicFromPem(pem);
   }
 
   /** Reads a PEM public key file. Blocking. */
   public static PublicKey read(Path file) throws IOException, GeneralSecurityException {
-    return fromPem(Files.readString(file, StandardCharsets.US_ASCII));
+    return EcKeys.readPublic(file);
   }
 }

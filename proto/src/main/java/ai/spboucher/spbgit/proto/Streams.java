@@ -85,6 +85,17 @@ public final class Streams {
             .filterSubject(Subjects.ALL_STATUS_EVENTS)
             .build(),
         update);
+    upsertConsumer(
+        jsm,
+        Subjects.EVENTS_STREAM,
+        ConsumerConfiguration.builder()
+            .durable(Subjects.GATEWAY_REFUSALS_CONSUMER)
+            .ackPolicy(AckPolicy.Explicit)
+            .ackWait(Duration.ofSeconds(30))
+            .deliverPolicy(DeliverPolicy.All)
+            .filterSubject(Subjects.ALL_REFUSALS)
+            .build(),
+        update);
   }
 
   /**

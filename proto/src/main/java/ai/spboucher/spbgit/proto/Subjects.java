@@ -53,6 +53,18 @@ public final class Subjects {
    */
   public static final String GATEWAY_EVENTS_CONSUMER = "spb-gateway";
 
+  /** Wildcard covering every refused job request ({@link RequestRefusal}). */
+  public static final String ALL_REFUSALS = "spb.events.*.refused";
+
+  /**
+   * Durable consumer through which the gateway records runners' refusals of job requests (NATS 2.9
+   * has no consumer with two filters: the status consumer cannot take them too).
+   */
+  public static final String GATEWAY_REFUSALS_CONSUMER = "spb-gateway-refusals";
+
+  /** What a job id is; anything else a forged request may name is not put into a subject. */
+  private static final Pattern JOB_ID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
+
   /** Core NATS subject prefix for {@link CancelJob}; runners subscribe to {@code spb.cancel.>}. */
   public static final String CANCEL_PREFIX = "spb.cancel.";
 
@@ -85,6 +97,17 @@ public final class Subjects {
    */
   public static String egressEvents(String jobId) {
     return "spb.events." + jobId + ".egress";
+  }
+
+  /**
+   * The subject a runner reports its refusal of a job request on: {@code spb.events.<job>.refused},
+   * or {@code spb.events._.refused} when {@code jobId} is not a job id (a forged request may name
+   * anything).
+   */
+  public static String refusals(String jobId) {
+    return "spb.events."
+        + (jobId != null && JOB_ID.matcher(jobId).matches() ? jobId : "_")
+        + ".refused";
   }
 
   /**

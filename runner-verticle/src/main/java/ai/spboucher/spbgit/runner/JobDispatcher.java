@@ -4,6 +4,7 @@ import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
+import ai.spboucher.spbgit.proto.Signatures;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
@@ -11,6 +12,9 @@ import ai.spboucher.spbgit.runner.docker.WorkVolume;
 import ai.spboucher.spbgit.runner.model.ProviderClient;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import ai.spboucher.spbgit.runner.nats.NatsLink;
+import ai.spboucher.spbgit.runner.nats.RefusalReports;
+import ai.spboucher.spbgit.runner.trust.JobRequestCheck;
+import ai.spboucher.spbgit.runner.trust.RequestRefused;
 import com.github.dockerjava.api.model.Container;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.nats.client.Dispatcher;
@@ -42,7 +46,10 @@ import java.util.concurrent.TimeUnit;
  * Takes jobs from the shared JetStream work queue, never more than the free slots, and runs each as
  * a {@link JobExecution} on its own thread. A job is acknowledged as soon as it is taken, so a job
  * runs at most once: if this runner dies mid-job, its restart finds the leftover container and
- * reports {@code runner_lost}.
+ * reports {@code runner_lost}. Before anything else is done with a request, {@link JobRequestCheck}
+ * makes sure the gateway signed it, it is no replay and it is sealed to this runner; a request that
+ * is not is refused: logged and reported ({@link RefusalReports}), never run. Cancels must be
+ * signed too; others are logged and ignored.
  *
  * <p>Threading: the fetch loop owns one thread; jobs run on a pool of {@code slots} threads; cancel
  * requests arrive on a NATS dispatcher thread.
@@ -88,6 +95,8 @@ final class JobDispatcher {
   private final Map<String, ImageCatalogue.Offered> images;
 
   private final JobCache cache;
+  private final JobRequestCheck check;
+  private final RefusalReports refusals;
 
   /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
   JobDispatcher(
@@ -96,7 +105,8 @@ final class JobDispatcher {
       DockerSandbox docker,
       NatsLink nats,
       Clock clock,
-      Map<String, ImageCatalogue.Offered> images)
+      Map<String, ImageCatalogue.Offered> images,
+      JobRequestCheck check)
       throws IOException, GeneralSecurityException {
     this.config = config;
     this.vertx = vertx;
@@ -107,6 +117,8 @@ final class JobDispatcher {
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;
+    this.check = check;
+    this.refusals = new RefusalReports(nats.jetStream(), config.runnerId(), clock);
     this.provider = config.model() == null ? null : new ProviderClient(config.model());
     this.gatewayTrust = gatewayTrust(vertx, config);
     this.freeSlots = new Semaphore(config.slots());
@@ -299,37 +311,15 @@ final class JobDispatcher {
 
   /** Called with a slot already reserved for the message. */
   private void take(Message message) {
-    JobRequest request;
-    try {
-      request = JobRequest.parseFrom(message.getData());
-      message.ackSync(Duration.ofSeconds(5));
-    } catch (InvalidProtocolBufferException e) {
-      LOG.log(System.Logger.Level.ERROR, "discarding an unreadable job request: " + e.getMessage());
-      message.term();
-      freeSlots.release();
-      return;
-    } catch (Exception e) {
-      // Not acknowledged: the queue will offer it again, to this runner or another.
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
+    Admitted admitted = acknowledged(message) ? admitted(message) : null;
+    if (admitted == null) {
       freeSlots.release();
       return;
     }
-    String taken = takenAlready(request.getJobId());
-    if (taken != null) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "job "
-              + request.getJobId()
-              + " was delivered again, but "
-              + taken
-              + ": not running it again");
-      freeSlots.release();
-      return;
-    }
-    EventPublisher events =
-        new EventPublisher(nats.jetStream(), nats.management(), request.getJobId(), clock);
+    JobRequest request = admitted.request();
+    String jobId = request.getJobId();
+    check.runs(jobId);
+    EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), jobId, clock);
     JobExecution execution =
         new JobExecution(
             vertx,
@@ -338,14 +328,14 @@ final class JobDispatcher {
             provider,
             gatewayTrust,
             request,
+            admitted.jobToken(),
             events,
             clock,
             storedAt(message),
             images,
             cache);
-    running.put(request.getJobId(), execution);
-    LOG.log(
-        System.Logger.Level.INFO, "took job " + request.getJobId() + " for " + request.getRepo());
+    running.put(jobId, execution);
+    LOG.log(System.Logger.Level.INFO, "took job " + jobId + " for " + request.getRepo());
     jobs.execute(
         () -> {
           try {
@@ -354,10 +344,93 @@ final class JobDispatcher {
             if (execution.unremovedContainer() != null) {
               unremoved.add(execution.unremovedContainer());
             }
-            running.remove(request.getJobId());
+            running.remove(jobId);
             freeSlots.release();
           }
         });
+  }
+
+  /** Whether the request is acknowledged: taken by this runner, never to be offered again. */
+  private static boolean acknowledged(Message message) {
+    try {
+      message.ackSync(Duration.ofSeconds(5));
+      return true;
+    } catch (Exception e) {
+      // Not acknowledged: the queue will offer it again, to this runner or another.
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
+      return false;
+    }
+  }
+
+  /** A request that passed every check, with its job token opened. */
+  private record Admitted(JobRequest request, String jobToken) {}
+
+  /**
+   * The request once it passed {@link JobRequestCheck} and no runner reported its job; null when it
+   * is refused (then logged and reported). Blocking: asks NATS for the job's last status.
+   */
+  private Admitted admitted(Message message) {
+    JobRequest request = null;
+    try {
+      request = check.signedRequest(message.getData(), signatureOf(message));
+      check.requireNew(request);
+      String taken = takenAlready(request.getJobId());
+      if (taken != null) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "job "
+                + request.getJobId()
+                + " was delivered again, but "
+                + taken
+                + ": not running it again");
+        throw new RequestRefused("replay: " + taken);
+      }
+      return new Admitted(request, check.jobToken(request));
+    } catch (RequestRefused e) {
+      refuse(message, request, e.getMessage());
+      return null;
+    }
+  }
+
+  /**
+   * Logs and reports a refused request; {@code request} is null when it could not be trusted even
+   * for its job id (unsigned or forged), which is then read from the bytes for the report only.
+   */
+  private void refuse(Message message, JobRequest request, String reason) {
+    String jobId = request != null ? request.getJobId() : unverifiedJobId(message.getData());
+    long sequence = streamSequence(message);
+    LOG.log(
+        System.Logger.Level.WARNING,
+        "refused a job request for job "
+            + RefusalReports.shown(jobId)
+            + " (stream sequence "
+            + sequence
+            + "): "
+            + reason);
+    refusals.report(jobId, reason, sequence);
+  }
+
+  /** What a request that failed its checks says its job is: for the report, never trusted. */
+  private static String unverifiedJobId(byte[] data) {
+    try {
+      return JobRequest.parseFrom(data).getJobId();
+    } catch (InvalidProtocolBufferException e) {
+      return "";
+    }
+  }
+
+  private static String signatureOf(Message message) {
+    return message.hasHeaders() ? message.getHeaders().getFirst(Signatures.HEADER) : null;
+  }
+
+  private static long streamSequence(Message message) {
+    try {
+      return message.metaData().streamSequence();
+    } catch (RuntimeException e) {
+      return 0;
+    }
   }
 
   /**
@@ -400,16 +473,23 @@ final class JobDispatcher {
   }
 
   private void onCancel(Message message) {
+    CancelJob cancel;
     try {
-      CancelJob cancel = CancelJob.parseFrom(message.getData());
-      JobExecution execution = running.get(cancel.getJobId());
-      if (execution != null) {
-        LOG.log(System.Logger.Level.INFO, "cancelling job " + cancel.getJobId());
-        // docker kill blocks; keep the NATS dispatcher thread free for other cancels.
-        new Thread(() -> execution.cancel(ExitReason.CANCELLED), "spb-cancel").start();
-      }
-    } catch (InvalidProtocolBufferException e) {
-      LOG.log(System.Logger.Level.WARNING, "ignoring an unreadable cancel request");
+      cancel = check.signedCancel(message.getData(), signatureOf(message));
+    } catch (RequestRefused e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "ignoring a cancel on "
+              + RefusalReports.shown(message.getSubject())
+              + ": "
+              + e.getMessage());
+      return;
+    }
+    JobExecution execution = running.get(cancel.getJobId());
+    if (execution != null) {
+      LOG.log(System.Logger.Level.INFO, "cancelling job " + cancel.getJobId());
+      // docker kill blocks; keep the NATS dispatcher thread free for other cancels.
+      new Thread(() -> execution.cancel(ExitReason.CANCELLED), "spb-cancel").start();
     }
   }
 

@@ -75,6 +75,10 @@ final class JobExecution {
   private final TrustOptions gatewayTrust;
 
   private final JobRequest request;
+
+  /** The job token, opened from the request's copy sealed to this runner; never logged. */
+  private final String jobToken;
+
   private final EventPublisher events;
   private final Clock clock;
 
@@ -99,6 +103,7 @@ final class JobExecution {
 
   /**
    * A job whose time in the queue is unknown: its deadline is judged by this runner's clock alone.
+   * It has no job token: it cannot push.
    */
   JobExecution(
       Vertx vertx,
@@ -116,6 +121,7 @@ final class JobExecution {
         provider,
         gatewayTrust,
         request,
+        "",
         events,
         clock,
         null,
@@ -126,6 +132,7 @@ final class JobExecution {
   }
 
   /**
+   * @param jobToken the job token, opened from the request's sealed copy
    * @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link
    *     JobDeadline}
    */
@@ -136,6 +143,7 @@ final class JobExecution {
       ProviderClient provider,
       TrustOptions gatewayTrust,
       JobRequest request,
+      String jobToken,
       EventPublisher events,
       Clock clock,
       Instant queuedAt,
@@ -150,6 +158,7 @@ final class JobExecution {
     this.provider = provider;
     this.gatewayTrust = gatewayTrust;
     this.request = request;
+    this.jobToken = jobToken;
     this.events = events;
     this.clock = clock;
   }
@@ -412,7 +421,7 @@ final class JobExecution {
             vertx,
             ws.egressDir.resolve(GitRelay.SOCKET_NAME),
             URI.create(request.getCloneUrl()),
-            request.getJobToken(),
+            jobToken,
             gatewayTrust,
             published(ws.background, ws.refusals, EventMessages.VIA_GIT_RELAY, () -> ws.phase));
     if (ws.admission.model() != null) {

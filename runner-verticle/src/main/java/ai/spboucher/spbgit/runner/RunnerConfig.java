@@ -48,6 +48,11 @@ import javax.net.ssl.SSLSocketFactory;
  *     SPB_CACHE_SIZE}); 0 keeps none
  * @param cacheEntryBytes the most one setup cache may take ({@code SPB_CACHE_ENTRY_SIZE}, default
  *     half of {@code SPB_CACHE_SIZE}), counted before it is written; at most {@code cacheBytes}
+ * @param gatewayKeys the gateway's job-bus public keys ({@code SPB_GATEWAY_KEYS}): a PEM file or a
+ *     directory of {@code *.pub.pem}; null here, the runner refuses to start ({@link
+ *     ai.spboucher.spbgit.runner.trust.GatewayKeys})
+ * @param runnerKey this runner's private key, which job tokens are sealed to ({@code
+ *     SPB_RUNNER_KEY}; {@code <workRoot>/runner-key.pem} by default), created on first start
  */
 public record RunnerConfig(
     NatsSettings nats,
@@ -71,7 +76,9 @@ public record RunnerConfig(
     int sandboxUid,
     ImageCatalogue images,
     long cacheBytes,
-    long cacheEntryBytes) {
+    long cacheEntryBytes,
+    Path gatewayKeys,
+    Path runnerKey) {
 
   /**
    * Above the login range (to 60000), Debian's reserved 60000-65535, the /etc/subuid ranges useradd
@@ -121,7 +128,9 @@ public record RunnerConfig(
           Map.entry("SPB_SANDBOX_UID", "sandboxUid"),
           Map.entry("SPB_IMAGES", "images"),
           Map.entry("SPB_CACHE_SIZE", "cacheSize"),
-          Map.entry("SPB_CACHE_ENTRY_SIZE", "cacheEntrySize"));
+          Map.entry("SPB_CACHE_ENTRY_SIZE", "cacheEntrySize"),
+          Map.entry("SPB_GATEWAY_KEYS", "gatewayKeys"),
+          Map.entry("SPB_RUNNER_KEY", "runnerKey"));
 
   private static final List<String> MODEL_VARIABLES =
       List.of(
@@ -178,6 +187,9 @@ public record RunnerConfig(
               + " bytes), got "
               + cacheEntryBytes);
     }
+    if (runnerKey == null) {
+      runnerKey = workRoot.resolve("runner-key.pem");
+    }
     egressAllow = List.copyOf(egressAllow);
     // Fail at start-up, not in every job, on a malformed entry.
     EgressPolicy.of(egressAllow);
@@ -230,6 +242,8 @@ public record RunnerConfig(
       read(json, "images", b::images);
       read(json, "cacheSize", v -> b.cacheBytes(ConfigUnits.parseBytes(v)));
       read(json, "cacheEntrySize", v -> b.cacheEntryBytes(ConfigUnits.parseBytes(v)));
+      read(json, "gatewayKeys", v -> b.gatewayKeys(v.isBlank() ? null : Path.of(v)));
+      read(json, "runnerKey", v -> b.runnerKey(v.isBlank() ? null : Path.of(v)));
       return b.build();
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
@@ -331,6 +345,8 @@ public record RunnerConfig(
     private String images = "";
 
     private long cacheBytes = 2L << 30;
+    private Path gatewayKeys;
+    private Path runnerKey;
 
     /** Null for half of {@link #cacheBytes}. */
     private Long cacheEntryBytes;
@@ -449,6 +465,18 @@ public record RunnerConfig(
       return this;
     }
 
+    /** {@code SPB_GATEWAY_KEYS}: a PEM file or a directory of the gateway's job-bus keys. */
+    public Builder gatewayKeys(Path gatewayKeys) {
+      this.gatewayKeys = gatewayKeys;
+      return this;
+    }
+
+    /** {@code SPB_RUNNER_KEY}; null for {@code <workRoot>/runner-key.pem}. */
+    public Builder runnerKey(Path runnerKey) {
+      this.runnerKey = runnerKey;
+      return this;
+    }
+
     /** Validates; fails with a message naming the variable at fault. */
     public RunnerConfig build() {
       return new RunnerConfig(
@@ -473,7 +501,9 @@ public record RunnerConfig(
           sandboxUid,
           ImageCatalogue.parse(images, agentImage),
           cacheBytes,
-          cacheEntryBytes == null ? cacheBytes / 2 : cacheEntryBytes);
+          cacheEntryBytes == null ? cacheBytes / 2 : cacheEntryBytes,
+          gatewayKeys,
+          runnerKey);
     }
   }
 

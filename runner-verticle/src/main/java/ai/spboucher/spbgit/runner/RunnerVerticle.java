@@ -2,6 +2,9 @@ package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.nats.NatsLink;
+import ai.spboucher.spbgit.runner.trust.GatewayKeys;
+import ai.spboucher.spbgit.runner.trust.JobRequestCheck;
+import ai.spboucher.spbgit.runner.trust.RunnerKey;
 import io.nats.client.Connection;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -12,7 +15,8 @@ import java.time.Clock;
 import java.util.Map;
 
 /**
- * The runner node: checks that its sandbox uid is no login account of this host, checks the Docker
+ * The runner node: checks that its sandbox uid is no login account of this host, reads the
+ * gateway's job-bus keys and its own runner key (creating it on first start), checks the Docker
  * engine, resolves its image catalogue ({@code SPB_IMAGES}) to the images present (built for that
  * uid) and their ids, connects to NATS, reclaims what a previous run left behind, then starts
  * taking jobs. All of that blocks, so it runs in {@code executeBlocking}; jobs themselves run on
@@ -49,6 +53,10 @@ public final class RunnerVerticle extends VerticleBase {
                         throw new IllegalStateException(why);
                       });
               Files.createDirectories(config.workRoot());
+              // Before anything else that may take long: without them no request could run.
+              GatewayKeys gatewayKeys = GatewayKeys.load(config.gatewayKeys(), clock);
+              RunnerKey key = RunnerKey.loadOrCreate(config.runnerKey());
+              logKeys(gatewayKeys, key);
               docker =
                   new DockerSandbox(
                       config.dockerHost(), config.slots(), config.dockerCallTimeout());
@@ -63,7 +71,15 @@ public final class RunnerVerticle extends VerticleBase {
               }
               nats = NatsLink.connect(config.nats(), "spb-runner-" + config.runnerId());
               nats.ensureStreams();
-              dispatcher = new JobDispatcher(vertx, config, docker, nats, clock, offered);
+              dispatcher =
+                  new JobDispatcher(
+                      vertx,
+                      config,
+                      docker,
+                      nats,
+                      clock,
+                      offered,
+                      new JobRequestCheck(gatewayKeys, key, clock));
               dispatcher.reclaimLeftovers();
               dispatcher.start();
               return null;
@@ -71,6 +87,25 @@ public final class RunnerVerticle extends VerticleBase {
         .compose(v -> startHealthEndpoint())
         // Only now is everything up: "ready" is what operators and tests wait for.
         .onSuccess(v -> logReady());
+  }
+
+  private void logKeys(GatewayKeys gatewayKeys, RunnerKey key) {
+    LOG.log(
+        System.Logger.Level.INFO,
+        "runner key "
+            + key.keyId()
+            + " in "
+            + key.privateFile()
+            + "; the gateway seals job tokens to it once its public half "
+            + key.publicFile()
+            + " is in the gateway's SPB_RUNNER_KEYS");
+    LOG.log(
+        System.Logger.Level.INFO,
+        "running only requests signed by the gateway's job-bus keys "
+            + String.join(", ", gatewayKeys.keyIds())
+            + " (SPB_GATEWAY_KEYS "
+            + gatewayKeys.location()
+            + ")");
   }
 
   private void logReady() {

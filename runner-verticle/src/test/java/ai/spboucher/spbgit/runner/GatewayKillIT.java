@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.testsupport.GatewayProcess;
@@ -12,6 +13,7 @@ import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -231,7 +233,7 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     assertTrue(AuditLog.verify(gateway.auditLog()).ok());
   }
 
-  private void startRunner() {
+  private void startRunner() throws IOException {
     Map<String, String> env = new HashMap<>();
     env.put("SPB_NATS_URL", nats.url());
     env.put("SPB_RUNNER_ID", FaultChecks.uniqueRunnerId("steady"));
@@ -240,12 +242,11 @@ class GatewayKillIT implements GatewayDiagnostics.RunsGateway {
     env.put("SPB_LIMIT_MEMORY", "256m");
     env.put("SPB_LIMIT_DISK", "32m");
     env.put("SPB_LIMIT_CPUS", "1");
+    env.put("SPB_GATEWAY_KEYS", gateway.jobBusKeys().toString());
     runner = Vertx.vertx();
-    runner
-        .deployVerticle(
-            new RunnerVerticle(
-                RunnerConfig.from(RunnerConfig.fromEnvironment(env)), Clock.systemUTC()))
-        .await();
+    RunnerConfig config = RunnerConfig.from(RunnerConfig.fromEnvironment(env));
+    runner.deployVerticle(new RunnerVerticle(config, Clock.systemUTC())).await();
+    gateway.registerRunner("steady", EcKeys.publicFileBeside(config.runnerKey()));
   }
 
   private JsonObject awaitStatus(String id, String status, Duration timeout) throws Exception {

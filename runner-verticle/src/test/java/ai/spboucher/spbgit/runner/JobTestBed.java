@@ -3,10 +3,19 @@ package ai.spboucher.spbgit.runner;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import ai.spboucher.spbgit.common.DetachedJws;
+import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.gateway.TestGateway;
+import ai.spboucher.spbgit.gateway.auth.RunnerKeys;
+import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.nats.JobBusSigner;
 import ai.spboucher.spbgit.proto.JobEvent;
+import ai.spboucher.spbgit.proto.Signatures;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
+import ai.spboucher.spbgit.runner.trust.GatewayKeys;
+import ai.spboucher.spbgit.runner.trust.JobRequestCheck;
+import ai.spboucher.spbgit.runner.trust.RunnerKey;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import ai.spboucher.spbgit.testsupport.Prerequisites;
@@ -31,11 +40,17 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Everything a job needs, for real: nats-server, a gateway and runners in this JVM, the Docker
  * engine and the locally built agent image. Tests fail, not skip, when {@code CI=true} and Docker
  * is missing.
+ *
+ * <p>The bed's runners trust the gateway's job-bus keys ({@code SPB_GATEWAY_KEYS}) and share one
+ * runner key, registered with the gateway when the bed starts, so jobs queued before any runner
+ * starts are sealed to them too; a runner given a key of its own is registered as it starts. What
+ * the bed publishes by hand ({@link #publish}) it signs and seals as the gateway does.
  */
 public final class JobTestBed implements AutoCloseable {
 
@@ -67,19 +82,28 @@ public final class JobTestBed implements AutoCloseable {
   private final List<Vertx> runners = new ArrayList<>();
   private final JsonObject gatewayOverrides;
 
+  /** The key the bed's runners share unless given their own ({@code SPB_RUNNER_KEY}). */
+  private final RunnerKey runnerKey;
+
+  /** The tokens {@link #request} minted, by job id, for {@link #publish} to seal. */
+  private final Map<String, String> tokens = new ConcurrentHashMap<>();
+
   private JobTestBed(
       Path tmp,
       NatsServer nats,
       String natsUrl,
       TestGateway gateway,
       GitCli git,
-      JsonObject gatewayOverrides) {
+      JsonObject gatewayOverrides)
+      throws Exception {
     this.tmp = tmp;
     this.nats = nats;
     this.natsUrl = natsUrl;
     this.gateway = gateway;
     this.git = git;
     this.gatewayOverrides = gatewayOverrides;
+    this.runnerKey = RunnerKey.loadOrCreate(tmp.resolve("runner-key.pem"));
+    registerRunnerKey("bed", runnerKey.publicFile());
   }
 
   /**
@@ -181,18 +205,42 @@ public final class JobTestBed implements AutoCloseable {
     }
   }
 
-  /** A runner in this JVM; {@code env} overrides its {@code SPB_*} settings. */
+  /**
+   * A runner in this JVM; {@code env} overrides its {@code SPB_*} settings. A runner key of its own
+   * ({@code SPB_RUNNER_KEY}) is registered with the gateway once the runner has made it.
+   */
   public Vertx startRunner(String id, Map<String, String> env) {
     Map<String, String> all = new HashMap<>(runnerEnv(id));
     all.putAll(env);
+    RunnerConfig config = RunnerConfig.from(RunnerConfig.fromEnvironment(all));
     Vertx vertx = Vertx.vertx();
-    vertx
-        .deployVerticle(
-            new RunnerVerticle(
-                RunnerConfig.from(RunnerConfig.fromEnvironment(all)), Clock.systemUTC()))
-        .await();
+    vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC())).await();
     runners.add(vertx);
+    if (!config.runnerKey().equals(runnerKey.privateFile())) {
+      try {
+        registerRunnerKey(id, EcKeys.publicFileBeside(config.runnerKey()));
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
     return vertx;
+  }
+
+  /**
+   * Authorizes a runner's public key with the gateway, as an operator does: copies it into the
+   * gateway's runner keys as {@code <name>.pub.pem}.
+   */
+  public void registerRunnerKey(String name, Path publicKey) throws java.io.IOException {
+    Path runnerKeys = Files.createDirectories(gatewayKeys().resolve("runners"));
+    Files.copy(
+        publicKey,
+        runnerKeys.resolve(name + ".pub.pem"),
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  /** The gateway's {@code keys/} directory. */
+  public Path gatewayKeys() {
+    return gateway.dataDir.resolve("keys");
   }
 
   /**
@@ -215,6 +263,8 @@ public final class JobTestBed implements AutoCloseable {
     env.put("SPB_LIMIT_DISK", "32m");
     env.put("SPB_LIMIT_CPUS", "1");
     env.put("SPB_LIMIT_PIDS", "128");
+    env.put("SPB_GATEWAY_KEYS", gatewayKeys().resolve(SigningKey.JOB_BUS_DIR).toString());
+    env.put("SPB_RUNNER_KEY", runnerKey.privateFile().toString());
     // Whichever of the gateway and a runner connects first creates the job consumer: both agree.
     String ackWait = gatewayOverrides.getString("jobAckWait");
     if (ackWait != null) {
@@ -445,28 +495,71 @@ public final class JobTestBed implements AutoCloseable {
 
   /**
    * Publishes a hand-built request straight to the queue, as the gateway would (for modes the
-   * gateway does not send yet). The gateway does not know such a job: read its events from NATS
-   * ({@link #awaitFinishedEvent}).
+   * gateway does not send yet): with the token {@link #request} minted for it sealed to the
+   * registered runner keys, signed with the gateway's job-bus key ({@link #signed}). The gateway
+   * does not know such a job: read its events from NATS ({@link #awaitFinishedEvent}).
    */
   public void publish(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
+    JobBusSigner.Signed signed = signed(request);
     try (Connection connection = connect()) {
       connection
           .jetStream()
           .publish(
               Subjects.jobRequests(request),
-              request.toByteArray(),
+              signed.headers(),
+              signed.data(),
               io.nats.client.PublishOptions.builder().messageId(request.getJobId()).build());
     }
   }
 
   /**
-   * A request for {@code repo} with a fresh job token, the given mode and task, a wall clock of
-   * {@code wallSeconds} and a deadline 5 minutes after it; callers add what else they need.
+   * {@code request} as {@link #publish} publishes it (see {@link
+   * #signed(ai.spboucher.spbgit.proto.JobRequest, String)}).
+   */
+  public JobBusSigner.Signed signed(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
+    return signed(request, tokens.get(request.getJobId()));
+  }
+
+  /**
+   * {@code request} as the gateway publishes it: {@code jobToken} sealed to every runner key
+   * registered with the gateway, signed with the gateway's job-bus key; with a null token, only
+   * signed (no runner can open a token then).
+   */
+  public JobBusSigner.Signed signed(ai.spboucher.spbgit.proto.JobRequest request, String jobToken)
+      throws Exception {
+    SigningKey jobBusKey = SigningKey.loadOrCreate(SigningKey.KeyFiles.jobBus(gatewayKeys()));
+    if (jobToken == null) {
+      byte[] data = request.toByteArray();
+      io.nats.client.impl.Headers headers = new io.nats.client.impl.Headers();
+      headers.put(
+          Signatures.HEADER,
+          DetachedJws.sign(
+              Signatures.JOB_REQUEST, jobBusKey.keyId(), jobBusKey.privateKey(), data));
+      return new JobBusSigner.Signed(data, headers);
+    }
+    return new JobBusSigner(jobBusKey, new RunnerKeys(gatewayKeys().resolve("runners")))
+        .request(request, jobToken);
+  }
+
+  /** The job token sealed to the bed's shared runner key in {@code request}. */
+  public String jobToken(ai.spboucher.spbgit.proto.JobRequest request) throws Exception {
+    return new JobRequestCheck(
+            GatewayKeys.load(gatewayKeys().resolve(SigningKey.JOB_BUS_DIR), Clock.systemUTC()),
+            runnerKey,
+            Clock.systemUTC())
+        .jobToken(request);
+  }
+
+  /**
+   * A request for {@code repo} whose job gets a fresh job token (sealed when it is published), the
+   * given mode and task, a wall clock of {@code wallSeconds} and a deadline 5 minutes after it;
+   * callers add what else they need.
    */
   public ai.spboucher.spbgit.proto.JobRequest.Builder request(
       String repo, String jobId, ai.spboucher.spbgit.proto.Mode mode, String task, long wallSeconds)
       throws Exception {
     long now = System.currentTimeMillis();
+    tokens.put(jobId, gateway.jobToken(repo, jobId, wallSeconds + 420));
     return ai.spboucher.spbgit.proto.JobRequest.newBuilder()
         .setJobId(jobId)
         .setRepo(repo)
@@ -475,7 +568,6 @@ public final class JobTestBed implements AutoCloseable {
         .setTask(task)
         .setMode(mode)
         .setLimits(ai.spboucher.spbgit.proto.Limits.newBuilder().setWallSeconds(wallSeconds))
-        .setJobToken(gateway.jobToken(repo, jobId, wallSeconds + 420))
         .setDeadlineEpochMs(now + (wallSeconds + 300) * 1000)
         .setCreatedEpochMs(now);
   }

@@ -12,7 +12,6 @@ import io.nats.client.Dispatcher;
 import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -69,8 +68,8 @@ class JobTokenRevocationIT {
           nats.createDispatcher(
               message -> {
                 try {
-                  sent.complete(JobRequest.parseFrom(message.getData()).getJobToken());
-                } catch (IOException e) {
+                  sent.complete(bed.jobToken(JobRequest.parseFrom(message.getData())));
+                } catch (Exception e) {
                   sent.completeExceptionally(e);
                 }
               });

@@ -300,6 +300,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
       throw failed;
     }
     for (var runner : runners.entrySet()) {
+      gateway.registerRunner(runner.getKey(), runner.getValue().publicKey());
       Matcher health = RUNNER_HEALTH.matcher(runner.getValue().log());
       assertTrue(health.find(), runner.getValue().log());
       runnerHealth.put(runner.getKey(), URI.create(health.group(1)));
@@ -335,6 +336,7 @@ class LoadAbuseIT implements GatewayDiagnostics.RunsGateway {
     env.put("SPB_LIMIT_PIDS", "64");
     env.put("SPB_LIMIT_DISK", "16m");
     env.put("SPB_RUNNER_HEALTH", "127.0.0.1:0");
+    env.put("SPB_GATEWAY_KEYS", gateway.jobBusKeys().toString());
     return env;
   }
 

@@ -4,10 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.nats.JobBusSigner;
 import ai.spboucher.spbgit.proto.JobEvent;
-import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.Limits;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.nats.client.Connection;
@@ -155,31 +154,29 @@ class QueueIT {
   @Test
   void requestPublishedTwiceIsStoredAndRunOnce() throws Exception {
     String id = "dup-" + Long.toHexString(System.nanoTime());
-    byte[] request =
-        JobRequest.newBuilder()
-            .setJobId(id)
-            .setRepo("demo")
-            .setCloneUrl(bed.gateway.repoUrl("demo"))
-            .setBaseRef("main")
-            .setTask("published twice")
-            .setMode(Mode.MODE_EXEC)
-            .setExecCommand("echo once")
-            .setLimits(Limits.newBuilder().setWallSeconds(60))
-            .setJobToken(bed.gateway.jobToken("demo", id, 300))
-            .setDeadlineEpochMs(System.currentTimeMillis() + 300_000)
-            .setCreatedEpochMs(System.currentTimeMillis())
-            .build()
-            .toByteArray();
+    JobBusSigner.Signed request =
+        bed.signed(
+            bed.request("demo", id, Mode.MODE_EXEC, "published twice", 60)
+                .setExecCommand("echo once")
+                .build());
     try (Connection connection = Nats.connect(bed.nats.url())) {
       PublishOptions options = PublishOptions.builder().messageId(id).build();
       PublishAck first =
           connection
               .jetStream()
-              .publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
+              .publish(
+                  Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
+                  request.headers(),
+                  request.data(),
+                  options);
       PublishAck second =
           connection
               .jetStream()
-              .publish(Subjects.jobRequests(Subjects.DEFAULT_IMAGE), request, options);
+              .publish(
+                  Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
+                  request.headers(),
+                  request.data(),
+                  options);
       assertFalse(first.isDuplicate());
       assertTrue(
           second.isDuplicate(), "JetStream recognises the second publish by its Nats-Msg-Id");

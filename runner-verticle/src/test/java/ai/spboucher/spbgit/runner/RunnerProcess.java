@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner;
 
+import ai.spboucher.spbgit.common.EcKeys;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -82,6 +83,18 @@ public final class RunnerProcess implements AutoCloseable {
     if (!process.waitFor(10, TimeUnit.SECONDS)) {
       throw new IllegalStateException("the runner did not die from SIGKILL");
     }
+  }
+
+  /**
+   * The public half of the runner's key, which the gateway must be given ({@code
+   * GatewayProcess.registerRunner}) before it seals job tokens to this runner: beside {@code
+   * SPB_RUNNER_KEY}, by default in {@code SPB_RUNNER_WORK_DIR}. It exists once the runner started.
+   */
+  public Path publicKey() {
+    String key = env.get("SPB_RUNNER_KEY");
+    return key != null
+        ? EcKeys.publicFileBeside(Path.of(key))
+        : Path.of(env.get("SPB_RUNNER_WORK_DIR"), "runner-key.pub.pem");
   }
 
   public boolean isAlive() {

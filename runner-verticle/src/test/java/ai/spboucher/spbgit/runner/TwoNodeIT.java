@@ -81,6 +81,7 @@ class TwoNodeIT {
     env.put("SPB_RUNNER_WORK_DIR", tmp.resolve("runner-work").toString());
     env.put("SPB_LIMIT_MEMORY", "256m");
     env.put("SPB_LIMIT_DISK", "32m");
+    env.put("SPB_GATEWAY_KEYS", tmp.resolve("gateway/keys/job-bus").toString());
     int healthPort = NatsServer.freePort();
     env.put("SPB_RUNNER_HEALTH", "127.0.0.1:" + healthPort);
     try {
@@ -89,6 +90,8 @@ class TwoNodeIT {
       throw new IOException(e.getMessage() + "\nnats-server:\n" + Files.readString(nats.log()), e);
     }
 
+    // The operator authorizes the runner's key: the gateway seals job tokens to it from now on.
+    Files.copy(runner.publicKey(), tmp.resolve("gateway/keys/runners/node2.pub.pem"));
     HttpClient http = HttpClient.newHttpClient();
     HttpResponse<String> health =
         http.send(

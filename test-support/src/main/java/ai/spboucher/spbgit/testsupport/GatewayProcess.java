@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -264,6 +265,25 @@ public final class GatewayProcess implements AutoCloseable {
 
   public Path auditLog() {
     return dataDir.resolve("agent-jobs.jsonl");
+  }
+
+  /**
+   * The gateway's job-bus public keys (current and retired), which a runner is given as {@code
+   * SPB_GATEWAY_KEYS}; they exist once the gateway has started.
+   */
+  public Path jobBusKeys() {
+    return dataDir.resolve("keys").resolve("job-bus");
+  }
+
+  /**
+   * Authorizes a runner, as an operator does: copies its {@code runner-key.pub.pem} into the
+   * gateway's runner keys as {@code <name>.pub.pem}. The gateway seals the tokens of the jobs it
+   * queues from then on to it too, without a restart. Blocking.
+   */
+  public void registerRunner(String name, Path runnerPublicKey) throws IOException {
+    Path runners = Files.createDirectories(dataDir.resolve("keys").resolve("runners"));
+    Files.copy(
+        runnerPublicKey, runners.resolve(name + ".pub.pem"), StandardCopyOption.REPLACE_EXISTING);
   }
 
   /** An API call with the owner token. */

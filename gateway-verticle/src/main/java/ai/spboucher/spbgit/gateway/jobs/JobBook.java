@@ -41,6 +41,12 @@ public final class JobBook {
   /** On the revised job: which job now revises its work. */
   public static final String REVISED = "job_revised";
 
+  /**
+   * A runner refused a request for the job (forged, altered, replayed...): recorded for the owner's
+   * eyes, it changes nothing about the job.
+   */
+  public static final String REFUSED = "job_refused";
+
   /** Refs listed per job: as many as a job may have at once. */
   static final int MAX_REFS_LISTED = PushGate.MAX_REFS_PER_JOB;
 
@@ -160,6 +166,8 @@ public final class JobBook {
             linkRevision(id, entry.getString("revised_by"));
             yield jobs.get(id);
           }
+          // The genuine request may still run; a replay of a finished job's leaves it finished.
+          case REFUSED -> job;
           default -> job;
         };
     jobs.put(id, next);

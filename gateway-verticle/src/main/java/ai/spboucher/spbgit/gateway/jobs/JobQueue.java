@@ -11,8 +11,8 @@ import java.util.function.Function;
  * gateway).
  *
  * <p>Threading: {@link #isConnected} and {@link #publish} do not block; {@link #cancel} blocks
- * (call it on a worker thread). Status events reach the handler on the context given to {@link
- * #consumeStatus}, one at a time.
+ * (call it on a worker thread). Status events and refusals reach the handler on the context given
+ * to {@link #consumeStatus}, one at a time.
  */
 public interface JobQueue {
 
@@ -20,10 +20,10 @@ public interface JobQueue {
   boolean isConnected();
 
   /**
-   * Queues a request; the future, completed on {@code context}, carries the queue position it was
-   * stored at.
+   * Queues a request, carrying {@code jobToken} sealed to the runners (never in clear); the future,
+   * completed on {@code context}, carries the queue position it was stored at.
    */
-  Future<Long> publish(JobRequest request, Context context);
+  Future<Long> publish(JobRequest request, String jobToken, Context context);
 
   /**
    * Tells every runner to stop the job, and removes its request from the queue if no runner took it
@@ -34,8 +34,9 @@ public interface JobQueue {
   boolean cancel(String jobId, long queueSequence);
 
   /**
-   * Starts handing status events to {@code handler} on {@code context}; an event counts as handled
-   * (and is not delivered again) once the handler's future succeeds.
+   * Starts handing status events and runners' refusals of requests ({@link
+   * ai.spboucher.spbgit.proto.RequestRefusal}) to {@code handler} on {@code context}; an event
+   * counts as handled (and is not delivered again) once the handler's future succeeds.
    */
   void consumeStatus(Context context, Function<JobEvent, Future<?>> handler);
 }

@@ -79,6 +79,7 @@ public final class JobService {
   private final Clock clock;
   private final Proposals proposals;
   private final RepositoryStore repos;
+  private final RefusedRequests refusals;
   private JobQueue queue;
   private JobMetrics metrics;
 
@@ -115,6 +116,7 @@ public final class JobService {
     this.clock = clock;
     this.proposals = new Proposals(repos);
     this.repos = repos;
+    this.refusals = new RefusedRequests(book::get, this::record);
   }
 
   /** Counts job starts and ends from now on. */
@@ -328,7 +330,9 @@ public final class JobService {
         .compose(
             job ->
                 connected
-                    .publish(request(job), context)
+                    // Arguments are evaluated in order: request(job) reads the pending entry, which
+                    // the token is then taken out of.
+                    .publish(request(job), pending.remove(job.id()).token(), context)
                     .compose(
                         sequence ->
                             record(entry(JobBook.DISPATCHED, job.id()).put("queue_seq", sequence)))
@@ -778,6 +782,9 @@ public final class JobService {
   }
 
   private Future<?> onEvent(JobEvent event) {
+    if (event.hasRefusal()) {
+      return refusals.onRefusal(event);
+    }
     Optional<Job> known = book.get(event.getJobId());
     if (!event.hasStatus() || known.isEmpty()) {
       return Future.succeededFuture();
@@ -1061,7 +1068,7 @@ public final class JobService {
   }
 
   private JobRequest request(Job job) {
-    Unrecorded unrecorded = pending.remove(job.id());
+    Unrecorded unrecorded = pending.get(job.id());
     return JobRequest.newBuilder()
         .setJobId(job.id())
         .setRepo(job.repo())
@@ -1080,7 +1087,6 @@ public final class JobService {
         .setBaseSha(job.baseSha() == null ? "" : job.baseSha())
         .setBaseWorkRef(job.revision() == null ? "" : job.revision().workRef())
         .setSetupSha(job.originalBaseSha() == null ? "" : job.originalBaseSha())
-        .setJobToken(unrecorded.token())
         .setInstructions(unrecorded.instructions())
         .setInstructionsBlob(job.instructionsBlob() == null ? "" : job.instructionsBlob())
         .setDeadlineEpochMs(Instant.parse(job.deadline()).toEpochMilli())

@@ -25,6 +25,7 @@ import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -33,15 +34,17 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * The gateway's side of NATS: publishes job requests (deduplicated by job id) and cancels, and
- * consumes every job's status changes through a durable consumer, so none is lost while the gateway
- * is down. It can also hand every log chunk and egress attempt stored since it connected to an
- * observer, once each ({@link #observe}). Reconnects forever; while disconnected, {@link
- * #isConnected} is false and the jobs API answers 503.
+ * The gateway's side of NATS: publishes job requests (deduplicated by job id) and cancels, signed
+ * and with each job's token sealed to the runners ({@link JobBusSigner}), and consumes every job's
+ * status changes and the runners' refusals of requests through durable consumers, so none is lost
+ * while the gateway is down. It can also hand every log chunk and egress attempt stored since it
+ * connected to an observer, once each ({@link #observe}). Reconnects forever; while disconnected,
+ * {@link #isConnected} is false and the jobs API answers 503.
  *
- * <p>Threading: {@link #connect} and {@link #close} block. The consumer runs on its own thread and
+ * <p>Threading: {@link #connect} and {@link #close} block. Each consumer runs on its own thread and
  * hands each event to the handler on the given Vert.x context, acknowledging it only when the
- * handler's future succeeds. The observer runs on a NATS dispatcher thread.
+ * handler's future succeeds. The observer runs on a NATS dispatcher thread. A request is sealed and
+ * signed on a worker thread of the publishing context.
  */
 public final class JobBus implements JobQueue, AutoCloseable {
 
@@ -52,6 +55,7 @@ public final class JobBus implements JobQueue, AutoCloseable {
   private final Duration logRetention;
   private final int replicas;
   private final Duration jobAckWait;
+  private final JobBusSigner signer;
 
   /**
    * Where observing starts: events stored before the gateway connected are not this process's to
@@ -62,9 +66,14 @@ public final class JobBus implements JobQueue, AutoCloseable {
   private volatile boolean closing;
   private volatile Consumer<JobEvent> observer;
   private volatile LiveEvents live;
-  private Thread consumer;
+  private final List<Thread> consumers = new ArrayList<>();
 
-  private JobBus(Connection connection, Duration logRetention, int replicas, Duration jobAckWait)
+  private JobBus(
+      Connection connection,
+      Duration logRetention,
+      int replicas,
+      Duration jobAckWait,
+      JobBusSigner signer)
       throws IOException {
     this.connection = connection;
     // Made once: building a JetStream context parses the server's version and options each time.
@@ -72,13 +81,15 @@ public final class JobBus implements JobQueue, AutoCloseable {
     this.logRetention = logRetention;
     this.replicas = replicas;
     this.jobAckWait = jobAckWait;
+    this.signer = signer;
   }
 
   /**
    * Connects with the settings read at start-up, retrying until the server answers: call it on a
    * thread of its own (it can take as long as NATS is down), never on a shared worker pool.
    */
-  public static JobBus connect(NatsSettings nats, Duration logRetention, int replicas)
+  public static JobBus connect(
+      NatsSettings nats, Duration logRetention, int replicas, JobBusSigner signer)
       throws IOException, InterruptedException {
     Options options;
     try {
@@ -92,7 +103,7 @@ public final class JobBus implements JobQueue, AutoCloseable {
       throw new IOException("cannot set up TLS for NATS: " + e.getMessage(), e);
     }
     return new JobBus(
-        Nats.connectReconnectOnConnect(options), logRetention, replicas, nats.jobAckWait());
+        Nats.connectReconnectOnConnect(options), logRetention, replicas, nats.jobAckWait(), signer);
   }
 
   /** Reading jobs' logs back from the events stream, on {@code replayPool}. */
@@ -117,15 +128,25 @@ public final class JobBus implements JobQueue, AutoCloseable {
     return connection.getStatus() == Connection.Status.CONNECTED;
   }
 
-  /** Publishes a job request; the future carries the stream sequence it was stored at. */
+  /**
+   * Publishes a job request with its token sealed to the runners, signed; the future carries the
+   * stream sequence it was stored at.
+   */
   @Override
-  public Future<Long> publish(JobRequest request, Context context) {
-    CompletableFuture<PublishAck> ack =
-        jetStream.publishAsync(
-            Subjects.jobRequests(request),
-            request.toByteArray(),
-            PublishOptions.builder().messageId(request.getJobId()).build());
-    return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context)
+  public Future<Long> publish(JobRequest request, String jobToken, Context context) {
+    // Sealing may re-read the runner keys' directory.
+    return context
+        .executeBlocking(() -> signer.request(request, jobToken), false)
+        .compose(
+            signed -> {
+              CompletableFuture<PublishAck> ack =
+                  jetStream.publishAsync(
+                      Subjects.jobRequests(request),
+                      signed.headers(),
+                      signed.data(),
+                      PublishOptions.builder().messageId(request.getJobId()).build());
+              return Future.fromCompletionStage(ack.orTimeout(10, TimeUnit.SECONDS), context);
+            })
         .map(PublishAck::getSeqno);
   }
 
@@ -135,9 +156,9 @@ public final class JobBus implements JobQueue, AutoCloseable {
    */
   @Override
   public boolean cancel(String jobId, long queueSequence) {
-    connection.publish(
-        Subjects.cancel(jobId),
-        CancelJob.newBuilder().setJobId(jobId).setReason("owner").build().toByteArray());
+    JobBusSigner.Signed cancel =
+        signer.cancel(CancelJob.newBuilder().setJobId(jobId).setReason("owner").build());
+    connection.publish(Subjects.cancel(jobId), cancel.headers(), cancel.data());
     if (queueSequence <= 0) {
       return false;
     }
@@ -157,15 +178,52 @@ public final class JobBus implements JobQueue, AutoCloseable {
     this.observer = observer;
   }
 
-  /** Starts consuming status events; {@code handler} runs on {@code context}. */
+  /**
+   * Starts consuming status events and refusals, each through its durable consumer on a thread of
+   * its own; {@code handler} runs on {@code context}.
+   */
   @Override
   public void consumeStatus(Context context, Function<JobEvent, Future<?>> handler) {
-    consumer = new Thread(() -> consumeLoop(context, handler), "spb-status-events");
-    consumer.setDaemon(true);
-    consumer.start();
+    consume(
+        "spb-status-events",
+        Subjects.ALL_STATUS_EVENTS,
+        Subjects.GATEWAY_EVENTS_CONSUMER,
+        true,
+        context,
+        handler);
+    consume(
+        "spb-refusal-events",
+        Subjects.ALL_REFUSALS,
+        Subjects.GATEWAY_REFUSALS_CONSUMER,
+        false,
+        context,
+        handler);
   }
 
-  private void consumeLoop(Context context, Function<JobEvent, Future<?>> handler) {
+  private void consume(
+      String name,
+      String subject,
+      String durable,
+      boolean observes,
+      Context context,
+      Function<JobEvent, Future<?>> handler) {
+    Thread consumer =
+        new Thread(() -> consumeLoop(subject, durable, observes, context, handler), name);
+    consumer.setDaemon(true);
+    consumer.start();
+    consumers.add(consumer);
+  }
+
+  /**
+   * Fetches from {@code durable} (bound to {@code subject}) until closed; the one with {@code
+   * observes} also starts the observer.
+   */
+  private void consumeLoop(
+      String subject,
+      String durable,
+      boolean observes,
+      Context context,
+      Function<JobEvent, Future<?>> handler) {
     JetStreamSubscription subscription = null;
     while (!closing) {
       try {
@@ -179,12 +237,9 @@ public final class JobBus implements JobQueue, AutoCloseable {
           subscription =
               connection
                   .jetStream()
-                  .subscribe(
-                      Subjects.ALL_STATUS_EVENTS,
-                      PullSubscribeOptions.bind(
-                          Subjects.EVENTS_STREAM, Subjects.GATEWAY_EVENTS_CONSUMER));
+                  .subscribe(subject, PullSubscribeOptions.bind(Subjects.EVENTS_STREAM, durable));
         }
-        if (observer != null && live == null) {
+        if (observes && observer != null && live == null) {
           // Ordered consumers recover from disconnects by themselves: subscribe once, after
           // Streams.ensure.
           live = LiveEvents.subscribe(connection, connectedAt, observer);
@@ -200,7 +255,7 @@ public final class JobBus implements JobQueue, AutoCloseable {
         if (!closing) {
           LOG.log(
               System.Logger.Level.WARNING,
-              "job event consumer failed (retrying): " + e.getMessage());
+              "job event consumer " + durable + " failed (retrying): " + e.getMessage());
         }
         subscription = null;
         sleepQuietly(1000);
@@ -254,8 +309,10 @@ public final class JobBus implements JobQueue, AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     closing = true;
-    if (consumer != null) {
+    for (Thread consumer : consumers) {
       consumer.interrupt();
+    }
+    for (Thread consumer : consumers) {
       consumer.join(5000);
     }
     try {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.common.RevocationList;
 import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
 import java.nio.file.Files;
@@ -12,6 +13,8 @@ import java.nio.file.attribute.FileTime;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,5 +56,37 @@ class SigningKeyTest {
     assertEquals(
         1, Files.list(keys.resolve("retired")).count(), "only the key retired just now remains");
     assertThrows(InvalidJobTokenException.class, () -> tokens(keys).verify(before));
+  }
+
+  @Test
+  void theJobBusKeysPublicHalvesCurrentAndRetiredShareADirectoryWithoutThePrivateKey()
+      throws Exception {
+    SigningKey.KeyFiles files = SigningKey.KeyFiles.jobBus(keys);
+    SigningKey first = SigningKey.loadOrCreate(files);
+    assertEquals(keys.resolve("job-bus-signing.pem"), files.privateFile());
+    Path dir = keys.resolve("job-bus");
+    assertEquals(Set.of("job-bus-signing.pub.pem"), names(dir));
+    assertNotEquals(SigningKey.loadOrCreate(keys).keyId(), first.keyId(), "not the job-token key");
+
+    SigningKey second = SigningKey.rotate(files);
+    assertNotEquals(first.keyId(), second.keyId());
+    assertEquals(Set.of(first.keyId() + ".pub.pem", "job-bus-signing.pub.pem"), names(dir));
+    assertEquals(second.publicKey(), EcKeys.readPublic(dir.resolve("job-bus-signing.pub.pem")));
+    assertEquals(first.publicKey(), EcKeys.readPublic(dir.resolve(first.keyId() + ".pub.pem")));
+    assertEquals(second.keyId(), SigningKey.loadOrCreate(files).keyId(), "the new key stays");
+
+    // Hours later, a rotation drops the retired key whose requests must have expired.
+    Files.setLastModifiedTime(
+        dir.resolve(first.keyId() + ".pub.pem"),
+        FileTime.from(Instant.now().minus(Duration.ofHours(3))));
+    SigningKey third = SigningKey.rotate(files);
+    assertEquals(Set.of(second.keyId() + ".pub.pem", "job-bus-signing.pub.pem"), names(dir));
+    assertEquals(third.publicKey(), EcKeys.readPublic(files.publicFile()));
+  }
+
+  private static Set<String> names(Path dir) throws Exception {
+    try (var files = Files.list(dir)) {
+      return files.map(p -> p.getFileName().toString()).collect(Collectors.toSet());
+    }
   }
 }

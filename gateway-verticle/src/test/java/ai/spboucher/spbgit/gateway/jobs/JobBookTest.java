@@ -48,6 +48,22 @@ class JobBookTest {
   }
 
   @Test
+  void refusalsOfAJobsRequestChangeNothingWhereverTheyFallInTheLog() {
+    List<JsonObject> lifecycle =
+        List.of(
+            created("a"),
+            e(JobBook.DISPATCHED, "a").put("queue_seq", 7),
+            e(JobBook.STARTED, "a").put("runner", "r1").put("container", "c1"),
+            e(JobBook.FINISHED, "a").put("exit_reason", "ok"));
+    Job plain = JobBook.replay(lifecycle).get("a").get();
+    for (int at = 1; at <= lifecycle.size(); at++) {
+      List<JsonObject> entries = new java.util.ArrayList<>(lifecycle);
+      entries.add(at, e(JobBook.REFUSED, "a").put("runner", "r2").put("reason", "not signed"));
+      assertEquals(plain, JobBook.replay(entries).get("a").get(), "refused after entry " + at);
+    }
+  }
+
+  @Test
   void supersedesOnlyUndecidedAttemptsOfAGroup() {
     JobBook book =
         JobBook.replay(

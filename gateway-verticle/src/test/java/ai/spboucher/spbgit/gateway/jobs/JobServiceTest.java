@@ -17,6 +17,7 @@ import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
+import ai.spboucher.spbgit.proto.RequestRefusal;
 import ai.spboucher.spbgit.proto.StatusChange;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -114,9 +115,9 @@ class JobServiceTest {
     assertEquals(Mode.MODE_EXEC, request.getMode());
     assertEquals("main", request.getBaseRef());
     assertEquals("https://git.example.org/demo.git", request.getCloneUrl());
-    assertEquals(created.id(), tokens.verify(request.getJobToken()).jobId());
+    assertEquals(created.id(), tokens.verify(queue.tokens.get(request.getJobId())).jobId());
     assertFalse(
-        Files.readString(audit.file()).contains(request.getJobToken()),
+        Files.readString(audit.file()).contains(queue.tokens.get(request.getJobId())),
         "the token stays out of the log");
     assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED), events(created.id()));
 
@@ -614,6 +615,61 @@ class JobServiceTest {
                     clock)));
   }
 
+  @Test
+  void aRefusalOfAKnownJobsRequestIsAuditedAndChangesNothing() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    assertTrue(queue.deliver(started(created.id())).succeeded());
+    assertTrue(queue.deliver(refused(created.id(), 99, "not signed by the gateway")).succeeded());
+    JsonObject refused = entry(created.id(), JobBook.REFUSED);
+    assertEquals(REPO.value(), refused.getString("repo"));
+    assertEquals("runner-2", refused.getString("runner"));
+    assertEquals("not signed by the gateway", refused.getString("reason"));
+    assertEquals(Job.STARTED, job(created.id()).status(), "the genuine job runs on");
+
+    assertTrue(queue.deliver(finished(created.id(), "ok")).succeeded());
+    assertTrue(queue.deliver(refused(created.id(), 100, "replay: it ran here")).succeeded());
+    assertEquals(
+        List.of(
+            JobBook.CREATED,
+            JobBook.DISPATCHED,
+            JobBook.STARTED,
+            JobBook.REFUSED,
+            JobBook.FINISHED,
+            JobBook.REFUSED),
+        events(created.id()));
+    assertEquals("ok", job(created.id()).exitReason(), "a replay leaves a finished job finished");
+    assertTrue(AuditLog.verify(audit.file()).ok(), "the entries are chained");
+  }
+
+  @Test
+  void theJobsOwnRequestRefusedAsTakenOnADoubleDeliveryIsNotAudited() throws Exception {
+    Job created = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
+    assertTrue(
+        queue
+            .deliver(refused(created.id(), created.queueSequence(), "replay: runner 'a' runs it"))
+            .succeeded());
+    assertEquals(List.of(JobBook.CREATED, JobBook.DISPATCHED), events(created.id()));
+  }
+
+  @Test
+  void aRefusalNamingNoKnownJobIsOnlyLogged() throws Exception {
+    long before = audit.entries(e -> true).size();
+    assertTrue(queue.deliver(refused("no-such-job", 7, "not signed")).succeeded());
+    assertTrue(queue.deliver(refused("a.b>*" + "x".repeat(5000), 8, "forged")).succeeded());
+    assertEquals(before, audit.entries(e -> true).size());
+  }
+
+  private static JobEvent refused(String jobId, long streamSequence, String reason) {
+    return JobEvent.newBuilder()
+        .setJobId(jobId)
+        .setRefusal(
+            RequestRefusal.newBuilder()
+                .setReason(reason)
+                .setRunnerId("runner-2")
+                .setStreamSequence(streamSequence))
+        .build();
+  }
+
   private Job job(String id) throws Exception {
     return on(() -> Future.succeededFuture(jobs.get(id).orElseThrow()));
   }
@@ -753,6 +809,10 @@ class JobServiceTest {
     volatile int publishesBeforeFailure = -1;
 
     final List<JobRequest> published = new ArrayList<>();
+
+    /** The token each published request was given, by job id: the bus seals it. */
+    final Map<String, String> tokens = new HashMap<>();
+
     final List<String> cancelled = new ArrayList<>();
     private Function<JobEvent, Future<?>> handler;
     private Context handlerContext;
@@ -763,7 +823,7 @@ class JobServiceTest {
     }
 
     @Override
-    public synchronized Future<Long> publish(JobRequest request, Context context) {
+    public synchronized Future<Long> publish(JobRequest request, String jobToken, Context context) {
       if (publishHangs) {
         return Promise.<Long>promise().future();
       }
@@ -772,6 +832,7 @@ class JobServiceTest {
         return Future.failedFuture(publishFailure);
       }
       published.add(request);
+      tokens.put(request.getJobId(), jobToken);
       return Future.succeededFuture((long) published.size());
     }
 

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.bench;
 
+import ai.spboucher.spbgit.gateway.nats.JobBusSigner;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.Limits;
 import ai.spboucher.spbgit.proto.Mode;
@@ -76,27 +77,28 @@ public final class PublishLatencyBenchmark {
         Thread.sleep(ThreadLocalRandom.current().nextLong(50, 251));
         String id = "bench-" + slots + "-" + (i + warmup);
         long now = System.currentTimeMillis();
-        byte[] request =
-            JobRequest.newBuilder()
-                .setJobId(id)
-                .setRepo("bench")
-                .setCloneUrl(bed.gateway.repoUrl("bench"))
-                .setBaseRef("main")
-                .setTask("benchmark job")
-                .setMode(Mode.MODE_EXEC)
-                .setExecCommand("true")
-                .setLimits(Limits.newBuilder().setWallSeconds(60))
-                .setJobToken("not-used")
-                // Already passed: the runner takes the job and ends it at once, without a
-                // container.
-                .setDeadlineEpochMs(now - 1000)
-                .setCreatedEpochMs(now)
-                .build()
-                .toByteArray();
+        JobBusSigner.Signed request =
+            bed.signed(
+                JobRequest.newBuilder()
+                    .setJobId(id)
+                    .setRepo("bench")
+                    .setCloneUrl(bed.gateway.repoUrl("bench"))
+                    .setBaseRef("main")
+                    .setTask("benchmark job")
+                    .setMode(Mode.MODE_EXEC)
+                    .setExecCommand("true")
+                    .setLimits(Limits.newBuilder().setWallSeconds(60))
+                    // Already passed: the runner takes the job and ends it at once, without a
+                    // container.
+                    .setDeadlineEpochMs(now - 1000)
+                    .setCreatedEpochMs(now)
+                    .build(),
+                "not-used");
         long sent = WallClock.micros();
         jetStream.publish(
             Subjects.jobRequests(Subjects.DEFAULT_IMAGE),
-            request,
+            request.headers(),
+            request.data(),
             PublishOptions.builder().messageId(id).build());
         long ack = WallClock.micros();
         Long taken = awaitTaken(id);

@@ -142,6 +142,7 @@ final class SystemBed implements AutoCloseable {
     all.put("SPB_RUNNER_ID", id);
     all.put("SPB_AGENT_IMAGE", IMAGE);
     all.put("SPB_RUNNER_WORK_DIR", dir.resolve("runner-" + id).toString());
+    all.put("SPB_GATEWAY_KEYS", dir.resolve("gateway/keys/job-bus").toString());
     all.putAll(env);
     ServiceProcess runner =
         ServiceProcess.start(
@@ -153,6 +154,12 @@ final class SystemBed implements AutoCloseable {
             Pattern.compile("runner " + Pattern.quote(id) + " ready"));
     runners.add(runner);
     runnerIds.put(id, runner);
+    // Authorized as an operator does it: the gateway seals job tokens to it from now on.
+    Path runnerKeys = Files.createDirectories(dir.resolve("gateway/keys/runners"));
+    Files.copy(
+        Path.of(all.get("SPB_RUNNER_WORK_DIR"), "runner-key.pub.pem"),
+        runnerKeys.resolve(id + ".pub.pem"),
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     return runner;
   }
 

@@ -125,7 +125,7 @@ class EnvironmentPageIT {
         work,
         "push",
         "-q",
-        gateway.pushUrl("py", request.getJobToken()),
+        gateway.pushUrl("py", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
     RunnerStandIn.publishStatus(
         runner,
@@ -209,7 +209,7 @@ class EnvironmentPageIT {
         work,
         "push",
         "-q",
-        gateway.pushUrl("js", request.getJobToken()),
+        gateway.pushUrl("js", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
     RunnerStandIn.publishStatus(
         runner,

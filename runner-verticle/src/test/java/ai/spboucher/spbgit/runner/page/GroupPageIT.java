@@ -75,7 +75,9 @@ class GroupPageIT {
           }
           git.ok(work, "add", ".");
           git.ok(work, "commit", "-q", "-m", "Say hello\n\nAgent-Job: " + id);
-          String token = RunnerStandIn.queuedRequest(bed.runner, bed.gateway, id).getJobToken();
+          String token =
+              RunnerStandIn.jobToken(
+                  bed.gateway, RunnerStandIn.queuedRequest(bed.runner, bed.gateway, id));
           git.ok(
               work,
               "push",

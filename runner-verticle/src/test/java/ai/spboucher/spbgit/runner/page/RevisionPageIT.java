@@ -317,7 +317,9 @@ class RevisionPageIT {
   private static String runAs(
       PageBed bed, GitCli git, Path work, String id, String file, String ref, String exitReason)
       throws Exception {
-    String token = RunnerStandIn.queuedRequest(bed.runner, bed.gateway, id).getJobToken();
+    String token =
+        RunnerStandIn.jobToken(
+            bed.gateway, RunnerStandIn.queuedRequest(bed.runner, bed.gateway, id));
     RunnerStandIn.publishStatus(
         bed.runner,
         id,
