@@ -639,6 +639,33 @@ class ModelEndpointTest {
     awaitCondition(() -> EndpointClient.post(socket, CHAT, "{\"messages\":[]}").status() == 200);
   }
 
+  @Test
+  void aClientAskingConnectionCloseIsRecordedAtWhatTheMeterCounted() throws Exception {
+    Path socket = start(ModelProvider.ANTHROPIC, 1_000_000, Duration.ofSeconds(30));
+    fake.then(
+        fake.anthropicText("plain", 98_000, 1_000),
+        fake.anthropicToolUse("Write", "{\"file_path\":\"a\"}", 97_000, 2_000));
+    Map<String, String> close = Map.of("connection", "close");
+
+    EndpointClient.Response plain =
+        EndpointClient.post(socket, MESSAGES, "{\"max_tokens\":64,\"messages\":[]}", close);
+    EndpointClient.Response streamed =
+        EndpointClient.post(
+            socket, MESSAGES, "{\"max_tokens\":64,\"stream\":true,\"messages\":[]}", close);
+
+    assertEquals(200, plain.status(), plain.text());
+    assertEquals(200, streamed.status(), streamed.text());
+    awaitRecords(2);
+    assertEquals(new Usage(195_000, 3_000), endpoint.meter().spent());
+    assertEquals(
+        List.of(new Usage(98_000, 1_000), new Usage(97_000, 2_000)),
+        records.stream().map(ModelCallRecord::usage).toList(),
+        "each record is the call's usage, not an estimate");
+    for (ModelCallRecord record : records) {
+      assertNull(record.error(), "the agent got the whole answer: " + record.error());
+    }
+  }
+
   private void awaitRecords(int count) throws Exception {
     awaitCondition(() -> records.size() >= count);
   }
