@@ -640,6 +640,36 @@ class ModelEndpointTest {
   }
 
   @Test
+  void aOneShotClientFreesItsConnectionAtOnceSoFiftyCallsInARowAllSucceed() throws Exception {
+    Path socket = startOpenAi();
+
+    // Each opens a connection, reads its answer and closes, as a curl in a job's script does.
+    for (int i = 0; i < 50; i++) {
+      EndpointClient.Response response = EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
+      assertEquals(200, response.status(), "call " + i + ": " + response.text());
+    }
+
+    assertEquals(50, fake.received().size());
+  }
+
+  @Test
+  void aClientThatClosesItsSideAfterTheRequestStillGetsTheAnswerThenTheConnectionCloses()
+      throws Exception {
+    Path socket = startOpenAi();
+    fake.then(request -> fake.openAiText("late", 10, 2).apply(request).delayed(300));
+
+    try (EndpointClient.Connection connection = EndpointClient.Connection.open(socket)) {
+      connection.send(EndpointClient.request(CHAT, "{\"messages\":[]}", Map.of()));
+      connection.shutdownOutput();
+      EndpointClient.Response response = connection.readResponse();
+
+      assertEquals(200, response.status(), response.text());
+      assertTrue(response.text().contains("late"), response.text());
+      assertTrue(connection.closedByPeer(), "nothing more can come on it: closed after the answer");
+    }
+  }
+
+  @Test
   void aClientAskingConnectionCloseIsRecordedAtWhatTheMeterCounted() throws Exception {
     Path socket = start(ModelProvider.ANTHROPIC, 1_000_000, Duration.ofSeconds(30));
     fake.then(
