@@ -185,7 +185,8 @@ public final class JobTestBed implements AutoCloseable {
   public Vertx startRunner(String id, Map<String, String> env) {
     Map<String, String> all = new HashMap<>(runnerEnv(id));
     all.putAll(env);
-    Vertx vertx = Vertx.vertx();
+    // As Main starts it: on NIO the job sockets could not half-close, unlike the runner's.
+    Vertx vertx = Vertx.vertx(Main.vertxOptions());
     vertx
         .deployVerticle(
             new RunnerVerticle(
