@@ -425,7 +425,8 @@ public final class JobSocket implements AutoCloseable {
       if (event instanceof ChannelInputShutdownEvent) {
         inputEnded.add(connection);
         if (serving.getOrDefault(connection, 0) == 0) {
-          ctx.close();
+          // Vert.x's close, which first writes what an earlier answer left queued.
+          connection.close();
         }
       }
       ctx.fireUserEventTriggered(event);
