@@ -213,7 +213,8 @@ public final class JobTestBed implements AutoCloseable {
     Map<String, String> all = new HashMap<>(runnerEnv(id));
     all.putAll(env);
     RunnerConfig config = RunnerConfig.from(RunnerConfig.fromEnvironment(all));
-    Vertx vertx = Vertx.vertx();
+    // As Main starts it: on NIO the job sockets could not half-close, unlike the runner's.
+    Vertx vertx = Vertx.vertx(Main.vertxOptions());
     vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC())).await();
     runners.add(vertx);
     if (!config.runnerKey().equals(runnerKey.privateFile())) {

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
+import ai.spboucher.spbgit.runner.sockets.Refusal;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
@@ -8,16 +9,24 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * One provider API the model endpoint forwards, by its path: how a request is prepared, where a
- * complete answer reports its usage, how its server-sent events report usage and carry generated
- * text, and how it ends a stream with an error. Plain Java: no I/O.
+ * One provider API the model endpoint forwards, by its path: what a request may hold (its positive
+ * list: {@link ChatCompletionsRequests}, {@link ResponsesRequests}, {@link MessagesRequests}), how
+ * it is prepared, where a complete answer reports its usage, how its server-sent events report
+ * usage and carry generated text, and how it ends a stream with an error. Plain Java: no I/O.
  */
 public enum ModelApi {
 
   /** OpenAI Chat Completions; streamed usage comes in a last chunk asked for by include_usage. */
   CHAT_COMPLETIONS("/v1/chat/completions") {
+    @Override
+    Admitted.Fields admitted() {
+      return ChatCompletionsRequests.BODY;
+    }
+
     @Override
     void prepare(ObjectNode body, String model) {
       super.prepare(body, model);
@@ -81,6 +90,20 @@ public enum ModelApi {
   /** OpenAI Responses; streamed usage in {@code response.completed} (or failed, incomplete). */
   RESPONSES("/v1/responses") {
     @Override
+    Admitted.Fields admitted() {
+      return ResponsesRequests.BODY;
+    }
+
+    @Override
+    void prepare(ObjectNode body, String model) {
+      super.prepare(body, model);
+      if (body.path("store").isMissingNode() || body.path("store").isNull()) {
+        // The API keeps every response it is not told to drop: nothing of the job stays behind.
+        body.put("store", false);
+      }
+    }
+
+    @Override
     Usage usage(JsonNode answer) {
       JsonNode usage = answer.path("usage");
       return new Usage(count(usage, "input_tokens"), count(usage, "output_tokens"));
@@ -121,6 +144,11 @@ public enum ModelApi {
 
   /** Anthropic Messages; streamed usage in {@code message_start} and {@code message_delta}. */
   MESSAGES("/v1/messages") {
+    @Override
+    Admitted.Fields admitted() {
+      return MessagesRequests.BODY;
+    }
+
     @Override
     Usage usage(JsonNode answer) {
       JsonNode usage = answer.path("usage");
@@ -194,6 +222,11 @@ public enum ModelApi {
   /** Anthropic's token counting: free, never streamed, no usage. */
   COUNT_TOKENS("/v1/messages/count_tokens") {
     @Override
+    Admitted.Fields admitted() {
+      return MessagesRequests.COUNT_TOKENS_BODY;
+    }
+
+    @Override
     boolean streams(ObjectNode body) {
       return false;
     }
@@ -234,8 +267,27 @@ public enum ModelApi {
   }
 
   /**
-   * Makes the agent's request body one the runner is willing to send: the job's model, and whatever
-   * the API needs to report its usage.
+   * What a request body may hold: the positive list of its fields, content parts and tools (see
+   * {@link Admitted}).
+   */
+  abstract Admitted.Fields admitted();
+
+  /**
+   * Refuses a body holding anything {@link #admitted()} does not list, and removes from it the
+   * offers the list withdraws.
+   *
+   * @return what was withdrawn, by path and type ({@code tools[8] web_search}); empty when nothing
+   * @throws Refusal 400 {@code feature_not_allowed} naming the first field not admitted
+   */
+  List<String> admit(ObjectNode body) throws Refusal {
+    List<String> withdrawn = new ArrayList<>();
+    admitted().check(body, "", withdrawn);
+    return List.copyOf(withdrawn);
+  }
+
+  /**
+   * Makes the agent's request body, once admitted, one the runner is willing to send: the job's
+   * model, whatever the API needs to report its usage, and nothing kept at the provider.
    */
   void prepare(ObjectNode body, String model) {
     body.put("model", model);

@@ -26,8 +26,8 @@ import java.util.List;
  * @param bytesUp body bytes sent to the provider
  * @param bytesDown body bytes the provider answered
  * @param streamed whether the answer was relayed as server-sent events, as they came
- * @param removedTools the provider-side tools (and remote-server fields) removed from the request
- *     before it was forwarded ({@link ProviderTools}); empty when none
+ * @param removedTools the provider-side tools withdrawn from the request before it was forwarded,
+ *     by path and type ({@code tools[8] web_search}; {@link ModelApi#admit}); empty when none
  */
 public record ModelCallRecord(
     Instant startedAt,

@@ -32,17 +32,20 @@ import java.util.function.Consumer;
  * query string, such as Claude Code's {@code ?beta=true}, is accepted and not forwarded (the SDK's
  * beta client marks itself with it; what it selects travels in headers), so the sandbox cannot pass
  * parameters the runner does not check. The body is a JSON object of at most {@link
- * #MAX_BODY_BYTES}; its {@code model} is set to the job's model (a request naming a model the
- * runner does not offer is refused), and a streamed chat completion asks for its usage ({@link
- * ModelApi#prepare}). The provider's answer, status and body, is passed back as it comes, streamed
- * when the agent asked for a stream ({@link UpstreamCall}), except that the key, should the
- * provider echo it, is blanked. Every answer the endpoint gives itself is {@code
- * {"error":{"type":"...","message":"..."}}}:
+ * #MAX_BODY_BYTES} that holds only what its API's positive list admits: fields, content parts and
+ * tools known to stay inside the provider's model ({@link ModelApi#admit}; anything else is
+ * refused, never forwarded). Its {@code model} is set to the job's model (a request naming a model
+ * the runner does not offer is refused), a streamed chat completion asks for its usage, and a
+ * Responses call is not stored ({@link ModelApi#prepare}). The provider's answer, status and body,
+ * is passed back as it comes, streamed when the agent asked for a stream ({@link UpstreamCall}),
+ * except that the key, should the provider echo it, is blanked. Every answer the endpoint gives
+ * itself is {@code {"error":{"type":"...","message":"..."}}}:
  *
  * <ul>
- *   <li>400 malformed request, body not a JSON object, {@code model_not_allowed}; 404 any other
- *       method or path; 408 request not complete within {@link #READ_TIMEOUT}; 413 body too large;
- *       431 head too large (the connection is closed after these, except the JSON checks);
+ *   <li>400 malformed request, body not a JSON object, {@code model_not_allowed}, {@code
+ *       feature_not_allowed} (naming the field the positive list lacks); 404 any other method or
+ *       path; 408 request not complete within {@link #READ_TIMEOUT}; 413 body too large; 431 head
+ *       too large (the connection is closed after these, except the JSON checks);
  *   <li>429 {@code budget_exceeded} once the job's {@link TokenMeter} is exhausted;
  *   <li>502 {@code upstream_unreachable}, 502 {@code upstream_dropped} (the provider closed the
  *       connection after the call was sent, before its answer's head), 504 {@code upstream_timeout}
@@ -211,10 +214,9 @@ public final class ModelEndpoint implements AutoCloseable {
     }
   }
 
-  /** A request body checked and made ready to send. */
   /**
-   * A request as it will be forwarded, and what {@link ProviderTools} removed from it (empty when
-   * nothing).
+   * A request as it will be forwarded, and what its API's positive list withdrew from it ({@link
+   * ModelApi#admit}; empty when nothing).
    */
   record Prepared(ModelApi api, Buffer body, List<String> removedTools) {}
 
@@ -358,8 +360,8 @@ public final class ModelEndpoint implements AutoCloseable {
         throw new Refusal(400, "model_not_allowed", "this job may use only " + model);
       }
     }
+    List<String> removed = api.admit(request);
     api.prepare(request, model);
-    List<String> removed = ProviderTools.removeProviderSide(api, request);
     try {
       return new Prepared(api, Buffer.buffer(JSON.writeValueAsBytes(request)), removed);
     } catch (IOException e) {

@@ -82,7 +82,14 @@ final class ModelExchange {
     }
   }
 
+  /**
+   * The agent's connection closed. After the answer ended that is no disconnect: the endpoint's own
+   * {@code Connection: close}, or the client's, closes it right after the answer is written.
+   */
   private void connectionClosed() {
+    if (request.response().ended()) {
+      return;
+    }
     if (call != null) {
       call.abandon();
     } else {
@@ -177,7 +184,7 @@ final class ModelExchange {
       settle(
           new ModelEndpoint.Outcome(
               failure.refusal().status(),
-              Usage.NONE,
+              failure.counted(),
               failure.refusal().describe(),
               true,
               false,

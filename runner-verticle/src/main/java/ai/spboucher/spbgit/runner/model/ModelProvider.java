@@ -34,7 +34,8 @@ public enum ModelProvider {
           version != null && VERSION.matcher(version).matches() ? version : DEFAULT_VERSION);
       // Claude Code names the API features its requests use (context management, interleaved
       // thinking, ...): without them the provider refuses the very fields it sends. A name alone
-      // brings no provider-side tool in: those are in the body, which ProviderTools filters.
+      // brings no provider-side feature in: those are in the body, which must be on the positive
+      // list (MessagesRequests).
       String beta = agent.get(BETA_HEADER);
       if (beta != null && beta.length() <= MAX_BETA_LENGTH && BETA.matcher(beta).matches()) {
         upstream.set(BETA_HEADER, beta);

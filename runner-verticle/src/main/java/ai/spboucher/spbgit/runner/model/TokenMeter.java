@@ -90,6 +90,7 @@ public final class TokenMeter {
 
     private long estimate;
     private boolean settled;
+    private Usage counted;
 
     private Claim() {}
 
@@ -104,17 +105,23 @@ public final class TokenMeter {
       }
     }
 
-    /** Replaces the claim by the call's usage, once; later calls do nothing. */
-    public void settle(Usage usage) {
+    /**
+     * Replaces the claim by the call's usage, once; later calls change nothing. Returns what the
+     * meter counted for the call, the usage of the first call: the call's record reports that, so a
+     * job's records add up to its spend whatever happened after.
+     */
+    public Usage settle(Usage usage) {
       synchronized (TokenMeter.this) {
         if (settled) {
-          return;
+          return counted;
         }
         settled = true;
+        counted = usage;
         claimed -= estimate;
         estimate = 0;
       }
       add(usage);
+      return usage;
     }
   }
 }

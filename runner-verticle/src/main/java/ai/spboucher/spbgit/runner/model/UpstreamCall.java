@@ -108,8 +108,15 @@ final class UpstreamCall {
     return outcome.future();
   }
 
-  /** The agent left: the provider's answer is dropped, the call counted at what it had seen. */
+  /**
+   * The agent left: the provider's answer is dropped, the call counted at what it had seen. Once
+   * the answer ended the agent had it whole, so its leaving changes nothing (a client that asked
+   * for {@code Connection: close} leaves right then).
+   */
   void abandon() {
+    if (response.ended()) {
+      return;
+    }
     abandoned = true;
     if (answer == null && request != null) {
       // Still waiting for the answer's head: the failure that follows is recorded.
@@ -323,8 +330,9 @@ final class UpstreamCall {
     if (whole != null || !response.headWritten()) {
       // Nothing reached the agent yet: it gets the endpoint's own error instead.
       endpoint.vertx().cancelTimer(silenceTimer);
-      outcome.fail(new UpstreamFailure(new Refusal(silent ? 504 : 502, type, message), bytesDown));
-      claim.settle(Usage.NONE);
+      Usage counted = claim.settle(Usage.NONE);
+      outcome.fail(
+          new UpstreamFailure(new Refusal(silent ? 504 : 502, type, message), bytesDown, counted));
       return;
     }
     Usage usage = tally.estimate();
@@ -336,7 +344,7 @@ final class UpstreamCall {
 
   /** The request never got an answer head: refused by the caller with the endpoint's error. */
   private void unanswered(Throwable cause) {
-    claim.settle(Usage.NONE);
+    Usage counted = claim.settle(Usage.NONE);
     Refusal refusal =
         abandoned
             ? new Refusal(
@@ -360,7 +368,7 @@ final class UpstreamCall {
                         502,
                         "upstream_unreachable",
                         "cannot reach the provider: " + cause.getClass().getSimpleName());
-    outcome.fail(new UpstreamFailure(refusal, 0));
+    outcome.fail(new UpstreamFailure(refusal, 0, counted));
   }
 
   private String errorOf(byte[] answered) {
@@ -386,10 +394,11 @@ final class UpstreamCall {
       return;
     }
     endpoint.vertx().cancelTimer(silenceTimer);
-    claim.settle(usage);
+    // The record says what the meter counted, even when the usage was settled earlier.
+    Usage counted = claim.settle(usage);
     outcome.complete(
         new ModelEndpoint.Outcome(
-            answer.statusCode(), usage, error, true, true, body.length(), bytesDown, streamed));
+            answer.statusCode(), counted, error, true, true, body.length(), bytesDown, streamed));
   }
 
   /** The provider gave no answer the agent saw: the endpoint answers {@code refusal} instead. */
@@ -397,11 +406,18 @@ final class UpstreamCall {
     private static final long serialVersionUID = 1L;
     private final transient Refusal refusal;
     private final long bytesDown;
+    private final transient Usage counted;
 
-    UpstreamFailure(Refusal refusal, long bytesDown) {
+    UpstreamFailure(Refusal refusal, long bytesDown, Usage counted) {
       super(refusal.describe(), null, false, false);
       this.refusal = refusal;
       this.bytesDown = bytesDown;
+      this.counted = counted;
+    }
+
+    /** What the meter counted for the call. */
+    Usage counted() {
+      return counted;
     }
 
     Refusal refusal() {

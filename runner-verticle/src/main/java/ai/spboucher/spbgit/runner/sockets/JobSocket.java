@@ -6,6 +6,9 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannelConfig;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -29,6 +32,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -46,8 +50,11 @@ import java.util.concurrent.TimeoutException;
  * ({@link StrictRequestDecoder}, 400) refused, a request head not complete within {@code
  * headTimeout} answered 408 and closed, and one request per connection (a pipelined one is never
  * served), unless the socket keeps connections alive ({@link Limits#keepAlive()}): then every
- * request head is checked as strictly, and a connection left idle for {@code headTimeout} after an
- * answer is closed (quietly: a client of an idle keep-alive connection expects no answer).
+ * request head is checked as strictly, a connection left idle for {@code headTimeout} after an
+ * answer is closed (quietly: a client of an idle keep-alive connection expects no answer), and one
+ * whose client closed its side is closed as soon as it has no answer left to write: no further
+ * request can come on it, and a one-shot client (curl) must not hold one of the few connections
+ * until the idle timeout.
  *
  * <p>Threading: {@link #bind} and {@link #close()} block the calling thread (never call them on an
  * event loop); the request handler runs on the server's event loop and must not block. {@link
@@ -125,6 +132,9 @@ public final class JobSocket implements AutoCloseable {
 
   /** Requests being answered, per connection kept alive. */
   private final Map<HttpConnection, Integer> serving = new ConcurrentHashMap<>();
+
+  /** Connections kept alive whose client closed its side: no request comes on them any more. */
+  private final Set<HttpConnection> inputEnded = ConcurrentHashMap.newKeySet();
 
   private volatile boolean closed;
 
@@ -321,6 +331,10 @@ public final class JobSocket implements AutoCloseable {
             "httpDecoder", "httpDecoder", new StrictRequestDecoder(options, limits.keepAlive()));
     // A job that half-closes after its request still gets the answer (see StrictRequestDecoder).
     ((DuplexChannelConfig) channel.config()).setAllowHalfClosure(true);
+    if (limits.keepAlive()) {
+      // Behind the decoder, which fires the requests it still holds before the event.
+      channel.pipeline().addAfter("httpDecoder", "inputEnd", new InputEnd(connection));
+    }
     long timer =
         vertx.setTimer(
             limits.headTimeout().toMillis(),
@@ -346,6 +360,7 @@ public final class JobSocket implements AutoCloseable {
         .addListener(
             closedChannel -> {
               serving.remove(connection);
+              inputEnded.remove(connection);
               Long pending = open.remove(connection);
               if (pending != null && pending >= 0) {
                 vertx.cancelTimer(pending);
@@ -364,7 +379,11 @@ public final class JobSocket implements AutoCloseable {
             v -> {
               Integer left = serving.computeIfPresent(connection, (c, n) -> n - 1);
               if (left != null && left == 0) {
-                awaitNextHead(connection, limits);
+                if (inputEnded.contains(connection)) {
+                  connection.close();
+                } else {
+                  awaitNextHead(connection, limits);
+                }
               }
             });
     requests.handle(request);
@@ -386,6 +405,31 @@ public final class JobSocket implements AutoCloseable {
     if (!open.replace(connection, -1L, timer)) {
       // Closed meanwhile, or the next (pipelined) request came already.
       vertx.cancelTimer(timer);
+    }
+  }
+
+  /**
+   * Notes that the client of a connection kept alive closed its side, and closes the connection at
+   * once when no answer is being written on it (else {@link #serveKeptAlive} does, after the last).
+   */
+  private final class InputEnd extends ChannelInboundHandlerAdapter {
+
+    private final HttpConnection connection;
+
+    InputEnd(HttpConnection connection) {
+      this.connection = connection;
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+      if (event instanceof ChannelInputShutdownEvent) {
+        inputEnded.add(connection);
+        if (serving.getOrDefault(connection, 0) == 0) {
+          // Vert.x's close, which first writes what an earlier answer left queued.
+          connection.close();
+        }
+      }
+      ctx.fireUserEventTriggered(event);
     }
   }
 

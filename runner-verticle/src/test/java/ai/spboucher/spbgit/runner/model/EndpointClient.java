@@ -142,6 +142,11 @@ final class EndpointClient {
       }
     }
 
+    /** Closes the client's side only: the request is all sent, the answer still to come. */
+    void shutdownOutput() throws IOException {
+      channel.shutdownOutput();
+    }
+
     /** Whether the endpoint closed the connection: reads once, which blocks while it is open. */
     boolean closedByPeer() {
       try {

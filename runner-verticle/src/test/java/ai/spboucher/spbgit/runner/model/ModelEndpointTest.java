@@ -185,28 +185,71 @@ class ModelEndpointTest {
   }
 
   @Test
-  void providerSideToolsNeverReachTheProviderAndTheRecordNamesThem() throws Exception {
+  void aFeatureOffTheListIsRefusedNamingItAndNeverReachesTheProvider() throws Exception {
     Path socket = start(ModelProvider.ANTHROPIC, 200_000, Duration.ofSeconds(30));
-    fake.then(fake.anthropicText("ok", 10, 2));
 
     EndpointClient.Response response =
         EndpointClient.post(
             socket,
             MESSAGES,
             "{\"max_tokens\":10,\"messages\":[],\"tools\":[{\"name\":\"Write\",\"input_schema\":{}},"
-                + "{\"type\":\"web_fetch_20250910\",\"name\":\"web_fetch\"}],"
-                + "\"mcp_servers\":[{\"type\":\"url\",\"url\":\"https://attacker.example/sse\"}]}");
+                + "{\"type\":\"web_fetch_20250910\",\"name\":\"web_fetch\"}]}");
 
-    assertEquals(200, response.status());
-    String forwarded = fake.received().get(0).text();
-    assertTrue(forwarded.contains("\"Write\""), forwarded);
-    assertFalse(forwarded.contains("web_fetch"), forwarded);
-    assertFalse(forwarded.contains("attacker.example"), forwarded);
-    awaitRecords(1);
-    assertEquals(List.of("mcp_servers", "web_fetch_20250910"), records.get(0).removedTools());
+    assertEquals(400, response.status(), response.text());
+    assertEquals(Admitted.REFUSAL_TYPE, response.errorType());
     assertTrue(
-        new String(records.get(0).request(), StandardCharsets.UTF_8).contains("web_fetch"),
+        response.json().path("error").path("message").asText().startsWith("tools[1].type"),
+        response.text());
+    assertEquals(0, fake.received().size(), "nothing reached the provider");
+    awaitRecords(1);
+    ModelCallRecord record = records.get(0);
+    assertEquals(400, record.status());
+    assertFalse(record.forwarded());
+    assertTrue(record.error().startsWith("feature_not_allowed: tools[1].type"), record.error());
+    assertTrue(
+        new String(record.request(), StandardCharsets.UTF_8).contains("web_fetch"),
         "the record keeps what the agent asked for");
+    assertEquals(Usage.NONE, endpoint.meter().spent());
+  }
+
+  @Test
+  void codexsHostedWebSearchOfferIsWithdrawnAndTheRecordNamesIt() throws Exception {
+    Path socket = startOpenAi();
+    fake.then(fake.openAiText("ok", 10, 2));
+
+    EndpointClient.Response response =
+        EndpointClient.post(
+            socket,
+            "/v1/responses",
+            "{\"input\":\"hi\",\"store\":false,\"tools\":[{\"type\":\"function\",\"name\":\"exec\"},"
+                + "{\"type\":\"web_search\",\"external_web_access\":true}]}");
+
+    assertEquals(200, response.status(), response.text());
+    String forwarded = fake.received().get(0).text();
+    assertTrue(forwarded.contains("\"exec\""), forwarded);
+    assertFalse(forwarded.contains("web_search"), forwarded);
+    awaitRecords(1);
+    assertEquals(List.of("tools[1] web_search"), records.get(0).removedTools());
+  }
+
+  @Test
+  void aResponsesCallIsNeverStoredAtTheProvider() throws Exception {
+    Path socket = startOpenAi();
+
+    EndpointClient.Response stored =
+        EndpointClient.post(socket, "/v1/responses", "{\"input\":\"hi\",\"store\":true}");
+    EndpointClient.Response unsaid =
+        EndpointClient.post(socket, "/v1/responses", "{\"input\":\"hi\"}");
+
+    assertEquals(400, stored.status());
+    assertTrue(
+        stored.json().path("error").path("message").asText().startsWith("store may only be false"),
+        stored.text());
+    assertEquals(200, unsaid.status(), unsaid.text());
+    assertEquals(1, fake.received().size());
+    assertFalse(
+        fake.received().get(0).json().path("store").asBoolean(true),
+        "a call that says nothing is sent with store: false");
   }
 
   @Test
@@ -328,8 +371,9 @@ class ModelEndpointTest {
   void refusesBodiesOverFourMebibytes() throws Exception {
     Path socket = startOpenAi();
     int max = ModelEndpoint.MAX_BODY_BYTES;
-    String padding = "x".repeat(max - "{\"messages\":[],\"pad\":\"\"}".length());
-    String exactlyMax = "{\"messages\":[],\"pad\":\"" + padding + "\"}";
+    String template = "{\"messages\":[{\"role\":\"user\",\"content\":\"\"}]}";
+    String padding = "x".repeat(max - template.length());
+    String exactlyMax = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + padding + "\"}]}";
     assertEquals(max, exactlyMax.length());
 
     EndpointClient.Response atLimit = EndpointClient.post(socket, CHAT, exactlyMax);
@@ -593,6 +637,63 @@ class ModelEndpointTest {
       }
     }
     awaitCondition(() -> EndpointClient.post(socket, CHAT, "{\"messages\":[]}").status() == 200);
+  }
+
+  @Test
+  void aOneShotClientFreesItsConnectionAtOnceSoFiftyCallsInARowAllSucceed() throws Exception {
+    Path socket = startOpenAi();
+
+    // Each opens a connection, reads its answer and closes, as a curl in a job's script does.
+    for (int i = 0; i < 50; i++) {
+      EndpointClient.Response response = EndpointClient.post(socket, CHAT, "{\"messages\":[]}");
+      assertEquals(200, response.status(), "call " + i + ": " + response.text());
+    }
+
+    assertEquals(50, fake.received().size());
+  }
+
+  @Test
+  void aClientThatClosesItsSideAfterTheRequestStillGetsTheAnswerThenTheConnectionCloses()
+      throws Exception {
+    Path socket = startOpenAi();
+    fake.then(request -> fake.openAiText("late", 10, 2).apply(request).delayed(300));
+
+    try (EndpointClient.Connection connection = EndpointClient.Connection.open(socket)) {
+      connection.send(EndpointClient.request(CHAT, "{\"messages\":[]}", Map.of()));
+      connection.shutdownOutput();
+      EndpointClient.Response response = connection.readResponse();
+
+      assertEquals(200, response.status(), response.text());
+      assertTrue(response.text().contains("late"), response.text());
+      assertTrue(connection.closedByPeer(), "nothing more can come on it: closed after the answer");
+    }
+  }
+
+  @Test
+  void aClientAskingConnectionCloseIsRecordedAtWhatTheMeterCounted() throws Exception {
+    Path socket = start(ModelProvider.ANTHROPIC, 1_000_000, Duration.ofSeconds(30));
+    fake.then(
+        fake.anthropicText("plain", 98_000, 1_000),
+        fake.anthropicToolUse("Write", "{\"file_path\":\"a\"}", 97_000, 2_000));
+    Map<String, String> close = Map.of("connection", "close");
+
+    EndpointClient.Response plain =
+        EndpointClient.post(socket, MESSAGES, "{\"max_tokens\":64,\"messages\":[]}", close);
+    EndpointClient.Response streamed =
+        EndpointClient.post(
+            socket, MESSAGES, "{\"max_tokens\":64,\"stream\":true,\"messages\":[]}", close);
+
+    assertEquals(200, plain.status(), plain.text());
+    assertEquals(200, streamed.status(), streamed.text());
+    awaitRecords(2);
+    assertEquals(new Usage(195_000, 3_000), endpoint.meter().spent());
+    assertEquals(
+        List.of(new Usage(98_000, 1_000), new Usage(97_000, 2_000)),
+        records.stream().map(ModelCallRecord::usage).toList(),
+        "each record is the call's usage, not an estimate");
+    for (ModelCallRecord record : records) {
+      assertNull(record.error(), "the agent got the whole answer: " + record.error());
+    }
   }
 
   private void awaitRecords(int count) throws Exception {

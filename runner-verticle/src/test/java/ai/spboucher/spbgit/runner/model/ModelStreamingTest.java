@@ -93,6 +93,16 @@ class ModelStreamingTest {
         + "}";
   }
 
+  /** {@link #streamed} in the shape of the Responses API. */
+  static String streamedInput() {
+    return "{\"stream\":true,\"max_output_tokens\":100,"
+        + "\"input\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+  }
+
+  static String streamedFor(String path) {
+    return path.equals(RESPONSES) ? streamedInput() : streamed("");
+  }
+
   static Usage ours(FakeProvider.Usage usage) {
     return new Usage(usage.inputTokens() + usage.cacheReadTokens(), usage.outputTokens());
   }
@@ -109,8 +119,8 @@ class ModelStreamingTest {
       fake.then(fake.toolCall("write_file", "{\"path\":\"a.txt\",\"text\":\"hello\"}", 321, 47));
       fake.then(fake.text("Done, the file is written.", 400, 12));
 
-      EndpointClient.Response tool = EndpointClient.post(socket, api[1], streamed(""));
-      EndpointClient.Response text = EndpointClient.post(socket, api[1], streamed(""));
+      EndpointClient.Response tool = EndpointClient.post(socket, api[1], streamedFor(api[1]));
+      EndpointClient.Response text = EndpointClient.post(socket, api[1], streamedFor(api[1]));
 
       assertEquals(200, tool.status(), tool.text());
       assertTrue(tool.headers().get("content-type").startsWith("text/event-stream"));
@@ -321,7 +331,7 @@ class ModelStreamingTest {
     tmp.resolve("model.sock").toFile().delete();
     socket = start(ModelProvider.OPENAI, 50, Duration.ofSeconds(30), 4);
     fake.then(request -> slowResponses(60, 10));
-    EndpointClient.Response responses = EndpointClient.post(socket, RESPONSES, streamed(""));
+    EndpointClient.Response responses = EndpointClient.post(socket, RESPONSES, streamedInput());
     String last = lastEvent(responses.text());
     assertTrue(last.startsWith("event: response.failed\n"), responses.text());
     JsonNode failed = FakeProvider.JSON.readTree(last.substring(last.indexOf("data: ") + 6));

@@ -74,6 +74,20 @@ class TokenMeterTest {
   }
 
   @Test
+  void aClaimSettlesOnceAndTellsEveryLaterSettleWhatWasCounted() {
+    TokenMeter meter = new TokenMeter(1_000);
+    TokenMeter.Claim claim = meter.claim(50);
+
+    assertEquals(new Usage(300, 20), claim.settle(new Usage(300, 20)));
+    assertEquals(
+        new Usage(300, 20),
+        claim.settle(new Usage(13, 0)),
+        "a later settle (an estimate after the agent left) changes nothing and says so");
+    assertEquals(new Usage(300, 20), meter.spent());
+    assertEquals(0, meter.claimed());
+  }
+
+  @Test
   void refusesANonPositiveBudgetAndNegativeUsage() {
     assertThrows(IllegalArgumentException.class, () -> new TokenMeter(0));
     assertThrows(IllegalArgumentException.class, () -> new Usage(-1, 0));
