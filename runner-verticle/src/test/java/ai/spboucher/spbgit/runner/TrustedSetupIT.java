@@ -186,7 +186,10 @@ class TrustedSetupIT {
             "setup-output",
             new JsonObject()
                 .put("task", "the agent's change")
-                .put("exec", "echo agent > AGENT.md"));
+                // The job commits on its own, as agents do: git commit -a takes setup's change too.
+                .put(
+                    "exec",
+                    "echo agent > AGENT.md && git add AGENT.md && git commit -qam 'own commit'"));
     assertEquals(201, created.statusCode(), created.body());
     String id = new JsonObject(created.body()).getString("id");
     JsonObject job = bed.await("setup-output", id, "finished", Duration.ofMinutes(4));
