@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.runner;
 
-import ai.spboucher.spbgit.proto.EgressAttempt;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import ai.spboucher.spbgit.runner.model.BreachNotice;
@@ -94,10 +93,6 @@ final class LlmSession implements AutoCloseable {
               }
               background.modelCall(EventMessages.modelCall(call));
               background.egress(EventMessages.egress(call, host, port));
-              EgressAttempt removed = EventMessages.removedProviderTools(call, host, port);
-              if (removed != null) {
-                background.egress(removed);
-              }
             });
     try {
       return new LlmSession(

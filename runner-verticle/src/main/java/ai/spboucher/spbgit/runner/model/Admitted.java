@@ -4,7 +4,6 @@ import ai.spboucher.spbgit.runner.sockets.Refusal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -20,11 +19,6 @@ import java.util.TreeSet;
  * provider adds later stays out until someone judged it. A JSON {@code null} passes wherever a
  * value is expected: the APIs take it as the field's absence.
  *
- * <p>Only a list's element may be <em>withdrawn</em> instead of refused: removed from the request
- * before it is forwarded, and named in the call's record. That is for offers a client makes on
- * every call which the model may ignore (Codex's hosted web search): refusing them would refuse
- * every call of a stock CLI, forwarding them would let the provider reach the network.
- *
  * <p>Plain Java, no I/O; immutable and thread-safe. The tables built from it are {@link
  * ChatCompletionsRequests}, {@link ResponsesRequests} and {@link MessagesRequests}.
  */
@@ -37,14 +31,14 @@ abstract class Admitted {
   static final Admitted ANY =
       new Admitted() {
         @Override
-        void check(JsonNode value, String path, List<String> withdrawn) {}
+        void check(JsonNode value, String path) {}
       };
 
   /** Only {@code false} (or null): a switch that must stay off. */
   static Admitted onlyFalse(String why) {
     return new Admitted() {
       @Override
-      void check(JsonNode value, String path, List<String> withdrawn) throws Refusal {
+      void check(JsonNode value, String path) throws Refusal {
         if (!value.isNull() && !(value.isBoolean() && !value.booleanValue())) {
           throw refused(path + " may only be false: " + why);
         }
@@ -59,7 +53,7 @@ abstract class Admitted {
   static final Admitted DATA_URL =
       new Admitted() {
         @Override
-        void check(JsonNode value, String path, List<String> withdrawn) throws Refusal {
+        void check(JsonNode value, String path) throws Refusal {
           if (!value.isNull()
               && !(value.isTextual()
                   && value.textValue().toLowerCase(Locale.ROOT).startsWith("data:"))) {
@@ -72,16 +66,11 @@ abstract class Admitted {
       };
 
   /**
-   * Checks {@code value}, found at {@code path}; adds what it withdrew to {@code withdrawn}.
+   * Checks {@code value}, found at {@code path}.
    *
    * @throws Refusal 400 {@code feature_not_allowed} naming the first value not admitted
    */
-  abstract void check(JsonNode value, String path, List<String> withdrawn) throws Refusal;
-
-  /** Whether a list holding this value removes it instead of refusing the request. */
-  boolean withdraws(JsonNode value) {
-    return false;
-  }
+  abstract void check(JsonNode value, String path) throws Refusal;
 
   /** An object with only the named fields, each of them any value. */
   static Fields fields(String... names) {
@@ -96,22 +85,15 @@ abstract class Admitted {
   static Admitted listOf(Admitted element) {
     return new Admitted() {
       @Override
-      void check(JsonNode value, String path, List<String> withdrawn) throws Refusal {
+      void check(JsonNode value, String path) throws Refusal {
         if (value.isNull()) {
           return;
         }
         if (!(value instanceof ArrayNode list)) {
           throw refused(path + " must be a list");
         }
-        for (int i = 0; i < list.size(); ) {
-          String at = path + "[" + i + "]";
-          if (element.withdraws(list.get(i))) {
-            withdrawn.add(at + " " + describe(list.get(i)));
-            list.remove(i);
-          } else {
-            element.check(list.get(i), at, withdrawn);
-            i++;
-          }
+        for (int i = 0; i < list.size(); i++) {
+          element.check(list.get(i), path + "[" + i + "]");
         }
       }
     };
@@ -121,9 +103,9 @@ abstract class Admitted {
   static Admitted textOr(Admitted other) {
     return new Admitted() {
       @Override
-      void check(JsonNode value, String path, List<String> withdrawn) throws Refusal {
+      void check(JsonNode value, String path) throws Refusal {
         if (!value.isTextual()) {
-          other.check(value, path, withdrawn);
+          other.check(value, path);
         }
       }
     };
@@ -131,12 +113,12 @@ abstract class Admitted {
 
   /** Objects told apart by their {@code type}: each admitted type with its own fields. */
   static Variants byType() {
-    return new Variants("type", null, Map.of(), Set.of());
+    return new Variants("type", null, Map.of());
   }
 
   /** Objects told apart by another field (a chat message by its {@code role}). */
   static Variants by(String discriminator) {
-    return new Variants(discriminator, null, Map.of(), Set.of());
+    return new Variants(discriminator, null, Map.of());
   }
 
   static Refusal refused(String message) {
@@ -146,11 +128,6 @@ abstract class Admitted {
         message
             + " (the model endpoint forwards only what stays inside the provider's model; see"
             + " docs/sandbox.md)");
-  }
-
-  private static String describe(JsonNode element) {
-    JsonNode type = element.path("type");
-    return type.isTextual() ? type.textValue() : "(no type)";
   }
 
   /** An object with only these fields; build it with {@link #with}. */
@@ -183,7 +160,7 @@ abstract class Admitted {
     }
 
     @Override
-    void check(JsonNode value, String path, List<String> withdrawn) throws Refusal {
+    void check(JsonNode value, String path) throws Refusal {
       if (value.isNull()) {
         return;
       }
@@ -202,38 +179,29 @@ abstract class Admitted {
                   + String.join(", ", new TreeSet<>(fields.keySet()))
                   + ")");
         }
-        field.check(value.get(name), at, withdrawn);
+        field.check(value.get(name), at);
       }
     }
   }
 
-  /**
-   * Objects told apart by one field's value: each admitted value has its own shape; values named
-   * {@link #withdrawing} are withdrawn from the list that holds them.
-   */
+  /** Objects told apart by one field's value: each admitted value has its own shape. */
   static final class Variants extends Admitted {
 
     private final String discriminator;
     private final Admitted untyped;
     private final Map<String, Admitted> variants;
-    private final Set<String> withdrawnTypes;
 
-    private Variants(
-        String discriminator,
-        Admitted untyped,
-        Map<String, Admitted> variants,
-        Set<String> withdrawnTypes) {
+    private Variants(String discriminator, Admitted untyped, Map<String, Admitted> variants) {
       this.discriminator = discriminator;
       this.untyped = untyped;
       this.variants = variants;
-      this.withdrawnTypes = withdrawnTypes;
     }
 
     /** The variant {@code value}, shaped {@code admitted}. */
     Variants with(String value, Admitted admitted) {
       Map<String, Admitted> more = new LinkedHashMap<>(variants);
       more.put(value, admitted);
-      return new Variants(discriminator, untyped, more, withdrawnTypes);
+      return new Variants(discriminator, untyped, more);
     }
 
     /** Each of these variants, all shaped {@code admitted}. */
@@ -247,14 +215,7 @@ abstract class Admitted {
 
     /** The shape of an object without the discriminating field. */
     Variants untyped(Admitted admitted) {
-      return new Variants(discriminator, admitted, variants, withdrawnTypes);
-    }
-
-    /** Variants removed from the list that holds them rather than refused. */
-    Variants withdrawing(String... values) {
-      Set<String> more = new TreeSet<>(withdrawnTypes);
-      more.addAll(Arrays.asList(values));
-      return new Variants(discriminator, untyped, variants, more);
+      return new Variants(discriminator, admitted, variants);
     }
 
     Set<String> admittedValues() {
@@ -262,13 +223,7 @@ abstract class Admitted {
     }
 
     @Override
-    boolean withdraws(JsonNode value) {
-      JsonNode kind = value.path(discriminator);
-      return kind.isTextual() && withdrawnTypes.contains(kind.textValue());
-    }
-
-    @Override
-    void check(JsonNode value, String path, List<String> withdrawn) throws Refusal {
+    void check(JsonNode value, String path) throws Refusal {
       if (value.isNull()) {
         return;
       }
@@ -280,7 +235,7 @@ abstract class Admitted {
         if (untyped == null) {
           throw refused(path + " has no " + discriminator);
         }
-        untyped.check(value, path, withdrawn);
+        untyped.check(value, path);
         return;
       }
       Admitted variant = kind.isTextual() ? variants.get(kind.textValue()) : null;
@@ -297,7 +252,7 @@ abstract class Admitted {
                 + String.join(", ", new TreeSet<>(variants.keySet()))
                 + ")");
       }
-      variant.check(value, path, withdrawn);
+      variant.check(value, path);
     }
   }
 }

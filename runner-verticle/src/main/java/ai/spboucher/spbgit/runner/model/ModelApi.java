@@ -9,8 +9,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * One provider API the model endpoint forwards, by its path: what a request may hold (its positive
@@ -273,16 +271,12 @@ public enum ModelApi {
   abstract Admitted.Fields admitted();
 
   /**
-   * Refuses a body holding anything {@link #admitted()} does not list, and removes from it the
-   * offers the list withdraws.
+   * Refuses a body holding anything {@link #admitted()} does not list.
    *
-   * @return what was withdrawn, by path and type ({@code tools[8] web_search}); empty when nothing
    * @throws Refusal 400 {@code feature_not_allowed} naming the first field not admitted
    */
-  List<String> admit(ObjectNode body) throws Refusal {
-    List<String> withdrawn = new ArrayList<>();
-    admitted().check(body, "", withdrawn);
-    return List.copyOf(withdrawn);
+  void admit(ObjectNode body) throws Refusal {
+    admitted().check(body, "");
   }
 
   /**

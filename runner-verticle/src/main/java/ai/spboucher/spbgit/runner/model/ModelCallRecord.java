@@ -2,7 +2,6 @@ package ai.spboucher.spbgit.runner.model;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 
 /**
  * One request the agent made to its job's {@link ModelEndpoint}, as the runner saw it.
@@ -26,8 +25,6 @@ import java.util.List;
  * @param bytesUp body bytes sent to the provider
  * @param bytesDown body bytes the provider answered
  * @param streamed whether the answer was relayed as server-sent events, as they came
- * @param removedTools the provider-side tools withdrawn from the request before it was forwarded,
- *     by path and type ({@code tools[8] web_search}; {@link ModelApi#admit}); empty when none
  */
 public record ModelCallRecord(
     Instant startedAt,
@@ -45,12 +42,7 @@ public record ModelCallRecord(
     boolean answered,
     long bytesUp,
     long bytesDown,
-    boolean streamed,
-    List<String> removedTools) {
-
-  public ModelCallRecord {
-    removedTools = List.copyOf(removedTools);
-  }
+    boolean streamed) {
 
   /** Why the call did not reach the provider, for the egress record; null when it did. */
   public String egressFailure() {

@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -214,11 +213,8 @@ public final class ModelEndpoint implements AutoCloseable {
     }
   }
 
-  /**
-   * A request as it will be forwarded, and what its API's positive list withdrew from it ({@link
-   * ModelApi#admit}; empty when nothing).
-   */
-  record Prepared(ModelApi api, Buffer body, List<String> removedTools) {}
+  /** A request admitted by its API's positive list ({@link ModelApi#admit}), ready to send. */
+  record Prepared(ModelApi api, Buffer body) {}
 
   Vertx vertx() {
     return vertx;
@@ -336,8 +332,7 @@ public final class ModelEndpoint implements AutoCloseable {
             false,
             0,
             0,
-            false,
-            List.of()));
+            false));
   }
 
   private Prepared prepareNow(ModelApi api, byte[] body) throws Refusal {
@@ -360,10 +355,10 @@ public final class ModelEndpoint implements AutoCloseable {
         throw new Refusal(400, "model_not_allowed", "this job may use only " + model);
       }
     }
-    List<String> removed = api.admit(request);
+    api.admit(request);
     api.prepare(request, model);
     try {
-      return new Prepared(api, Buffer.buffer(JSON.writeValueAsBytes(request)), removed);
+      return new Prepared(api, Buffer.buffer(JSON.writeValueAsBytes(request)));
     } catch (IOException e) {
       throw new IllegalStateException("cannot serialise a parsed request", e);
     }

@@ -33,7 +33,6 @@ final class ModelExchange {
   private ModelApi api;
   private boolean bodyTruncated;
   private boolean settled;
-  private List<String> removedTools = List.of();
   private UpstreamCall call;
   private long readTimer = -1;
   private Runnable stopWatchingClose = () -> {};
@@ -161,7 +160,6 @@ final class ModelExchange {
       slot.release();
       return Future.failedFuture(refusal);
     }
-    removedTools = prepared.removedTools();
     call = UpstreamCall.start(endpoint, api, request.response(), prepared.body(), agentHeaders);
     return call.outcome()
         .onComplete(done -> slot.release())
@@ -264,8 +262,7 @@ final class ModelExchange {
             outcome.answered(),
             outcome.bytesUp(),
             outcome.bytesDown(),
-            outcome.streamed(),
-            removedTools));
+            outcome.streamed()));
   }
 
   /**

@@ -13,10 +13,9 @@ import static ai.spboucher.spbgit.runner.model.Admitted.textOr;
  * (messages, the agent's own tool calls and their outputs, reasoning and compaction items the
  * provider encrypted); parts that are text, or images and files given inline; tools the agent runs
  * itself (function, custom, namespaces of those, local shell, shell in a {@code local} environment,
- * apply_patch). Codex offers the hosted {@code web_search} on every call: it is withdrawn from the
- * request, not refused. Left out, so refused: every other hosted tool (web and file search, code
- * interpreter, a {@code shell} in a provider's container, image generation, remote MCP servers,
- * tool search), {@code background} (the provider works on after the answer, unmetered), {@code
+ * apply_patch). Left out, so refused: every hosted tool (web and file search, code interpreter, a
+ * {@code shell} in a provider's container, image generation, remote MCP servers, tool search),
+ * {@code background} (the provider works on after the answer, unmetered), {@code
  * previous_response_id}, {@code conversation}, {@code prompt} and item references (state the
  * provider keeps), {@code store: true}, {@code service_tier}, a part given by URL or by an uploaded
  * file's id, and anything the API adds later. Plain Java, no I/O.
@@ -84,17 +83,13 @@ final class ResponsesRequests {
           .with("function", fields("type", "name", "description", "parameters", "strict"))
           .with("custom", fields("type", "name", "description", "format"));
 
-  /**
-   * Tools the agent runs itself: the provider only writes their calls. Codex's hosted web search is
-   * withdrawn.
-   */
+  /** Tools the agent runs itself: the provider only writes their calls. */
   static final Admitted.Variants TOOLS =
       OWN_TOOLS
           .with("namespace", fields("type", "name", "description").with("tools", listOf(OWN_TOOLS)))
           .with("local_shell", fields("type"))
           .with("shell", fields("type").with("environment", LOCAL_ENVIRONMENT))
-          .with("apply_patch", fields("type"))
-          .withdrawing("web_search");
+          .with("apply_patch", fields("type"));
 
   private static final Admitted.Variants CHOSEN_TOOL =
       byType()

@@ -93,29 +93,4 @@ public final class EventMessages {
         .setPhase(PHASE_AGENT)
         .build();
   }
-
-  /**
-   * What a model call asked the provider to reach on the job's behalf and the endpoint removed
-   * ({@link ModelCallRecord#removedTools()}), as one refused egress attempt to the provider's host,
-   * so the owner sees it next to the job's other refused attempts; null when nothing was removed.
-   */
-  public static EgressAttempt removedProviderTools(
-      ModelCallRecord record, String providerHost, int providerPort) {
-    if (record.removedTools().isEmpty()) {
-      return null;
-    }
-    return EgressAttempt.newBuilder()
-        .setMethod(record.method().isEmpty() ? "POST" : record.method())
-        .setHost(providerHost)
-        .setPort(providerPort)
-        .setAllowed(false)
-        .setFailure(
-            "provider-side tools removed from the model call (the provider would reach the"
-                + " network for the job): "
-                + String.join(", ", record.removedTools()))
-        .setStartedEpochMs(record.startedAt().toEpochMilli())
-        .setVia(VIA_MODEL_ENDPOINT)
-        .setPhase(PHASE_AGENT)
-        .build();
-  }
 }

@@ -213,9 +213,9 @@ class ModelEndpointTest {
   }
 
   @Test
-  void codexsHostedWebSearchOfferIsWithdrawnAndTheRecordNamesIt() throws Exception {
+  void aResponsesCallOfferingTheHostedWebSearchIsRefusedAndNeverReachesTheProvider()
+      throws Exception {
     Path socket = startOpenAi();
-    fake.then(fake.openAiText("ok", 10, 2));
 
     EndpointClient.Response response =
         EndpointClient.post(
@@ -224,12 +224,13 @@ class ModelEndpointTest {
             "{\"input\":\"hi\",\"store\":false,\"tools\":[{\"type\":\"function\",\"name\":\"exec\"},"
                 + "{\"type\":\"web_search\",\"external_web_access\":true}]}");
 
-    assertEquals(200, response.status(), response.text());
-    String forwarded = fake.received().get(0).text();
-    assertTrue(forwarded.contains("\"exec\""), forwarded);
-    assertFalse(forwarded.contains("web_search"), forwarded);
+    assertEquals(400, response.status(), response.text());
+    assertEquals(Admitted.REFUSAL_TYPE, response.errorType());
     awaitRecords(1);
-    assertEquals(List.of("tools[1] web_search"), records.get(0).removedTools());
+    assertEquals(0, fake.received().size(), "nothing reached the provider");
+    assertTrue(
+        records.get(0).error().startsWith("feature_not_allowed: tools[1].type"),
+        records.get(0).error());
   }
 
   @Test
