@@ -20,7 +20,7 @@ import java.util.Map;
 /**
  * What one run of {@code spbgit} works with: the environment, the standard streams (UTF-8, whatever
  * the locale), whether they are terminals, the output options ({@code --json}, {@code --color})
- * and, once asked for, the configured {@link ApiClient}. Commands get it through their constructor.
+ * and, once asked for, the configured {@link ApiClient}. Every {@link CliCommand} is handed it.
  */
 public final class Cli {
 

@@ -7,7 +7,6 @@ import ai.spboucher.spbgit.cli.commands.LoginCommand;
 import ai.spboucher.spbgit.cli.commands.RepoCommand;
 import ai.spboucher.spbgit.cli.commands.TokenCommand;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
-import java.lang.reflect.Constructor;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -126,7 +125,7 @@ public final class SpbGit implements Runnable {
     return exitCode;
   }
 
-  /** Gives every command that takes a {@link Cli} this run's. */
+  /** Hands every {@link CliCommand} this run's {@link Cli}. */
   private static final class Factory implements CommandLine.IFactory {
     private final Cli cli;
 
@@ -136,13 +135,11 @@ public final class SpbGit implements Runnable {
 
     @Override
     public <K> K create(Class<K> type) throws Exception {
-      try {
-        Constructor<K> constructor = type.getDeclaredConstructor(Cli.class);
-        constructor.setAccessible(true);
-        return constructor.newInstance(cli);
-      } catch (NoSuchMethodException e) {
-        return CommandLine.defaultFactory().create(type);
+      K created = CommandLine.defaultFactory().create(type);
+      if (created instanceof CliCommand command) {
+        command.attach(cli);
       }
+      return created;
     }
   }
 

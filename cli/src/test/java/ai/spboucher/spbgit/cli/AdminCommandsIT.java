@@ -38,8 +38,7 @@ class AdminCommandsIT {
   }
 
   private static CliProcess owner(String home) throws Exception {
-    return new CliProcess(Files.createDirectories(tmp.resolve(home)))
-        .gateway(gateway.baseUrl, gateway.ownerToken);
+    return CliProcess.owner(tmp.resolve(home), gateway);
   }
 
   private static void assertOneErrorLine(CliProcess.Result result, int exit, String contains) {

@@ -3,19 +3,13 @@ package ai.spboucher.spbgit.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.TestGateway;
-import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code spbgit agent run --attempts N} as a process against a real gateway and NATS: it starts a
@@ -26,62 +20,42 @@ class AgentAttemptsIT {
   private static final Pattern GROUP = Pattern.compile("(?m)^group (\\S+) \\(2 attempts\\)$");
   private static final Pattern JOB = Pattern.compile("(?m)^job (\\S+)  follow: ");
 
-  @TempDir Path tmp;
+  @RegisterExtension static final GatewayOnNats bed = new GatewayOnNats();
 
   @Test
   void startsAGroupAndPrintsItsJobs() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-        assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-        Thread.sleep(100);
-      }
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("git-home")));
-      gateway.createRepo("demo");
-      git.ok(
-          git.workTree(tmp, "demo"),
-          "push",
-          "-q",
-          gateway.pushUrl("demo", gateway.ownerToken),
-          "main");
-      CliProcess owner =
-          new CliProcess(Files.createDirectories(tmp.resolve("home")))
-              .gateway(gateway.baseUrl, gateway.ownerToken);
-
-      for (String bad : List.of("0", "5")) {
-        CliProcess.Result refused = owner.run("agent", "run", "demo", "Fix it", "--attempts", bad);
-        assertEquals(ExitCode.USAGE, refused.exit(), refused.toString());
-        assertTrue(refused.err().contains("--attempts must be 1 to 4"), refused.toString());
-      }
-
-      CliProcess.Result run = owner.run("agent", "run", "demo", "Fix it", "--attempts", "2");
-      assertEquals(0, run.exit(), run.toString());
-      Matcher group = GROUP.matcher(run.out());
-      assertTrue(group.find(), run.toString());
-      String gid = group.group(1);
-      assertTrue(
-          run.out().contains("compare: " + gateway.baseUrl + "/repos/demo/agent-groups/" + gid),
-          run.toString());
-      Matcher jobs = JOB.matcher(run.out());
-      JsonArray listed =
-          new JsonArray(
-              gateway.api("GET", "/api/v1/repos/demo/agent-jobs", gateway.ownerToken, null).body());
-      assertEquals(2, listed.size(), listed.encodePrettily());
-      int printed = 0;
-      while (jobs.find()) {
-        String id = jobs.group(1);
-        assertTrue(
-            listed.stream()
-                .map(JsonObject.class::cast)
-                .anyMatch(j -> id.equals(j.getString("id")) && gid.equals(j.getString("group"))),
-            id + " in " + listed.encodePrettily());
-        printed++;
-      }
-      assertEquals(2, printed, run.toString());
+    CliProcess owner = bed.owner();
+    for (String bad : List.of("0", "5")) {
+      CliProcess.Result refused = owner.run("agent", "run", "demo", "Fix it", "--attempts", bad);
+      assertEquals(ExitCode.USAGE, refused.exit(), refused.toString());
+      assertTrue(refused.err().contains("--attempts must be 1 to 4"), refused.toString());
     }
+
+    CliProcess.Result run = owner.run("agent", "run", "demo", "Fix it", "--attempts", "2");
+    assertEquals(0, run.exit(), run.toString());
+    Matcher group = GROUP.matcher(run.out());
+    assertTrue(group.find(), run.toString());
+    String gid = group.group(1);
+    assertTrue(
+        run.out().contains("compare: " + bed.gateway.baseUrl + "/repos/demo/agent-groups/" + gid),
+        run.toString());
+    Matcher jobs = JOB.matcher(run.out());
+    JsonArray listed =
+        new JsonArray(
+            bed.gateway
+                .api("GET", "/api/v1/repos/demo/agent-jobs", bed.gateway.ownerToken, null)
+                .body());
+    assertEquals(2, listed.size(), listed.encodePrettily());
+    int printed = 0;
+    while (jobs.find()) {
+      String id = jobs.group(1);
+      assertTrue(
+          listed.stream()
+              .map(JsonObject.class::cast)
+              .anyMatch(j -> id.equals(j.getString("id")) && gid.equals(j.getString("group"))),
+          id + " in " + listed.encodePrettily());
+      printed++;
+    }
+    assertEquals(2, printed, run.toString());
   }
 }

@@ -3,27 +3,15 @@ package ai.spboucher.spbgit.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.CodingAgent;
-import ai.spboucher.spbgit.proto.JobEvent;
-import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
-import ai.spboucher.spbgit.proto.Subjects;
-import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.nats.client.Connection;
-import io.nats.client.Nats;
-import io.nats.client.PublishOptions;
-import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code spbgit agent run --agent} and {@code --exec --model} as a process against a real gateway
@@ -36,76 +24,57 @@ class AgentChoiceIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern JOB = Pattern.compile("(?m)^job (\\S+) dispatched$");
 
-  @TempDir Path tmp;
+  @RegisterExtension static final GatewayOnNats bed = new GatewayOnNats();
 
   @Test
   void runsTheNamedAgentRefusesAnUnknownOneAndShowsWhichRan() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
-        Connection runner = Nats.connect(nats.url())) {
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-        assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-        Thread.sleep(100);
-      }
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("git-home")));
-      gateway.createRepo("demo");
-      git.ok(
-          git.workTree(tmp, "demo"),
-          "push",
-          "-q",
-          gateway.pushUrl("demo", gateway.ownerToken),
-          "main");
-      CliProcess owner =
-          new CliProcess(Files.createDirectories(tmp.resolve("home")))
-              .gateway(gateway.baseUrl, gateway.ownerToken);
+    CliProcess owner = bed.owner();
+    CliProcess.Result unknown = owner.run("agent", "run", "demo", "Fix it", "--agent", "aider");
+    assertEquals(ExitCode.FAILED, unknown.exit(), unknown.toString());
+    assertEquals(1, unknown.errLines().size(), unknown.toString());
+    assertTrue(
+        unknown.err().contains("unknown agent 'aider' (builtin, claude-code, codex, qwen-code)"),
+        unknown.toString());
 
-      CliProcess.Result unknown = owner.run("agent", "run", "demo", "Fix it", "--agent", "aider");
-      assertEquals(ExitCode.FAILED, unknown.exit(), unknown.toString());
-      assertEquals(1, unknown.errLines().size(), unknown.toString());
-      assertTrue(
-          unknown.err().contains("unknown agent 'aider' (builtin, claude-code, codex, qwen-code)"),
-          unknown.toString());
+    String claude = jobOf(owner.run("agent", "run", "demo", "Fix it", "--agent", "claude-code"));
+    String exec =
+        jobOf(
+            owner.run(
+                "agent", "run", "demo", "Run mine", "--exec", "my-agent", "--model", "gpt-test"));
+    CliProcess.Result queued = owner.run("agent", "show", "demo", claude);
+    assertTrue(
+        queued.out().contains("agent:    claude-code " + CodingAgent.CLAUDE_CODE.pinnedVersion()),
+        queued.toString());
 
-      String claude = jobOf(owner.run("agent", "run", "demo", "Fix it", "--agent", "claude-code"));
-      String exec =
-          jobOf(
-              owner.run(
-                  "agent", "run", "demo", "Run mine", "--exec", "my-agent", "--model", "gpt-test"));
-      CliProcess.Result queued = owner.run("agent", "show", "demo", claude);
-      assertTrue(
-          queued.out().contains("agent:    claude-code " + CodingAgent.CLAUDE_CODE.pinnedVersion()),
-          queued.toString());
-
-      publishStarted(runner, claude, "2.1.328-local\u001b]0;title\u0007");
-      deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      JsonNode shown = JSON.readTree(owner.run("agent", "show", "demo", claude, "--json").out());
-      while (!"started".equals(shown.path("status").asText()) && System.nanoTime() < deadline) {
-        Thread.sleep(100);
-        shown = JSON.readTree(owner.run("agent", "show", "demo", claude, "--json").out());
-      }
-      assertEquals("claude-code", shown.path("agent").asText(), shown.toString());
-      CliProcess.Result started = owner.run("agent", "show", "demo", claude);
-      assertTrue(
-          started.out().contains("agent:    claude-code 2.1.328-local\n")
-              && !started.out().contains("title"),
-          "the runner's version, without its escape sequence: " + started);
-
-      CliProcess.Result execShown = owner.run("agent", "show", "demo", exec);
-      assertTrue(
-          execShown.out().contains("agent:    exec command with the model endpoint\n"),
-          execShown.toString());
-      assertTrue(execShown.out().contains("model:    gpt-test\n"), execShown.toString());
-
-      CliProcess.Result listed = owner.run("agent", "list", "demo");
-      assertEquals(0, listed.exit(), listed.toString());
-      assertTrue(listed.out().contains(" AGENT "), listed.out());
-      assertTrue(rowOf(listed, claude).contains(" claude-code "), listed.out());
-      assertTrue(rowOf(listed, exec).contains(" exec+model "), listed.out());
+    bed.reportStarted(
+        claude,
+        StatusChange.newBuilder()
+            .setAgent("claude-code")
+            .setAgentVersion("2.1.328-local\u001b]0;title\u0007"));
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    JsonNode shown = JSON.readTree(owner.run("agent", "show", "demo", claude, "--json").out());
+    while (!"started".equals(shown.path("status").asText()) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      shown = JSON.readTree(owner.run("agent", "show", "demo", claude, "--json").out());
     }
+    assertEquals("claude-code", shown.path("agent").asText(), shown.toString());
+    CliProcess.Result started = owner.run("agent", "show", "demo", claude);
+    assertTrue(
+        started.out().contains("agent:    claude-code 2.1.328-local\n")
+            && !started.out().contains("title"),
+        "the runner's version, without its escape sequence: " + started);
+
+    CliProcess.Result execShown = owner.run("agent", "show", "demo", exec);
+    assertTrue(
+        execShown.out().contains("agent:    exec command with the model endpoint\n"),
+        execShown.toString());
+    assertTrue(execShown.out().contains("model:    gpt-test\n"), execShown.toString());
+
+    CliProcess.Result listed = owner.run("agent", "list", "demo");
+    assertEquals(0, listed.exit(), listed.toString());
+    assertTrue(listed.out().contains(" AGENT "), listed.out());
+    assertTrue(rowOf(listed, claude).contains(" claude-code "), listed.out());
+    assertTrue(rowOf(listed, exec).contains(" exec+model "), listed.out());
   }
 
   private static String jobOf(CliProcess.Result run) {
@@ -121,28 +90,5 @@ class AgentChoiceIT {
         .filter(line -> line.startsWith(job + " "))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no row for " + job + ": " + list.out()));
-  }
-
-  private static void publishStarted(Connection runner, String id, String version)
-      throws Exception {
-    JobEvent event =
-        JobEvent.newBuilder()
-            .setJobId(id)
-            .setSequence(1)
-            .setTimestampEpochMs(System.currentTimeMillis())
-            .setStatus(
-                StatusChange.newBuilder()
-                    .setStatus(JobStatus.STARTED)
-                    .setRunnerId("r1")
-                    .setContainerId("c1")
-                    .setAgent("claude-code")
-                    .setAgentVersion(version))
-            .build();
-    runner
-        .jetStream()
-        .publish(
-            Subjects.statusEvents(id),
-            event.toByteArray(),
-            PublishOptions.builder().messageId(id + ".status.1").build());
   }
 }

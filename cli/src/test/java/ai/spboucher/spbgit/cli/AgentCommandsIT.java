@@ -8,8 +8,9 @@ import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import ai.spboucher.spbgit.runner.JobTestBed;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -45,8 +46,15 @@ class AgentCommandsIT {
   }
 
   private static CliProcess owner() throws Exception {
-    return new CliProcess(Files.createDirectories(tmp.resolve("home")))
-        .gateway(bed.gateway.baseUrl, bed.gateway.ownerToken);
+    return CliProcess.owner(tmp.resolve("home"), bed.gateway);
+  }
+
+  /** {@code spbgit agent run demo <task> --exec <command> <options...>}. */
+  private static CliProcess.Result runExec(
+      CliProcess cli, String task, String command, String... options) throws Exception {
+    List<String> args = new ArrayList<>(List.of("agent", "run", "demo", task, "--exec", command));
+    args.addAll(List.of(options));
+    return cli.run(args.toArray(String[]::new));
   }
 
   private static String finishedJobId(CliProcess.Result result) {
@@ -68,17 +76,13 @@ class AgentCommandsIT {
   @Test
   void runFollowStreamsThePlainLogAndEndsWithReviewPageAndDiffStat() throws Exception {
     CliProcess.Result run =
-        owner()
-            .run(
-                "agent",
-                "run",
-                "demo",
-                "Add a greeting",
-                "--exec",
-                "printf '\\033[31mred text\\033[0m\\n\\033]0;evil title\\007'; echo hello > greeting.txt",
-                "--test",
-                "grep -q hello greeting.txt",
-                "--follow");
+        runExec(
+            owner(),
+            "Add a greeting",
+            "printf '\\033[31mred text\\033[0m\\n\\033]0;evil title\\007'; echo hello > greeting.txt",
+            "--test",
+            "grep -q hello greeting.txt",
+            "--follow");
     assertEquals(0, run.exit(), run.toString());
     String id = finishedJobId(run);
     assertTrue(run.out().contains("red text"), run.out());
@@ -112,10 +116,7 @@ class AgentCommandsIT {
 
   @Test
   void runFollowExitsNonZeroWhenTheJobFails() throws Exception {
-    CliProcess.Result run =
-        owner()
-            .run(
-                "agent", "run", "demo", "Fail", "--exec", "echo about to fail; exit 3", "--follow");
+    CliProcess.Result run = runExec(owner(), "Fail", "echo about to fail; exit 3", "--follow");
     assertEquals(ExitCode.FAILED, run.exit(), run.toString());
     String id = finishedJobId(run);
     assertTrue(run.out().contains("about to fail"), run.out());
@@ -134,16 +135,11 @@ class AgentCommandsIT {
     try (DroppingProxy proxy =
         new DroppingProxy(Integer.parseInt(bed.gateway.baseUrl.replaceAll(".*:", "")), 3, 700)) {
       CliProcess.Result run =
-          owner()
-              .gateway(proxy.url(), bed.gateway.ownerToken)
-              .run(
-                  "agent",
-                  "run",
-                  "demo",
-                  "Count slowly",
-                  "--exec",
-                  "for i in $(seq 1 60); do echo \"line $i\"; sleep 0.05; done",
-                  "--follow");
+          runExec(
+              owner().gateway(proxy.url(), bed.gateway.ownerToken),
+              "Count slowly",
+              "for i in $(seq 1 60); do echo \"line $i\"; sleep 0.05; done",
+              "--follow");
       assertEquals(0, run.exit(), run.toString());
       String id = finishedJobId(run);
       assertTrue(
@@ -163,16 +159,7 @@ class AgentCommandsIT {
   @Test
   void jsonRunRejectAndDeleteRefs() throws Exception {
     CliProcess.Result run =
-        owner()
-            .run(
-                "agent",
-                "run",
-                "demo",
-                "Propose something",
-                "--exec",
-                "echo maybe > maybe.txt",
-                "--follow",
-                "--json");
+        runExec(owner(), "Propose something", "echo maybe > maybe.txt", "--follow", "--json");
     assertEquals(0, run.exit(), run.toString());
     JsonNode job = JSON.readTree(run.out());
     String id = job.path("id").asText();
@@ -199,8 +186,7 @@ class AgentCommandsIT {
 
   @Test
   void cancelStopsARunningJob() throws Exception {
-    CliProcess.Result started =
-        owner().run("agent", "run", "demo", "Sleep", "--exec", "sleep 120", "--json");
+    CliProcess.Result started = runExec(owner(), "Sleep", "sleep 120", "--json");
     assertEquals(0, started.exit(), started.toString());
     String id = JSON.readTree(started.out()).path("id").asText();
     CliProcess.Result listed = owner().run("agent", "list", "demo");

@@ -38,8 +38,7 @@ class AgentEnvCommandIT {
   }
 
   private static CliProcess owner() throws Exception {
-    return new CliProcess(Files.createDirectories(tmp.resolve("home")))
-        .gateway(gateway.baseUrl, gateway.ownerToken);
+    return CliProcess.owner(tmp.resolve("home"), gateway);
   }
 
   private static void pushFile(String repo, String text) throws Exception {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.spboucher.spbgit.runner.JobTestBed;
 import ai.spboucher.spbgit.testsupport.FakeProvider;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -78,9 +77,7 @@ class AgentPartialWorkIT {
             400,
             100),
         fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
-    CliProcess cli =
-        new CliProcess(Files.createDirectories(tmp.resolve("home")))
-            .gateway(bed.gateway.baseUrl, bed.gateway.ownerToken);
+    CliProcess cli = CliProcess.owner(tmp.resolve("home"), bed.gateway);
 
     CliProcess.Result run =
         cli.run("agent", "run", "demo", "Say goodbye differently in README.md.", "--follow");

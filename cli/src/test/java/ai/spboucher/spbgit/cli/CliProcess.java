@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.cli;
 
+import ai.spboucher.spbgit.gateway.TestGateway;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -46,6 +47,12 @@ final class CliProcess {
     }
     env.put("HOME", home.toString());
     env.put("XDG_CONFIG_HOME", home.resolve(".config").toString());
+  }
+
+  /** {@code spbgit} as the owner of {@code gateway}, with its HOME at {@code home}. */
+  static CliProcess owner(Path home, TestGateway gateway) throws IOException {
+    return new CliProcess(Files.createDirectories(home))
+        .gateway(gateway.baseUrl, gateway.ownerToken);
   }
 
   /** Sets {@code SPB_URL} and {@code SPB_TOKEN} (null removes a variable). */

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -17,6 +20,17 @@ class SpbGitTest {
 
   private Map<String, String> noConfig() {
     return Map.of("HOME", home.toString(), "XDG_CONFIG_HOME", home.resolve("config").toString());
+  }
+
+  /** A run's context whose output goes nowhere, stdin not a terminal. */
+  private static Cli silentCli(Map<String, String> env, boolean stdoutTerminal) {
+    return new Cli(
+        env,
+        new PrintWriter(new StringWriter()),
+        new PrintWriter(new StringWriter()),
+        InputStream.nullInputStream(),
+        false,
+        stdoutTerminal);
   }
 
   private void assertOneErrorLine(CliRun run, int exit, String contains) {
@@ -131,40 +145,18 @@ class SpbGitTest {
         new String[][] {
           {"--json", "agent", "list"}, {"agent", "list", "--json"}, {"agent", "--json", "list"}
         }) {
-      Cli cli =
-          new Cli(
-              noConfig(),
-              new java.io.PrintWriter(new java.io.StringWriter()),
-              new java.io.PrintWriter(new java.io.StringWriter()),
-              java.io.InputStream.nullInputStream(),
-              false,
-              true);
+      Cli cli = silentCli(noConfig(), true);
       SpbGit.commandLine(cli).parseArgs(args);
       assertTrue(cli.json(), String.join(" ", args));
     }
-    Cli cli =
-        new Cli(
-            noConfig(),
-            new java.io.PrintWriter(new java.io.StringWriter()),
-            new java.io.PrintWriter(new java.io.StringWriter()),
-            java.io.InputStream.nullInputStream(),
-            false,
-            false);
+    Cli cli = silentCli(noConfig(), false);
     SpbGit.commandLine(cli).parseArgs("agent", "logs", "demo", "id", "--color", "ALWAYS");
     assertTrue(cli.keepColours());
   }
 
   @Test
   void runAcceptsEveryJobOption() {
-    CommandLine commandLine =
-        SpbGit.commandLine(
-            new Cli(
-                noConfig(),
-                new java.io.PrintWriter(new java.io.StringWriter()),
-                new java.io.PrintWriter(new java.io.StringWriter()),
-                java.io.InputStream.nullInputStream(),
-                false,
-                false));
+    CommandLine commandLine = SpbGit.commandLine(silentCli(noConfig(), false));
     CommandLine.ParseResult parsed =
         commandLine.parseArgs(
             "agent",
@@ -194,18 +186,9 @@ class SpbGitTest {
 
   @Test
   void coloursFollowTheTerminalUnlessNoColorIsSet() {
-    java.util.function.BiFunction<Map<String, String>, Boolean, Cli> cli =
-        (env, tty) ->
-            new Cli(
-                env,
-                new java.io.PrintWriter(new java.io.StringWriter()),
-                new java.io.PrintWriter(new java.io.StringWriter()),
-                java.io.InputStream.nullInputStream(),
-                false,
-                tty);
-    assertTrue(cli.apply(Map.of(), true).keepColours());
-    assertFalse(cli.apply(Map.of(), false).keepColours());
-    assertFalse(cli.apply(Map.of("NO_COLOR", "1"), true).keepColours());
+    assertTrue(silentCli(Map.of(), true).keepColours());
+    assertFalse(silentCli(Map.of(), false).keepColours());
+    assertFalse(silentCli(Map.of("NO_COLOR", "1"), true).keepColours());
   }
 
   @Test

@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.CliException;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
@@ -13,15 +12,13 @@ import picocli.CommandLine.Option;
 /** {@code spbgit agent approve <repo> <job>}: fast-forwards a branch to the job's proposal. */
 @Command(
     name = "approve",
-    mixinStandardHelpOptions = true,
     description = {
       "Approve a finished job: fast-forward (or create) a branch to its proposal commit.",
       "The commit is the job's current proposal_sha unless --sha pins the one you reviewed; the gateway refuses "
           + "(exit 5) if the proposal moved, or if the branch has commits the proposal lacks."
     })
-final class AgentApproveCommand implements Runnable {
+final class AgentApproveCommand extends ApiCommand {
 
-  private final Cli cli;
   @Mixin JobArguments job;
 
   @Option(
@@ -33,35 +30,27 @@ final class AgentApproveCommand implements Runnable {
   @Option(names = "--sha", paramLabel = "SHA", description = "The proposal commit you reviewed.")
   String sha;
 
-  AgentApproveCommand(Cli cli) {
-    this.cli = cli;
-  }
-
   @Override
-  public void run() {
+  int run(ApiClient api) {
     String target = branch != null ? branch : "agent/" + job.id;
-    String commit = sha != null ? sha : currentProposal();
+    String commit = sha != null ? sha : currentProposal(api);
     JsonNode approved =
-        cli.api()
-            .post(
-                job.path() + "/approve",
-                ApiClient.JSON.createObjectNode().put("branch", target).put("sha", commit));
-    if (cli.json()) {
-      cli.printJson(approved);
-    } else {
-      cli.out()
-          .println(
-              "approved job "
-                  + AnsiFilter.plain(job.id)
-                  + ": "
-                  + AnsiFilter.plain(target)
-                  + " is at "
-                  + AnsiFilter.plain(commit));
-    }
+        api.post(
+            job.path() + "/approve",
+            ApiClient.JSON.createObjectNode().put("branch", target).put("sha", commit));
+    return print(
+        approved,
+        () ->
+            "approved job "
+                + AnsiFilter.plain(job.id)
+                + ": "
+                + AnsiFilter.plain(target)
+                + " is at "
+                + AnsiFilter.plain(commit));
   }
 
-  private String currentProposal() {
-    JsonNode current = JobReport.requireObject(cli.api().get(job.path()), "the job");
+  private String currentProposal(ApiClient api) {
+    JsonNode current = JobReport.requireObject(api.get(job.path()), "the job");
     if (!current.path("proposal_sha").isTextual()) {
       throw new CliException(
           ExitCode.CONFLICT,

@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.CliException;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
@@ -18,16 +17,14 @@ import picocli.CommandLine.Parameters;
  */
 @Command(
     name = "comment",
-    mixinStandardHelpOptions = true,
     description = {
       "Comment on a job's proposal (or its partial work): on a line of its diff with --file and --line, "
           + "else the summary comment.",
       "The gateway refuses a line its diff does not show (exit 1), more than 8 KiB of text, and a job with "
           + "nothing to comment on yet (exit 5)."
     })
-final class AgentCommentCommand implements Runnable {
+final class AgentCommentCommand extends ApiCommand {
 
-  private final Cli cli;
   @Mixin JobArguments job;
 
   @Parameters(index = "2", paramLabel = "<text>", description = "The comment.")
@@ -44,33 +41,30 @@ final class AgentCommentCommand implements Runnable {
       description = "--line is on the old side (a deleted line); the new side by default.")
   boolean old;
 
-  AgentCommentCommand(Cli cli) {
-    this.cli = cli;
-  }
-
   @Override
-  public void run() {
+  void check() {
     if ((file == null) != (line == null) || (old && file == null)) {
       throw new CliException(
           ExitCode.USAGE, "--file and --line go together (--old with them); neither for a summary");
     }
+  }
+
+  @Override
+  int run(ApiClient api) {
     ObjectNode body = ApiClient.JSON.createObjectNode().put("body", text);
     if (file != null) {
       body.put("path", file).put("line", line).put("side", old ? "old" : "new");
     }
-    JsonNode comment = cli.api().post(job.path() + "/comments", body);
-    if (cli.json()) {
-      cli.printJson(comment);
-    } else {
-      cli.out()
-          .println(
-              "comment "
-                  + comment.path("id").asText()
-                  + " on "
-                  + AnsiFilter.plain(placeOf(comment))
-                  + " of "
-                  + AnsiFilter.plain(comment.path("commit").asText()));
-    }
+    JsonNode comment = api.post(job.path() + "/comments", body);
+    return print(
+        comment,
+        () ->
+            "comment "
+                + comment.path("id").asText()
+                + " on "
+                + AnsiFilter.plain(placeOf(comment))
+                + " of "
+                + AnsiFilter.plain(comment.path("commit").asText()));
   }
 
   /** "README.md:2 (new)", or "the summary" for a comment on no line. */

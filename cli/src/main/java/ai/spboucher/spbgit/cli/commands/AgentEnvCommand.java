@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.CliException;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
@@ -11,26 +10,19 @@ import picocli.CommandLine.Parameters;
 /** {@code spbgit agent env <repo>}: the job environment the repository's next job gets. */
 @Command(
     name = "env",
-    mixinStandardHelpOptions = true,
     description =
         "Show the job environment of a repository: .spbgit/agent.yml on its default branch, parsed, or "
             + "why it cannot be used (exit 1).")
-final class AgentEnvCommand implements Runnable {
-
-  private final Cli cli;
+final class AgentEnvCommand extends ApiCommand {
 
   @Parameters(index = "0", paramLabel = "<repo>", description = "The repository.")
   String repo;
 
-  AgentEnvCommand(Cli cli) {
-    this.cli = cli;
-  }
-
   @Override
-  public void run() {
+  int run(ApiClient api) {
     JsonNode answer =
         JobReport.requireObject(
-            cli.api().get("/api/v1/repos/" + ApiClient.segment(repo) + "/agent-environment"),
+            api.get("/api/v1/repos/" + ApiClient.segment(repo) + "/agent-environment"),
             "the environment");
     String error = EnvironmentReport.error(answer);
     if (cli.json()) {
@@ -44,5 +36,6 @@ final class AgentEnvCommand implements Runnable {
       // first.
       throw new CliException(ExitCode.FAILED, error);
     }
+    return ExitCode.OK;
   }
 }

@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.Table;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -11,12 +10,10 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "list",
     aliases = "ls",
-    mixinStandardHelpOptions = true,
     description = "List agent jobs, newest first: of one repository, or of all.")
-final class AgentListCommand implements Runnable {
+final class AgentListCommand extends ApiCommand {
 
   private static final int TASK_WIDTH = 60;
-  private final Cli cli;
 
   @Parameters(
       index = "0",
@@ -25,38 +22,29 @@ final class AgentListCommand implements Runnable {
       description = "Only this repository's jobs.")
   String repo;
 
-  AgentListCommand(Cli cli) {
-    this.cli = cli;
+  @Override
+  int run(ApiClient api) {
+    String path =
+        repo == null ? "/api/v1/jobs" : "/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs";
+    return printTable(
+        api.get(path),
+        new Table("ID", "REPO", "STATUS", "RESULT", "DECISION", "AGENT", "CREATED", "TASK"),
+        AgentListCommand::row);
   }
 
-  @Override
-  public void run() {
-    JsonNode jobs =
-        cli.api()
-            .get(
-                repo == null
-                    ? "/api/v1/jobs"
-                    : "/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs");
-    if (cli.json()) {
-      cli.printJson(jobs);
-      return;
-    }
-    Table table =
-        new Table("ID", "REPO", "STATUS", "RESULT", "DECISION", "AGENT", "CREATED", "TASK");
-    for (JsonNode job : jobs) {
-      table.row(
-          job.path("id").asText(),
-          job.path("repo").asText(),
-          job.path("status").asText(),
-          text(job.path("exit_reason")),
-          text(job.path("decision").path("decision")),
-          agentOf(job),
-          text(job.path("created_at")),
-          shorten(
-              (job.path("revises").isTextual() ? "[r" + job.path("revision").asInt() + "] " : "")
-                  + job.path("task").asText("")));
-    }
-    cli.out().print(table.render());
+  private static Object[] row(JsonNode job) {
+    return new Object[] {
+      job.path("id").asText(),
+      job.path("repo").asText(),
+      job.path("status").asText(),
+      text(job.path("exit_reason")),
+      text(job.path("decision").path("decision")),
+      agentOf(job),
+      text(job.path("created_at")),
+      shorten(
+          (job.path("revises").isTextual() ? "[r" + job.path("revision").asInt() + "] " : "")
+              + job.path("task").asText(""))
+    };
   }
 
   /** An llm job's agent; {@code exec}, or {@code exec+model} with the model endpoint. */

@@ -1,10 +1,8 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -13,15 +11,13 @@ import picocli.CommandLine.Option;
 @Command(
     name = "logs",
     aliases = "log",
-    mixinStandardHelpOptions = true,
     description = {
       "Print a job's log. With -f, follow it live until the job ends (resuming after dropped "
           + "connections) and exit 0 only if it ended ok, like 'agent run --follow'.",
       "Colours are kept on a terminal; other escape sequences and control characters are removed."
     })
-final class AgentLogsCommand implements Callable<Integer> {
+final class AgentLogsCommand extends ApiCommand {
 
-  private final Cli cli;
   @Mixin JobArguments job;
 
   @Option(
@@ -29,16 +25,12 @@ final class AgentLogsCommand implements Callable<Integer> {
       description = "Follow the live log until the job ends.")
   boolean follow;
 
-  AgentLogsCommand(Cli cli) {
-    this.cli = cli;
-  }
-
   @Override
-  public Integer call() throws InterruptedException {
+  int run(ApiClient api) throws InterruptedException {
     if (follow) {
       return JobReport.follow(cli, job.repo, job.id);
     }
-    String raw = cli.api().getText(job.path() + "/log");
+    String raw = api.getText(job.path() + "/log");
     if (cli.json()) {
       cli.printJson(ApiClient.JSON.createObjectNode().put("log", raw));
       return ExitCode.OK;

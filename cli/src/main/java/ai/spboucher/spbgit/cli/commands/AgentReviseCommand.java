@@ -1,19 +1,14 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code spbgit agent revise <repo> <job> "<text>"}: starts a revision of a finished job's work
@@ -22,7 +17,6 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "revise",
-    mixinStandardHelpOptions = true,
     description = {
       "Start a revision of a finished job: a new job on its proposal (or, without one, its partial "
           + "work) with the same agent, model, test command and environment, whose task is the "
@@ -34,9 +28,8 @@ import picocli.CommandLine.Spec;
           + "has work (revise that one; exit 5), and an unknown comment (exit 1). Prints the new "
           + "job as agent run does; with --follow, its log to the end (exit 0 only if ok)."
     })
-final class AgentReviseCommand implements Callable<Integer> {
+final class AgentReviseCommand extends ApiCommand {
 
-  private final Cli cli;
   @Mixin JobArguments job;
 
   @Parameters(
@@ -74,41 +67,36 @@ final class AgentReviseCommand implements Callable<Integer> {
       description = "Stream the revision's log until it ends; exit 0 only if it is ok.")
   boolean follow;
 
-  @Spec CommandSpec spec;
-
-  AgentReviseCommand(Cli cli) {
-    this.cli = cli;
+  @Override
+  void check() {
+    if (namesComments() && noComments) {
+      throw usage("--comment names the comments to address; --no-comments, none");
+    }
+    if (text == null && !namesComments() && exec == null) {
+      throw usage("say what to change: give <text>, --comment ID or --exec CMD");
+    }
   }
 
   @Override
-  public Integer call() throws InterruptedException {
-    boolean named = comments != null && !comments.isEmpty();
-    if (named && noComments) {
-      throw new ParameterException(
-          spec.commandLine(), "--comment names the comments to address; --no-comments, none");
-    }
-    if (text == null && !named && exec == null) {
-      throw new ParameterException(
-          spec.commandLine(), "say what to change: give <text>, --comment ID or --exec CMD");
-    }
+  int run(ApiClient api) throws InterruptedException {
     ObjectNode body = ApiClient.JSON.createObjectNode();
     if (text != null) {
       body.put("task", text);
     }
-    if (named || noComments) {
+    if (namesComments() || noComments) {
       ArrayNode ids = body.putArray("comments");
-      if (named) {
+      if (namesComments()) {
         comments.forEach(ids::add);
       }
     }
-    if (exec != null) {
-      body.put("exec", exec);
-    }
-    if (testCommand != null) {
-      body.put("test_command", testCommand);
-    }
+    putIfSet(body, "exec", exec);
+    putIfSet(body, "test_command", testCommand);
     JsonNode created =
-        JobReport.requireObject(cli.api().post(job.path() + "/revise", body), "the new revision");
+        JobReport.requireObject(api.post(job.path() + "/revise", body), "the new revision");
     return JobReport.started(cli, job.repo, created, follow);
+  }
+
+  private boolean namesComments() {
+    return comments != null && !comments.isEmpty();
   }
 }

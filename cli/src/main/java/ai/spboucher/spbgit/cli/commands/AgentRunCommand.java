@@ -1,18 +1,13 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code spbgit agent run <repo> "<task>"}: starts a job, and with {@code --follow} watches it to
@@ -20,7 +15,6 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "run",
-    mixinStandardHelpOptions = true,
     description = {
       "Start an agent job on a repository. The job runs in a fresh sandbox on a runner and can only "
           + "push refs/agents/<job>/proposal; nothing is merged until you approve it.",
@@ -30,12 +24,10 @@ import picocli.CommandLine.Spec;
       "With --follow, stream the live log (resuming after dropped connections), then print the result, the "
           + "review page and the diff stat; the exit code is 0 only if the job ended ok."
     })
-final class AgentRunCommand implements Callable<Integer> {
+final class AgentRunCommand extends ApiCommand {
 
   /** The gateway's bound on best-of-N attempts. */
   private static final int MAX_ATTEMPTS = 4;
-
-  private final Cli cli;
 
   @Parameters(index = "0", paramLabel = "<repo>", description = "The repository to work on.")
   String repo;
@@ -94,30 +86,25 @@ final class AgentRunCommand implements Callable<Integer> {
       description = "Stream the log until the job ends; exit 0 only if it is ok.")
   boolean follow;
 
-  AgentRunCommand(Cli cli) {
-    this.cli = cli;
-  }
-
-  @Spec CommandSpec spec;
-
   @Override
-  public Integer call() throws InterruptedException {
+  void check() {
     if (agent != null && exec != null) {
-      throw new ParameterException(
-          spec.commandLine(),
+      throw usage(
           "--agent applies to llm jobs only; drop it or --exec (an exec job gets the model "
               + "endpoint with --model)");
     }
     if (attempts != null && (attempts < 1 || attempts > MAX_ATTEMPTS)) {
-      throw new ParameterException(
-          spec.commandLine(), "--attempts must be 1 to " + MAX_ATTEMPTS + ", not " + attempts);
+      throw usage("--attempts must be 1 to " + MAX_ATTEMPTS + ", not " + attempts);
     }
-    boolean group = attempts != null && attempts > 1;
-    if (group && follow) {
-      throw new ParameterException(
-          spec.commandLine(),
+    if (isGroup() && follow) {
+      throw usage(
           "--follow follows one job; with --attempts, follow each with spbgit agent logs -f");
     }
+  }
+
+  @Override
+  int run(ApiClient api) throws InterruptedException {
+    boolean group = isGroup();
     ObjectNode body = ApiClient.JSON.createObjectNode().put("task", task);
     if (group) {
       body.put("attempts", attempts);
@@ -129,23 +116,23 @@ final class AgentRunCommand implements Callable<Integer> {
     putIfSet(body, "agent", agent);
     JsonNode job =
         JobReport.requireObject(
-            cli.api().post("/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs", body),
+            api.post("/api/v1/repos/" + ApiClient.segment(repo) + "/agent-jobs", body),
             group ? "the new group" : "the new job");
     if (group) {
-      return printGroup(job);
+      return printGroup(api, job);
     }
     return JobReport.started(cli, repo, job, follow);
   }
 
   /** The group's id and page, then one line per attempt with where to follow it. */
-  private int printGroup(JsonNode created) {
+  private int printGroup(ApiClient api, JsonNode created) {
     if (cli.json()) {
       cli.printJson(created);
       return ExitCode.OK;
     }
     String group = AnsiFilter.plain(created.path("group").asText());
     cli.out().println("group " + group + " (" + created.path("jobs").size() + " attempts)");
-    cli.out().println("compare: " + cli.api().groupPageUrl(repo, group));
+    cli.out().println("compare: " + api.groupPageUrl(repo, group));
     for (JsonNode id : created.path("jobs")) {
       String job = AnsiFilter.plain(id.asText());
       cli.out().println("job " + job + "  follow: spbgit agent logs -f " + repo + " " + job);
@@ -153,9 +140,8 @@ final class AgentRunCommand implements Callable<Integer> {
     return ExitCode.OK;
   }
 
-  private static void putIfSet(ObjectNode body, String field, String value) {
-    if (value != null) {
-      body.put(field, value);
-    }
+  /** Best-of-N: more than one attempt. */
+  private boolean isGroup() {
+    return attempts != null && attempts > 1;
   }
 }

@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
+import ai.spboucher.spbgit.cli.ExitCode;
+import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintWriter;
@@ -10,27 +11,43 @@ import picocli.CommandLine.Mixin;
 /** {@code spbgit agent show <repo> <job>}: one job's state, decision and proposal. */
 @Command(
     name = "show",
-    mixinStandardHelpOptions = true,
     description =
         "Show a job: status, commands, its place in a chain of revisions, runner, timestamps, decision,"
             + " review comments, and its proposal's diff stat.")
-final class AgentShowCommand implements Runnable {
+final class AgentShowCommand extends ApiCommand {
 
-  private final Cli cli;
   @Mixin JobArguments job;
 
-  AgentShowCommand(Cli cli) {
-    this.cli = cli;
-  }
-
   @Override
-  public void run() {
-    JsonNode node = JobReport.requireObject(cli.api().get(job.path()), "the job");
+  int run(ApiClient api) {
+    JsonNode node = JobReport.requireObject(api.get(job.path()), "the job");
     if (cli.json()) {
       cli.printJson(node);
-      return;
+      return ExitCode.OK;
     }
     PrintWriter out = cli.out();
+    printTaskAndChain(out, node);
+    printCommands(out, node);
+    printRun(out, node);
+    JsonNode decision = node.path("decision");
+    if (decision.isObject()) {
+      field(out, "decision", decisionLine(decision));
+    }
+    for (JsonNode comment : api.get(job.path() + "/comments")) {
+      field(
+          out,
+          "comment",
+          AgentCommentCommand.placeOf(comment)
+              + (comment.path("outdated").asBoolean(false) ? " [outdated]" : "")
+              + ": "
+              + comment.path("body").asText(""));
+    }
+    JobReport.printOutcome(cli, node);
+    return ExitCode.OK;
+  }
+
+  /** The repository and task, and where the job stands in a chain of revisions. */
+  private static void printTaskAndChain(PrintWriter out, JsonNode node) {
     field(out, "repo", node.path("repo"));
     field(out, "task", node.path("task"));
     if (node.path("revises").isTextual()) {
@@ -40,24 +57,12 @@ final class AgentShowCommand implements Runnable {
       field(out, "revised", "by " + node.path("revised_by").asText());
     }
     for (JsonNode revision : node.path("revisions")) {
-      JsonNode decision = revision.path("decision");
-      field(
-          out,
-          "chain",
-          "r"
-              + revision.path("revision").asInt()
-              + " "
-              + revision.path("id").asText()
-              + " "
-              + revision.path("status").asText("?")
-              + (revision.path("exit_reason").isTextual()
-                  ? " (" + revision.path("exit_reason").asText() + ")"
-                  : "")
-              + (decision.isObject() ? " " + decision.path("decision").asText() : "")
-              + (revision.path("id").asText().equals(node.path("id").asText())
-                  ? "  <- this job"
-                  : ""));
+      field(out, "chain", chainLine(revision, node.path("id").asText()));
     }
+  }
+
+  /** What the job runs, and on what. */
+  private static void printCommands(PrintWriter out, JsonNode node) {
     field(out, "mode", node.path("mode"));
     field(out, "model", node.path("model"));
     String agent = agentOf(node);
@@ -68,6 +73,10 @@ final class AgentShowCommand implements Runnable {
     field(out, "test", node.path("test_command"));
     field(out, "base", node.path("base").asText("") + " at " + node.path("base_sha").asText("?"));
     field(out, "env", EnvironmentReport.summary(node));
+  }
+
+  /** Where and when it ran, what it spent and what it pushed. */
+  private static void printRun(PrintWriter out, JsonNode node) {
     field(out, "waiting", node.path("waiting_for"));
     field(
         out,
@@ -96,32 +105,33 @@ final class AgentShowCommand implements Runnable {
     for (JsonNode ref : node.path("refs_written")) {
       field(out, "pushed", ref.path("ref").asText() + " " + ref.path("new").asText(""));
     }
-    JsonNode decision = node.path("decision");
-    if (decision.isObject()) {
-      field(
-          out,
-          "decision",
-          decision.path("decision").asText()
-              + ("approved".equals(decision.path("decision").asText())
-                  ? " onto "
-                      + decision.path("branch").asText()
-                      + " at "
-                      + decision.path("sha").asText()
-                  : "")
-              + " ("
-              + decision.path("at").asText("?")
-              + ")");
-    }
-    for (JsonNode comment : cli.api().get(job.path() + "/comments")) {
-      field(
-          out,
-          "comment",
-          AgentCommentCommand.placeOf(comment)
-              + (comment.path("outdated").asBoolean(false) ? " [outdated]" : "")
-              + ": "
-              + comment.path("body").asText(""));
-    }
-    JobReport.printOutcome(cli, node);
+  }
+
+  /** {@code r1 <job> finished (ok) approved <- this job}: one job of the chain. */
+  private static String chainLine(JsonNode revision, String thisJob) {
+    JsonNode decision = revision.path("decision");
+    return "r"
+        + revision.path("revision").asInt()
+        + " "
+        + revision.path("id").asText()
+        + " "
+        + revision.path("status").asText("?")
+        + (revision.path("exit_reason").isTextual()
+            ? " (" + revision.path("exit_reason").asText() + ")"
+            : "")
+        + (decision.isObject() ? " " + decision.path("decision").asText() : "")
+        + (revision.path("id").asText().equals(thisJob) ? "  <- this job" : "");
+  }
+
+  /** {@code approved onto <branch> at <sha> (<when>)}; any other decision and when. */
+  private static String decisionLine(JsonNode decision) {
+    return decision.path("decision").asText()
+        + ("approved".equals(decision.path("decision").asText())
+            ? " onto " + decision.path("branch").asText() + " at " + decision.path("sha").asText()
+            : "")
+        + " ("
+        + decision.path("at").asText("?")
+        + ")";
   }
 
   /**

@@ -1,23 +1,19 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.Table;
 import ai.spboucher.spbgit.proto.AuditChain;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code spbgit audit [--repo R] [--job J] [--verify]}: the gateway's agent-job audit log. */
 @Command(
     name = "audit",
-    mixinStandardHelpOptions = true,
     description = {
       "Print the agent-job audit log (oldest first), or check its hash chain with --verify.",
       "--verify checks the stored lines the API serves: seq without gaps (for the whole log) and every "
@@ -25,11 +21,10 @@ import picocli.CommandLine.Option;
           + "With --repo or --job only adjacent entries can be linked. The authoritative check reads the "
           + "file on the gateway's host: java -jar spb-gateway.jar audit verify."
     })
-public final class AuditCommand implements Callable<Integer> {
+public final class AuditCommand extends ApiCommand {
 
   private static final Set<String> SHOWN = Set.of("seq", "ts", "prev", "event", "job", "repo");
   private static final int VALUE_WIDTH = 60;
-  private final Cli cli;
 
   @Option(names = "--repo", paramLabel = "R", description = "Only entries about this repository.")
   String repo;
@@ -40,12 +35,8 @@ public final class AuditCommand implements Callable<Integer> {
   @Option(names = "--verify", description = "Check seq continuity and the prev hash chain.")
   boolean verify;
 
-  AuditCommand(Cli cli) {
-    this.cli = cli;
-  }
-
   @Override
-  public Integer call() {
+  int run(ApiClient api) {
     StringBuilder path = new StringBuilder("/api/v1/agent-jobs");
     if (repo != null || job != null) {
       path.append('?');
@@ -58,11 +49,20 @@ public final class AuditCommand implements Callable<Integer> {
     }
     if (verify) {
       path.append(path.indexOf("?") < 0 ? '?' : '&').append("format=lines");
-      return verify(cli.api().getText(path.toString()));
+      return verify(api.getText(path.toString()));
     }
-    List<JsonNode> entries = new ArrayList<>();
-    cli.api().get(path.toString()).forEach(entries::add);
-    return print(entries);
+    return printTable(
+        api.get(path.toString()),
+        new Table("SEQ", "TIME", "EVENT", "JOB", "REPO", "DETAILS"),
+        entry ->
+            new Object[] {
+              entry.path("seq").asText(),
+              entry.path("ts").asText(),
+              entry.path("event").asText(),
+              entry.path("job").asText("-"),
+              entry.path("repo").asText("-"),
+              details(entry)
+            });
   }
 
   /** Checks the stored lines themselves: the hash of each is what the next one's prev must be. */
@@ -91,25 +91,6 @@ public final class AuditCommand implements Callable<Integer> {
       cli.out().println("BROKEN: " + result.problem());
     }
     return result.ok() ? ExitCode.OK : ExitCode.FAILED;
-  }
-
-  private int print(List<JsonNode> entries) {
-    if (cli.json()) {
-      cli.printJson(ApiClient.JSON.valueToTree(entries));
-      return ExitCode.OK;
-    }
-    Table table = new Table("SEQ", "TIME", "EVENT", "JOB", "REPO", "DETAILS");
-    for (JsonNode entry : entries) {
-      table.row(
-          entry.path("seq").asText(),
-          entry.path("ts").asText(),
-          entry.path("event").asText(),
-          entry.path("job").asText("-"),
-          entry.path("repo").asText("-"),
-          details(entry));
-    }
-    cli.out().print(table.render());
-    return ExitCode.OK;
   }
 
   private static String details(JsonNode entry) {

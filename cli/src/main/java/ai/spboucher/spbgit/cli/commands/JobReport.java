@@ -5,9 +5,9 @@ import ai.spboucher.spbgit.cli.CliException;
 import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.api.ApiException;
-import ai.spboucher.spbgit.cli.api.LogFollower;
+import ai.spboucher.spbgit.cli.api.LogSocketClient;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
-import ai.spboucher.spbgit.cli.text.DiffStat;
+import ai.spboucher.spbgit.cli.text.DiffStatFormatter;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -75,8 +75,8 @@ final class JobReport {
     PrintWriter log = cli.json() ? cli.err() : cli.out();
     AnsiFilter filter = new AnsiFilter(!cli.json() && cli.keepColours());
     boolean[] atLineStart = {true};
-    LogFollower.End end =
-        new LogFollower(cli.api(), repo, id, RESUME_LIMIT)
+    LogSocketClient.End end =
+        new LogSocketClient(cli.api(), repo, id, RESUME_LIMIT)
             .follow(
                 0,
                 (stream, data) -> {
@@ -187,7 +187,9 @@ final class JobReport {
   private static void printDiffStat(Cli cli, String repo, String id, String query) {
     try {
       cli.out()
-          .print(DiffStat.render(cli.api().get(ApiClient.jobPath(repo, id) + "/diff" + query)));
+          .print(
+              DiffStatFormatter.render(
+                  cli.api().get(ApiClient.jobPath(repo, id) + "/diff" + query)));
     } catch (ApiException e) {
       if (e.status() != 404) {
         throw e;

@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
+import ai.spboucher.spbgit.cli.CliCommand;
 import ai.spboucher.spbgit.cli.CliException;
 import ai.spboucher.spbgit.cli.Config;
 import ai.spboucher.spbgit.cli.ExitCode;
@@ -15,7 +15,6 @@ import picocli.CommandLine.Option;
  */
 @Command(
     name = "login",
-    mixinStandardHelpOptions = true,
     description = {
       "Check a gateway URL and an owner token (GET /api/v1/tokens), then save both in "
           + "$XDG_CONFIG_HOME/spbgit/config.json (default ~/.config/spbgit/config.json), mode 0600.",
@@ -23,10 +22,9 @@ import picocli.CommandLine.Option;
           + "stdin (printf '%s\\n' \"$TOKEN\" | spbgit login --url URL), which keeps it out of the process list.",
       "SPB_URL and SPB_TOKEN, when set, still override the file."
     })
-public final class LoginCommand implements Runnable {
+public final class LoginCommand extends CliCommand {
 
   static final String DEFAULT_URL = "http://127.0.0.1:8080";
-  private final Cli cli;
 
   @Option(
       names = "--url",
@@ -41,12 +39,8 @@ public final class LoginCommand implements Runnable {
           "The owner token (visible to other local users in the process list: prefer stdin).")
   String token;
 
-  LoginCommand(Cli cli) {
-    this.cli = cli;
-  }
-
   @Override
-  public void run() {
+  public Integer call() {
     String gateway = Config.normalizeUrl(url != null ? url : askUrl());
     String secret = token != null ? token : cli.readSecret("Owner token: ");
     if (secret == null || secret.isBlank()) {
@@ -64,7 +58,7 @@ public final class LoginCommand implements Runnable {
     if (cli.json()) {
       cli.printJson(
           ApiClient.JSON.createObjectNode().put("url", gateway).put("config", file.toString()));
-      return;
+      return ExitCode.OK;
     }
     cli.out().println("logged in to " + gateway + "; saved in " + file);
     if (cli.env().get(Config.URL_VARIABLE) != null
@@ -77,6 +71,7 @@ public final class LoginCommand implements Runnable {
                   + Config.TOKEN_VARIABLE
                   + " are set in this shell and override the file");
     }
+    return ExitCode.OK;
   }
 
   private String askUrl() {

@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.cli.commands;
 
-import ai.spboucher.spbgit.cli.Cli;
+import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import ai.spboucher.spbgit.cli.text.Table;
@@ -18,28 +18,22 @@ public final class TokenCommand {
 
   @Command(
       name = "create",
-      mixinStandardHelpOptions = true,
       description = {
         "Create a token. Its secret is printed once, alone on stdout (the rest goes to stderr), "
             + "so that TOKEN=$(spbgit token create LABEL) works; the gateway keeps only its hash."
       })
-  static final class Create implements Runnable {
-    private final Cli cli;
+  static final class Create extends ApiCommand {
 
     @Parameters(paramLabel = "<label>", description = "What the token is for.")
     String label;
 
-    Create(Cli cli) {
-      this.cli = cli;
-    }
-
     @Override
-    public void run() {
+    int run(ApiClient api) {
       JsonNode created =
-          cli.api().post("/api/v1/tokens", ApiClient.JSON.createObjectNode().put("label", label));
+          api.post("/api/v1/tokens", ApiClient.JSON.createObjectNode().put("label", label));
       if (cli.json()) {
         cli.printJson(created);
-        return;
+        return ExitCode.OK;
       }
       cli.err()
           .println(
@@ -50,63 +44,43 @@ public final class TokenCommand {
                   + "); its secret is shown only now:");
       cli.err().flush();
       cli.out().println(created.path("token").asText());
+      return ExitCode.OK;
     }
   }
 
-  @Command(
-      name = "list",
-      aliases = "ls",
-      mixinStandardHelpOptions = true,
-      description = "List tokens (never their secrets).")
-  static final class List implements Runnable {
-    private final Cli cli;
-
-    List(Cli cli) {
-      this.cli = cli;
-    }
+  @Command(name = "list", aliases = "ls", description = "List tokens (never their secrets).")
+  static final class List extends ApiCommand {
 
     @Override
-    public void run() {
-      JsonNode tokens = cli.api().get("/api/v1/tokens");
-      if (cli.json()) {
-        cli.printJson(tokens);
-        return;
-      }
-      Table table = new Table("ID", "LABEL", "CREATED", "LAST USED");
-      tokens.forEach(
+    int run(ApiClient api) {
+      return printTable(
+          api.get("/api/v1/tokens"),
+          new Table("ID", "LABEL", "CREATED", "LAST USED"),
           t ->
-              table.row(
-                  t.path("id").asText(),
-                  t.path("label").asText(),
-                  t.path("created").asText(),
-                  t.path("last_used").isTextual() ? t.path("last_used").asText() : null));
-      cli.out().print(table.render());
+              new Object[] {
+                t.path("id").asText(),
+                t.path("label").asText(),
+                t.path("created").asText(),
+                t.path("last_used").isTextual() ? t.path("last_used").asText() : null
+              });
     }
   }
 
   @Command(
       name = "revoke",
-      mixinStandardHelpOptions = true,
       description =
           "Revoke a token by its id; it stops working at once (sessions signed in with it end too).")
-  static final class Revoke implements Runnable {
-    private final Cli cli;
+  static final class Revoke extends ApiCommand {
 
     @Parameters(paramLabel = "<id>", description = "The token's id (from 'spbgit token list').")
     String id;
 
-    Revoke(Cli cli) {
-      this.cli = cli;
-    }
-
     @Override
-    public void run() {
-      cli.api().delete("/api/v1/tokens/" + ApiClient.segment(id));
-      if (cli.json()) {
-        cli.printJson(ApiClient.JSON.createObjectNode().put("revoked", id));
-      } else {
-        cli.out().println("revoked token " + AnsiFilter.plain(id));
-      }
+    int run(ApiClient api) {
+      api.delete("/api/v1/tokens/" + ApiClient.segment(id));
+      return print(
+          ApiClient.JSON.createObjectNode().put("revoked", id),
+          () -> "revoked token " + AnsiFilter.plain(id));
     }
   }
 }

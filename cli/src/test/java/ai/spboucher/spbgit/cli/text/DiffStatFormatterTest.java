@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 
-class DiffStatTest {
+class DiffStatFormatterTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -26,7 +26,7 @@ class DiffStatTest {
          logo.png      | Bin
          3 files changed, 4 insertions(+), 2 deletions(-)
         """,
-        DiffStat.render(JSON.readTree(diff)));
+        DiffStatFormatter.render(JSON.readTree(diff)));
   }
 
   @Test
@@ -40,6 +40,6 @@ class DiffStatTest {
             + "+".repeat(39)
             + "-\n"
             + " 1 file changed, 400 insertions(+), 1 deletion(-) (the gateway truncated this diff)\n",
-        DiffStat.render(JSON.readTree(diff)));
+        DiffStatFormatter.render(JSON.readTree(diff)));
   }
 }

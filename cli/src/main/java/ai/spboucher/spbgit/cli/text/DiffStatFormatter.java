@@ -8,11 +8,11 @@ import java.util.List;
  * A {@code git diff --stat} style summary of the gateway's diff JSON ({@code files} with
  * additions/deletions).
  */
-public final class DiffStat {
+public final class DiffStatFormatter {
 
   private static final int BAR_WIDTH = 40;
 
-  private DiffStat() {}
+  private DiffStatFormatter() {}
 
   /** The stat lines, one per file and a summary line, each ending with a newline. */
   public static String render(JsonNode diff) {

@@ -27,7 +27,7 @@ import java.util.concurrent.TimeoutException;
  * websocket listener runs on the HTTP client's threads and only puts frames into a queue that
  * {@link #follow} drains.
  */
-public final class LogFollower {
+public final class LogSocketClient {
 
   /** Receives the log on the thread that called {@link #follow}. */
   public interface Sink {
@@ -63,7 +63,7 @@ public final class LogFollower {
    * Gives up with {@link ExitCode#UNAVAILABLE} after {@code giveUpAfter} without a working
    * connection.
    */
-  public LogFollower(ApiClient api, String repo, String jobId, Duration giveUpAfter) {
+  public LogSocketClient(ApiClient api, String repo, String jobId, Duration giveUpAfter) {
     this.api = api;
     this.path = ApiClient.jobPath(repo, jobId) + "/logs";
     this.giveUpAfter = giveUpAfter;
