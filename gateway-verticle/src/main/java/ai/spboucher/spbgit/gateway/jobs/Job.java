@@ -11,14 +11,12 @@ import java.util.function.Consumer;
  *
  * @param refsWritten the refs the job's token wrote, one per ref with its latest update ({@code
  *     {ref, old, new}}), at most {@link JobBook#MAX_REFS_LISTED}, least recently written first
- * @param status one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
- * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected",
- *     "branch", "sha", "by", "at"}}, or {@code {"decision": "superseded", "by", "at",
- *     "superseded_by"}} for an attempt whose sibling was approved
+ * @param state where the job is in its lifecycle ({@link #status} is its API name)
+ * @param decided the owner's decision, or null ({@link #decision} is its API form); {@code
+ *     superseded} for an attempt whose sibling was approved
  * @param model the model of an llm-mode job, or of an exec-mode job's model endpoint; null for an
  *     exec-mode job without one
- * @param spend the model spend the runner metered, or null: {@code {"provider", "model",
- *     "input_tokens", "output_tokens"}}
+ * @param spend the model spend the runner metered, or null
  * @param environment the environment {@code job_created} recorded ({@code AgentEnvironment.toJson}
  *     with the blob id), or null for a job recorded before environments
  * @param imageDigest the digest of the image the runner started, or null before the start
@@ -53,7 +51,7 @@ public record Job(
     String tokenId,
     String tokenExpires,
     String deadline,
-    String status,
+    JobState state,
     String exitReason,
     String runnerId,
     String containerId,
@@ -63,9 +61,9 @@ public record Job(
     String detail,
     List<JsonObject> refsWritten,
     long queueSequence,
-    JsonObject decision,
+    Decision decided,
     String model,
-    JsonObject spend,
+    Spend spend,
     JsonObject environment,
     String imageDigest,
     String cache,
@@ -100,10 +98,12 @@ public record Job(
     }
   }
 
-  public static final String QUEUED = "queued";
-  public static final String DISPATCHED = "dispatched";
-  public static final String STARTED = "started";
-  public static final String FINISHED = "finished";
+  /** The API names of the {@link JobState}es. */
+  public static final String QUEUED = JobState.QUEUED.wire();
+
+  public static final String DISPATCHED = JobState.DISPATCHED.wire();
+  public static final String STARTED = JobState.STARTED.wire();
+  public static final String FINISHED = JobState.FINISHED.wire();
 
   public Job {
     refsWritten = List.copyOf(refsWritten);
@@ -115,7 +115,71 @@ public record Job(
   }
 
   public boolean isFinished() {
-    return FINISHED.equals(status);
+    return state == JobState.FINISHED;
+  }
+
+  /** The API name of the job's {@link #state}: {@code queued}, {@code dispatched}... */
+  public String status() {
+    return state.wire();
+  }
+
+  /**
+   * The owner's decision in its API form ({@link Decision#toJson}), or null while there is none.
+   */
+  public JsonObject decision() {
+    return decided == null ? null : decided.toJson();
+  }
+
+  /** The job as {@code job_created} records it, logged at {@code at}. */
+  static Job created(AuditEvent.JobCreated e, String at) {
+    return new Job(
+        e.job(),
+        e.repo(),
+        e.task(),
+        e.exec(),
+        e.testCommand(),
+        e.base(),
+        e.baseSha(),
+        e.requester(),
+        e.tokenId(),
+        e.tokenExpires(),
+        e.deadline(),
+        JobState.QUEUED,
+        null,
+        null,
+        null,
+        at,
+        null,
+        null,
+        null,
+        List.of(),
+        0,
+        null,
+        e.model(),
+        null,
+        e.environment(),
+        null,
+        null,
+        e.agent(),
+        e.agentVersion(),
+        e.execModel(),
+        e.instructionsBlob(),
+        e.group(),
+        e.revision(),
+        null,
+        null);
+  }
+
+  /**
+   * The job's setup record with {@code key} set to {@code value}; unchanged (null for a job whose
+   * runner reported nothing of setup) when the value is null.
+   */
+  static JsonObject withSetupFacts(JsonObject setup, String key, Object value) {
+    if (value == null) {
+      return setup;
+    }
+    JsonObject facts = setup == null ? new JsonObject() : setup.copy();
+    return facts.put(key, value);
   }
 
   /** The prefix of every ref this job may write, e.g. {@code refs/agents/<id>/}. */
@@ -149,7 +213,7 @@ public record Job(
         .put("test_command", testCommand)
         .put("base", baseRef)
         .put("base_sha", baseSha)
-        .put("status", status)
+        .put("status", status())
         .put("exit_reason", exitReason)
         .put("runner_id", runnerId)
         .put("container_id", containerId)
@@ -164,12 +228,12 @@ public record Job(
         .put("agent", agent)
         .put("agent_version", agentVersion)
         .put("exec_model", execModel)
-        .put("provider", spend == null ? null : spend.getString("provider"))
-        .put("spend", spend)
+        .put("provider", spend == null ? null : spend.provider())
+        .put("spend", spend == null ? null : spend.toJson())
         .put("proposal_sha", proposalSha)
         .put("partial_sha", work.partial())
         .put("test_result", testResult(proposalSha))
-        .put("decision", decision)
+        .put("decision", decision())
         .put("environment", environment)
         .put("image_digest", imageDigest)
         .put("cache", cache)
@@ -185,12 +249,12 @@ public record Job(
         .put("setup", setup);
   }
 
-  /** The image name the job needs a runner to offer. */
   /** The commit the job's chain of revisions started from: its own base unless a revision. */
   public String originalBaseSha() {
     return revision == null ? baseSha : revision.originalBaseSha();
   }
 
+  /** The image name the job needs a runner to offer. */
   public String image() {
     return environment == null ? "base" : environment.getString("image", "base");
   }
@@ -200,7 +264,7 @@ public record Job(
    * what would take the job rather than whether one exists. Null once a runner has it.
    */
   String waitingFor() {
-    return DISPATCHED.equals(status) ? "a runner offering image '" + image() + "'" : null;
+    return state == JobState.DISPATCHED ? "a runner offering image '" + image() + "'" : null;
   }
 
   /**
@@ -220,7 +284,7 @@ public record Job(
 
   /** Mutable copy used by {@link #with}. */
   static final class Builder {
-    String status;
+    JobState state;
     String exitReason;
     String runnerId;
     String containerId;
@@ -229,8 +293,8 @@ public record Job(
     String detail;
     List<JsonObject> refsWritten;
     long queueSequence;
-    JsonObject decision;
-    JsonObject spend;
+    Decision decided;
+    Spend spend;
     String imageDigest;
     String cache;
     String agent;
@@ -241,7 +305,7 @@ public record Job(
 
     private Builder(Job from) {
       this.from = from;
-      status = from.status;
+      state = from.state;
       exitReason = from.exitReason;
       runnerId = from.runnerId;
       containerId = from.containerId;
@@ -250,7 +314,7 @@ public record Job(
       detail = from.detail;
       refsWritten = new ArrayList<>(from.refsWritten);
       queueSequence = from.queueSequence;
-      decision = from.decision;
+      decided = from.decided;
       spend = from.spend;
       imageDigest = from.imageDigest;
       cache = from.cache;
@@ -273,7 +337,7 @@ public record Job(
           from.tokenId,
           from.tokenExpires,
           from.deadline,
-          status,
+          state,
           exitReason,
           runnerId,
           containerId,
@@ -283,7 +347,7 @@ public record Job(
           detail,
           refsWritten,
           queueSequence,
-          decision,
+          decided,
           from.model,
           spend,
           from.environment,

@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.json.JsonArray;
@@ -79,7 +80,9 @@ class AuditLogReplayTest {
   @Test
   void everyLineReadsAndWritesBackByteForByte() throws Exception {
     for (String line : lines()) {
-      assertEquals(line, new JsonObject(line).encode());
+      AuditEventCodec.Entry entry = AuditEventCodec.decode(line);
+      assertFalse(entry.event() instanceof AuditEvent.Other, line);
+      assertEquals(line, AuditEventCodec.encodeLine(entry));
     }
   }
 
