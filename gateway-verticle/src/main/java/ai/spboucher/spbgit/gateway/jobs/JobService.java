@@ -10,7 +10,6 @@ import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
 import ai.spboucher.spbgit.hooks.RefNames;
-import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.CodingAgent;
 import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobEvent;
@@ -335,11 +334,9 @@ public final class JobService {
                     .compose(sequence -> record(new AuditEvent.JobDispatched(job.id(), sequence)))
                     .recover(
                         err ->
-                            finish(
+                            endByGateway(
                                     job.id(),
                                     "runner_error",
-                                    "",
-                                    "",
                                     "could not queue the job: " + err.getMessage())
                                 .compose(
                                     j ->
@@ -580,7 +577,7 @@ public final class JobService {
         .compose(
             removedFromQueue ->
                 removedFromQueue
-                    ? finish(id, "cancelled", "", "", "cancelled before a runner took it")
+                    ? endByGateway(id, "cancelled", "cancelled before a runner took it")
                     // A runner has it: the runner stops the container and reports the end.
                     : Future.succeededFuture(book.get(id).get()));
   }
@@ -730,12 +727,8 @@ public final class JobService {
             .filter(job -> job.state() == JobState.QUEUED)
             .map(
                 job ->
-                    finish(
-                        job.id(),
-                        "runner_error",
-                        "",
-                        "",
-                        "the gateway stopped before the job was queued"))
+                    endByGateway(
+                        job.id(), "runner_error", "the gateway stopped before the job was queued"))
             .toList();
     return Future.all(ended).mapEmpty();
   }
@@ -754,12 +747,8 @@ public final class JobService {
                         && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now))
             .map(
                 job ->
-                    finish(
-                        job.id(),
-                        "runner_lost",
-                        "",
-                        "",
-                        "no runner reported an end by the deadline"))
+                    endByGateway(
+                        job.id(), "runner_lost", "no runner reported an end by the deadline"))
             .toList();
     return Future.all(ended).mapEmpty();
   }
@@ -797,62 +786,16 @@ public final class JobService {
       return Future.succeededFuture(); // A redelivered start.
     }
     if (change.getStatus() == JobStatus.STARTED) {
-      return record(
-          new AuditEvent.JobStarted(
-              event.getJobId(),
-              change.getRunnerId(),
-              change.getContainerId(),
-              emptyToNull(change.getImageDigest()),
-              cacheOutcome(change.getCache()),
-              emptyToNull(change.getAgent()),
-              emptyToNull(change.getAgentVersion()),
-              emptyToNull(change.getCacheKey()),
-              cacheProducer(change)));
+      return record(RunnerReports.started(event.getJobId(), change));
     }
     if (change.getStatus() == JobStatus.FINISHED) {
-      return finish(
-          event.getJobId(),
-          change.getExitReason(),
-          change.getRunnerId(),
-          change.getContainerId(),
-          change.getDetail(),
-          spendOf(change),
-          change);
+      return finish(RunnerReports.finished(event.getJobId(), change));
     }
     return Future.succeededFuture();
   }
 
-  private static String emptyToNull(String value) {
-    return value.isEmpty() ? null : value;
-  }
-
-  /** How the audit names a start's cache outcome; null from a runner older than environments. */
-  private static String cacheOutcome(CacheOutcome outcome) {
-    return switch (outcome) {
-      case CACHE_HIT -> "hit";
-      case CACHE_MISS -> "miss";
-      case CACHE_NONE -> "none";
-      default -> null;
-    };
-  }
-
-  /** Who kept the cache entry a start restored: null without a hit, or from an older runner. */
-  private static JsonObject cacheProducer(StatusChange change) {
-    if (change.getCacheKey().isEmpty()) {
-      return null;
-    }
-    return new JsonObject()
-        .put("job", change.getCacheProducerJob())
-        .put("commit", change.getCacheProducerCommit());
-  }
-
   private static String describe(StatusChange change) {
     return change.getStatus() == JobStatus.FINISHED ? " (" + change.getExitReason() + ")" : "";
-  }
-
-  private Future<Job> finish(
-      String id, String reason, String runner, String container, String detail) {
-    return finish(id, reason, runner, container, detail, null, null);
   }
 
   /**
@@ -860,39 +803,16 @@ public final class JobService {
    * its token so it cannot push any more; only then is the job shown finished, so no finished job
    * has a live token.
    */
-  private Future<Job> finish(
-      String id,
-      String reason,
-      String runner,
-      String container,
-      String detail,
-      Spend spend,
-      StatusChange change) {
-    AuditEvent.JobFinished finished =
-        new AuditEvent.JobFinished(
-            id,
-            reason,
-            runner,
-            container,
-            detail,
-            change == null ? null : emptyToNull(change.getCacheNote()),
-            change == null || change.getSetupChangesCount() == 0
-                ? null
-                : new JsonArray(List.copyOf(change.getSetupChangesList())),
-            spend);
+  private Future<Job> finish(AuditEvent.JobFinished end) {
     return record(
-        finished,
-        () -> book.get(id).map(this::revokeToken).orElse(Future.succeededFuture()).mapEmpty());
+        end,
+        () ->
+            book.get(end.job()).map(this::revokeToken).orElse(Future.succeededFuture()).mapEmpty());
   }
 
-  private static Spend spendOf(StatusChange change) {
-    if (change.getProvider().isEmpty()
-        && change.getInputTokens() == 0
-        && change.getOutputTokens() == 0) {
-      return null;
-    }
-    return new Spend(
-        change.getProvider(), change.getModel(), change.getInputTokens(), change.getOutputTokens());
+  /** Ends a job as the gateway decided: see {@link #finish(AuditEvent.JobFinished)}. */
+  private Future<Job> endByGateway(String id, String reason, String detail) {
+    return finish(RunnerReports.endedByGateway(id, reason, detail));
   }
 
   private Future<Job> revokeToken(Job job) {
