@@ -480,7 +480,7 @@ public sealed interface AuditEvent {
 
     @Override
     public Job applyTo(Job job, String at) {
-      return job.with(b -> b.decided = Decision.rejected(null, null, approver, at));
+      return job.with(b -> b.decided = Decision.rejected(approver, at));
     }
   }
 

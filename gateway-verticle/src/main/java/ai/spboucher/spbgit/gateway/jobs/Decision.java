@@ -5,6 +5,7 @@ import io.vertx.core.json.JsonObject;
 /**
  * The owner's decision on a finished job's work: approved onto {@code branch} at {@code sha},
  * rejected, or superseded because another attempt of its group ({@code supersededBy}) was approved.
+ * The API shows {@code branch} and {@code sha} (null) for a rejection too, as it always has.
  *
  * @param by the token id of the owner who decided
  * @param at when, as the audit entry's {@code ts}
@@ -33,8 +34,8 @@ public record Decision(
     return new Decision(Kind.APPROVED, branch, sha, by, at, null);
   }
 
-  static Decision rejected(String branch, String sha, String by, String at) {
-    return new Decision(Kind.REJECTED, branch, sha, by, at, null);
+  static Decision rejected(String by, String at) {
+    return new Decision(Kind.REJECTED, null, null, by, at, null);
   }
 
   static Decision superseded(String supersededBy, String by, String at) {
