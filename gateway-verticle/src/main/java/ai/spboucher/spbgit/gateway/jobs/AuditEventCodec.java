@@ -9,24 +9,24 @@ import java.util.function.Function;
  * decodes to an event that encodes to the same bytes ({@code seq}, {@code ts} and {@code prev}
  * first, then the event's fields in the order it wrote them, nulls included). Entries of older
  * releases decode with the defaults the gateway has always read them with; an event it does not
- * know decodes to {@link AuditEvent.Other}, kept as it is.
+ * know decodes to {@link OtherEvent}, kept as it is.
  */
 public final class AuditEventCodec {
 
   private static final Map<String, Function<JsonObject, AuditEvent>> READERS =
       Map.ofEntries(
-          Map.entry(AuditEvent.JobCreated.EVENT, AuditEvent.JobCreated::from),
-          Map.entry(AuditEvent.JobDispatched.EVENT, AuditEvent.JobDispatched::from),
-          Map.entry(AuditEvent.JobStarted.EVENT, AuditEvent.JobStarted::from),
-          Map.entry(AuditEvent.RefsWritten.EVENT, AuditEvent.RefsWritten::from),
-          Map.entry(AuditEvent.JobFinished.EVENT, AuditEvent.JobFinished::from),
-          Map.entry(AuditEvent.JobApproved.EVENT, AuditEvent.JobApproved::from),
-          Map.entry(AuditEvent.JobRejected.EVENT, AuditEvent.JobRejected::from),
-          Map.entry(AuditEvent.JobSuperseded.EVENT, AuditEvent.JobSuperseded::from),
-          Map.entry(AuditEvent.RefsDeleted.EVENT, AuditEvent.RefsDeleted::from),
-          Map.entry(AuditEvent.ReviewComment.EVENT, AuditEvent.ReviewComment::from),
-          Map.entry(AuditEvent.JobRevised.EVENT, AuditEvent.JobRevised::from),
-          Map.entry(AuditEvent.JobRefused.EVENT, AuditEvent.JobRefused::from));
+          Map.entry(JobCreated.EVENT, JobCreated::from),
+          Map.entry(JobDispatched.EVENT, JobDispatched::from),
+          Map.entry(JobStarted.EVENT, JobStarted::from),
+          Map.entry(RefsWritten.EVENT, RefsWritten::from),
+          Map.entry(JobFinished.EVENT, JobFinished::from),
+          Map.entry(JobApproved.EVENT, JobApproved::from),
+          Map.entry(JobRejected.EVENT, JobRejected::from),
+          Map.entry(JobSuperseded.EVENT, JobSuperseded::from),
+          Map.entry(RefsDeleted.EVENT, RefsDeleted::from),
+          Map.entry(ReviewComment.EVENT, ReviewComment::from),
+          Map.entry(JobRevised.EVENT, JobRevised::from),
+          Map.entry(JobRefused.EVENT, JobRefused::from));
 
   private AuditEventCodec() {}
 
@@ -48,7 +48,7 @@ public final class AuditEventCodec {
       fields.remove("seq");
       fields.remove("ts");
       fields.remove("prev");
-      return new AuditEvent.Other(fields);
+      return new OtherEvent(fields);
     }
     return reader.apply(entry);
   }

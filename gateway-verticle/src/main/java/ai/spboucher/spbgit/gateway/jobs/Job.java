@@ -1,8 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -35,7 +33,7 @@ import java.util.function.Consumer;
  *     job_finished})
  */
 public record Job(
-    AuditEvent.JobCreated created,
+    JobCreated created,
     String createdAt,
     JobState state,
     String exitReason,
@@ -198,7 +196,7 @@ public record Job(
   }
 
   /** The job as {@code job_created} records it, logged at {@code at}. */
-  static Job created(AuditEvent.JobCreated e, String at) {
+  static Job created(JobCreated e, String at) {
     return new Job(
         e,
         at,
@@ -243,61 +241,18 @@ public record Job(
   }
 
   /** A copy with some fields changed. */
-  Job with(Consumer<Builder> changes) {
-    Builder b = new Builder(this);
+  Job with(Consumer<JobChanges> changes) {
+    JobChanges b = new JobChanges(this);
     changes.accept(b);
     return b.build();
   }
 
   /**
-   * The API form; {@code work} is where the job's proposal and partial refs point now, read by the
-   * caller. {@code partial_sha} is set whenever the partial ref exists, also next to a proposal
-   * (which an owner's push could add): the page reviews the proposal then.
+   * The API form ({@link JobView}); {@code work} is where the job's proposal and partial refs point
+   * now, read by the caller.
    */
   public JsonObject toJson(WorkShas work) {
-    String proposalSha = work.proposal();
-    return new JsonObject()
-        .put("id", id())
-        .put("repo", repo())
-        .put("task", task())
-        .put("exec", execCommand())
-        .put("test_command", testCommand())
-        .put("base", baseRef())
-        .put("base_sha", baseSha())
-        .put("status", status())
-        .put("exit_reason", exitReason)
-        .put("runner_id", runnerId)
-        .put("container_id", containerId)
-        .put("created_at", createdAt)
-        .put("started_at", startedAt)
-        .put("finished_at", finishedAt)
-        .put("detail", detail)
-        .put("deadline", deadline())
-        .put("refs_written", new JsonArray(refsWritten))
-        .put("mode", isExec() ? "exec" : "llm")
-        .put("model", model())
-        .put("agent", agent)
-        .put("agent_version", agentVersion)
-        .put("exec_model", execModel())
-        .put("provider", spend == null ? null : spend.provider())
-        .put("spend", spend == null ? null : spend.toJson())
-        .put("proposal_sha", proposalSha)
-        .put("partial_sha", work.partial())
-        .put("test_result", testResult(proposalSha))
-        .put("decision", decision())
-        .put("environment", environment())
-        .put("image_digest", imageDigest)
-        .put("cache", cache)
-        .put("instructions_blob", instructionsBlob())
-        .put("waiting_for", waitingFor())
-        .put("group", group())
-        .put("revision", revision() == null ? 1 : revision().number())
-        .put("revises", revision() == null ? null : revision().revises())
-        .put("revises_work", revision() == null ? null : revision().work())
-        .put("original_base_sha", originalBaseSha())
-        .put("review", revision() == null ? null : revision().review())
-        .put("revised_by", revisedBy)
-        .put("setup", setup);
+    return JobView.of(this, work);
   }
 
   /** The commit the job's chain of revisions started from: its own base unless a revision(). */
@@ -308,94 +263,5 @@ public record Job(
   /** The image name the job needs a runner to offer. */
   public String image() {
     return environment() == null ? "base" : environment().getString("image", "base");
-  }
-
-  /**
-   * What a queued job waits for: the gateway does not know every runner's catalogue, so it says
-   * what would take the job rather than whether one exists. Null once a runner has it.
-   */
-  String waitingFor() {
-    return state == JobState.DISPATCHED ? "a runner offering image '" + image() + "'" : null;
-  }
-
-  /**
-   * Passed or failed when a test command ran: the agent's entrypoint exits with the test command's
-   * code and pushes a proposal only after the exec command succeeded, so a failing exit with a
-   * proposal means the tests failed. Null when there was no test command or the job has not ended.
-   */
-  String testResult(String proposalSha) {
-    if (testCommand() == null || testCommand().isBlank() || !isFinished() || exitReason == null) {
-      return null;
-    }
-    if ("ok".equals(exitReason)) {
-      return "passed";
-    }
-    return exitReason.startsWith("exit_code:") && proposalSha != null ? "failed" : null;
-  }
-
-  /** Mutable copy used by {@link #with}: the components events change. */
-  static final class Builder {
-    JobState state;
-    String exitReason;
-    String runnerId;
-    String containerId;
-    String startedAt;
-    String finishedAt;
-    String detail;
-    List<JsonObject> refsWritten;
-    long queueSequence;
-    Decision decided;
-    Spend spend;
-    String imageDigest;
-    String cache;
-    String agent;
-    String agentVersion;
-    String revisedBy;
-    JsonObject setup;
-    private final Job from;
-
-    private Builder(Job from) {
-      this.from = from;
-      state = from.state;
-      exitReason = from.exitReason;
-      runnerId = from.runnerId;
-      containerId = from.containerId;
-      startedAt = from.startedAt;
-      finishedAt = from.finishedAt;
-      detail = from.detail;
-      refsWritten = new ArrayList<>(from.refsWritten);
-      queueSequence = from.queueSequence;
-      decided = from.decided;
-      spend = from.spend;
-      imageDigest = from.imageDigest;
-      cache = from.cache;
-      agent = from.agent;
-      agentVersion = from.agentVersion;
-      revisedBy = from.revisedBy;
-      setup = from.setup;
-    }
-
-    private Job build() {
-      return new Job(
-          from.created,
-          from.createdAt,
-          state,
-          exitReason,
-          runnerId,
-          containerId,
-          startedAt,
-          finishedAt,
-          detail,
-          refsWritten,
-          queueSequence,
-          decided,
-          spend,
-          imageDigest,
-          cache,
-          agent,
-          agentVersion,
-          revisedBy,
-          setup);
-    }
   }
 }

@@ -20,22 +20,22 @@ import java.util.Optional;
 public final class JobBook {
 
   /** Audit event names. */
-  public static final String CREATED = AuditEvent.JobCreated.EVENT;
+  public static final String CREATED = JobCreated.EVENT;
 
-  public static final String DISPATCHED = AuditEvent.JobDispatched.EVENT;
-  public static final String STARTED = AuditEvent.JobStarted.EVENT;
-  public static final String REFS_WRITTEN = AuditEvent.RefsWritten.EVENT;
-  public static final String FINISHED = AuditEvent.JobFinished.EVENT;
-  public static final String APPROVED = AuditEvent.JobApproved.EVENT;
-  public static final String REJECTED = AuditEvent.JobRejected.EVENT;
-  public static final String SUPERSEDED = AuditEvent.JobSuperseded.EVENT;
-  public static final String REFS_DELETED = AuditEvent.RefsDeleted.EVENT;
-  public static final String REVIEW_COMMENT = AuditEvent.ReviewComment.EVENT;
-  public static final String REVISED = AuditEvent.JobRevised.EVENT;
-  public static final String REFUSED = AuditEvent.JobRefused.EVENT;
+  public static final String DISPATCHED = JobDispatched.EVENT;
+  public static final String STARTED = JobStarted.EVENT;
+  public static final String REFS_WRITTEN = RefsWritten.EVENT;
+  public static final String FINISHED = JobFinished.EVENT;
+  public static final String APPROVED = JobApproved.EVENT;
+  public static final String REJECTED = JobRejected.EVENT;
+  public static final String SUPERSEDED = JobSuperseded.EVENT;
+  public static final String REFS_DELETED = RefsDeleted.EVENT;
+  public static final String REVIEW_COMMENT = ReviewComment.EVENT;
+  public static final String REVISED = JobRevised.EVENT;
+  public static final String REFUSED = JobRefused.EVENT;
 
   /** Refs listed per job: as many as a job may have at once. */
-  static final int MAX_REFS_LISTED = AuditEvent.RefsWritten.MAX_REFS_LISTED;
+  static final int MAX_REFS_LISTED = RefsWritten.MAX_REFS_LISTED;
 
   private final Map<String, Job> jobs = new LinkedHashMap<>();
 
@@ -63,7 +63,7 @@ public final class JobBook {
     if (id == null || event.event() == null) {
       return Optional.empty();
     }
-    if (event instanceof AuditEvent.JobCreated created) {
+    if (event instanceof JobCreated created) {
       jobs.putIfAbsent(id, created.toJob(entry.ts()));
       Job job = jobs.get(id);
       // The link back is the revision's own entry: job_revised only says it on the revised job.
@@ -76,11 +76,11 @@ public final class JobBook {
     if (job == null) {
       return Optional.empty();
     }
-    if (event instanceof AuditEvent.ReviewComment comment) {
+    if (event instanceof ReviewComment comment) {
       addComment(id, entry.seq(), comment.listed(entry.seq(), entry.ts()));
       return Optional.of(job);
     }
-    if (event instanceof AuditEvent.JobRevised revised) {
+    if (event instanceof JobRevised revised) {
       linkRevision(id, revised.revisedBy());
       return Optional.of(jobs.get(id));
     }
@@ -163,7 +163,7 @@ public final class JobBook {
    */
   public static JsonObject commentOf(JsonObject entry) {
     AuditEventCodec.Entry stored = AuditEventCodec.decode(entry);
-    return ((AuditEvent.ReviewComment) stored.event()).listed(stored.seq(), stored.ts());
+    return ((ReviewComment) stored.event()).listed(stored.seq(), stored.ts());
   }
 
   /** Adds a comment unless the log showed it already (replaying is idempotent). */

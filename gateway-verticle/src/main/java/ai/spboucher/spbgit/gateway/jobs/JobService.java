@@ -149,7 +149,7 @@ public final class JobService {
    * Appends a {@code review_comment} entry {@link ReviewComments} built, then applies it; the
    * future carries the comment as listed.
    */
-  Future<JsonObject> recordComment(AuditEvent.ReviewComment comment) {
+  Future<JsonObject> recordComment(ReviewComment comment) {
     return audit
         .append(AuditEventCodec.encode(comment))
         .map(
@@ -311,7 +311,7 @@ public final class JobService {
                       prepared.token().token(),
                       prepared.instructions().text(),
                       prepared.cacheKeyFilesDigest()));
-              AuditEvent.JobCreated created =
+              JobCreated created =
                   createdEvent(
                       prepared,
                       repo,
@@ -331,7 +331,7 @@ public final class JobService {
                     // Arguments are evaluated in order: request(job) reads the pending entry, which
                     // the token is then taken out of.
                     .publish(request(job), pending.remove(job.id()).token(), context)
-                    .compose(sequence -> record(new AuditEvent.JobDispatched(job.id(), sequence)))
+                    .compose(sequence -> record(new JobDispatched(job.id(), sequence)))
                     .recover(
                         err ->
                             endByGateway(
@@ -352,8 +352,7 @@ public final class JobService {
   private Future<Job> linked(Job revision) {
     String revised = revision.revision().revises();
     return record(
-            new AuditEvent.JobRevised(
-                revised, revision.repo(), revision.id(), revision.requesterTokenId()))
+            new JobRevised(revised, revision.repo(), revision.id(), revision.requesterTokenId()))
         .map(v -> book.get(revision.id()).orElseThrow());
   }
 
@@ -624,7 +623,7 @@ public final class JobService {
                 decided != null
                     ? Future.succeededFuture(book.get(job.id()).get())
                     : record(
-                        new AuditEvent.JobApproved(
+                        new JobApproved(
                             job.id(),
                             job.repo(),
                             branch,
@@ -656,7 +655,7 @@ public final class JobService {
           chain.compose(
               v ->
                   record(
-                      new AuditEvent.JobSuperseded(
+                      new JobSuperseded(
                           sibling.id(), sibling.repo(), group, approved.id(), owner.tokenId())));
     }
     return chain.map(v -> book.get(approved.id()).orElse(approved));
@@ -681,7 +680,7 @@ public final class JobService {
           ? Future.succeededFuture(job)
           : Future.failedFuture(new JobStateException("job " + job.id() + " was already approved"));
     }
-    return record(new AuditEvent.JobRejected(job.id(), job.repo(), owner.tokenId()));
+    return record(new JobRejected(job.id(), job.repo(), owner.tokenId()));
   }
 
   /** Deletes {@code refs/agents/<job>/*} and audits which refs went. */
@@ -693,7 +692,7 @@ public final class JobService {
                 deleted.isEmpty()
                     ? Future.succeededFuture(deleted)
                     : record(
-                            new AuditEvent.RefsDeleted(
+                            new RefsDeleted(
                                 job.id(), job.repo(), new JsonArray(deleted), owner.tokenId()))
                         .map(j -> deleted));
   }
@@ -706,7 +705,7 @@ public final class JobService {
   public void recordRefsWritten(String jobId, String repo, String tokenId, JsonArray refs) {
     context.runOnContext(
         v ->
-            record(new AuditEvent.RefsWritten(jobId, repo, tokenId, refs))
+            record(new RefsWritten(jobId, repo, tokenId, refs))
                 .onFailure(
                     e ->
                         LOG.log(
@@ -803,14 +802,14 @@ public final class JobService {
    * its token so it cannot push any more; only then is the job shown finished, so no finished job
    * has a live token.
    */
-  private Future<Job> finish(AuditEvent.JobFinished end) {
+  private Future<Job> finish(JobFinished end) {
     return record(
         end,
         () ->
             book.get(end.job()).map(this::revokeToken).orElse(Future.succeededFuture()).mapEmpty());
   }
 
-  /** Ends a job as the gateway decided: see {@link #finish(AuditEvent.JobFinished)}. */
+  /** Ends a job as the gateway decided: see {@link #finish(JobFinished)}. */
   private Future<Job> endByGateway(String id, String reason, String detail) {
     return finish(RunnerReports.endedByGateway(id, reason, detail));
   }
@@ -858,9 +857,9 @@ public final class JobService {
     Job job =
         book.apply(entry)
             .orElseThrow(() -> new JobNotFoundException("no job " + entry.event().job()));
-    if (metrics != null && entry.event() instanceof AuditEvent.JobStarted) {
+    if (metrics != null && entry.event() instanceof JobStarted) {
       metrics.started(job);
-    } else if (metrics != null && entry.event() instanceof AuditEvent.JobFinished) {
+    } else if (metrics != null && entry.event() instanceof JobFinished) {
       metrics.finished(job);
     }
     return job;
@@ -930,7 +929,7 @@ public final class JobService {
    * llm job's agent is recorded with the version the images pin (null for the built-in agent, whose
    * version is the runner's agent jar: {@code job_started} says which).
    */
-  private static AuditEvent.JobCreated createdEvent(
+  private static JobCreated createdEvent(
       Prepared job,
       RepoName repo,
       NewJob request,
@@ -941,7 +940,7 @@ public final class JobService {
       Job.Revision revision) {
     String testCommand =
         request.testCommand().isEmpty() ? job.environment().test() : request.testCommand();
-    return new AuditEvent.JobCreated(
+    return new JobCreated(
         job.id(),
         repo.value(),
         owner.tokenId(),

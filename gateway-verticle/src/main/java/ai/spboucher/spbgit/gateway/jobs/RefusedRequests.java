@@ -57,7 +57,7 @@ final class RefusedRequests {
     }
     LOG.log(System.Logger.Level.WARNING, said);
     return record.apply(
-        new AuditEvent.JobRefused(
+        new JobRefused(
             job.get().id(),
             job.get().repo(),
             capped(refusal.getRunnerId(), 64),

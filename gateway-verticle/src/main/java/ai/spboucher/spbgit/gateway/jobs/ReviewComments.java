@@ -113,7 +113,7 @@ public final class ReviewComments {
   }
 
   /** The audit entry of {@code comment}, once its place is found in {@code diff}. */
-  private static AuditEvent.ReviewComment entry(
+  private static ReviewComment entry(
       Job job, NewComment comment, JsonObject diff, Principal.Owner owner) {
     String head = diff.getString("head");
     String kind = diff.getString("kind");
@@ -132,7 +132,7 @@ public final class ReviewComments {
     if (!comment.isSummary()) {
       requireLine(diff, comment);
     }
-    return new AuditEvent.ReviewComment(
+    return new ReviewComment(
         job.id(),
         job.repo(),
         head,

@@ -15,8 +15,8 @@ final class RunnerReports {
   private RunnerReports() {}
 
   /** A runner's report that it started the job. */
-  static AuditEvent.JobStarted started(String jobId, StatusChange change) {
-    return new AuditEvent.JobStarted(
+  static JobStarted started(String jobId, StatusChange change) {
+    return new JobStarted(
         jobId,
         change.getRunnerId(),
         change.getContainerId(),
@@ -29,8 +29,8 @@ final class RunnerReports {
   }
 
   /** A runner's report that the job ended, with the model spend it metered and setup's facts. */
-  static AuditEvent.JobFinished finished(String jobId, StatusChange change) {
-    return new AuditEvent.JobFinished(
+  static JobFinished finished(String jobId, StatusChange change) {
+    return new JobFinished(
         jobId,
         change.getExitReason(),
         change.getRunnerId(),
@@ -44,8 +44,8 @@ final class RunnerReports {
   }
 
   /** An end the gateway decided (cancelled, runner_lost, runner_error): no runner reported it. */
-  static AuditEvent.JobFinished endedByGateway(String jobId, String reason, String detail) {
-    return new AuditEvent.JobFinished(jobId, reason, "", "", detail, null, null, null);
+  static JobFinished endedByGateway(String jobId, String reason, String detail) {
+    return new JobFinished(jobId, reason, "", "", detail, null, null, null);
   }
 
   private static Spend spendOf(StatusChange change) {

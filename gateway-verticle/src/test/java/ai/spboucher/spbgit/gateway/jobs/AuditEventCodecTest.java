@@ -21,7 +21,7 @@ class AuditEventCodecTest {
             + PREV
             + "\",\"event\":\"torn_line_set_aside\",\"file\":\"x.torn-1\",\"bytes\":12}";
     AuditEventCodec.Entry entry = AuditEventCodec.decode(line);
-    AuditEvent.Other other = assertInstanceOf(AuditEvent.Other.class, entry.event());
+    OtherEvent other = assertInstanceOf(OtherEvent.class, entry.event());
     assertNull(other.job());
     assertEquals(line, AuditEventCodec.encodeLine(entry));
     assertFalse(JobBook.replay(List.of(new JsonObject(line))).get("x").isPresent());
@@ -29,8 +29,7 @@ class AuditEventCodecTest {
 
   @Test
   void anEndWithoutSpendOrSetupFactsWritesNoneOfTheirFields() {
-    AuditEvent.JobFinished end =
-        new AuditEvent.JobFinished("j", "ok", "r", "c", null, null, null, null);
+    JobFinished end = new JobFinished("j", "ok", "r", "c", null, null, null, null);
     assertEquals(
         "{\"event\":\"job_finished\",\"job\":\"j\",\"exit_reason\":\"ok\",\"runner\":\"r\","
             + "\"container\":\"c\",\"detail\":null}",
@@ -40,8 +39,8 @@ class AuditEventCodecTest {
 
   @Test
   void aSpendOfAnOlderLogWithoutTokensReadsAsZeroTokens() {
-    AuditEvent.JobFinished end =
-        (AuditEvent.JobFinished)
+    JobFinished end =
+        (JobFinished)
             AuditEventCodec.event(
                 new JsonObject()
                     .put("event", "job_finished")
@@ -52,8 +51,8 @@ class AuditEventCodecTest {
 
   @Test
   void aCreationOfAnOlderLogReadsWithTheDefaultsItWasWrittenUnder() {
-    AuditEvent.JobCreated llm =
-        (AuditEvent.JobCreated)
+    JobCreated llm =
+        (JobCreated)
             AuditEventCodec.event(
                 new JsonObject()
                     .put("event", "job_created")

@@ -81,7 +81,7 @@ class AuditLogReplayTest {
   void everyLineReadsAndWritesBackByteForByte() throws Exception {
     for (String line : lines()) {
       AuditEventCodec.Entry entry = AuditEventCodec.decode(line);
-      assertFalse(entry.event() instanceof AuditEvent.Other, line);
+      assertFalse(entry.event() instanceof OtherEvent, line);
       assertEquals(line, AuditEventCodec.encodeLine(entry));
     }
   }
