@@ -1,26 +1,22 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A job as the audit log says it is: an immutable snapshot, replaced as entries are applied.
+ * A job as the audit log says it is: an immutable snapshot, replaced as entries are applied. What
+ * {@code job_created} recorded is kept as that event ({@link #created}, read through the accessors
+ * below); the other components are what later events changed.
  *
+ * @param created the job's {@code job_created} event
+ * @param createdAt when it was logged
+ * @param state where the job is in its lifecycle ({@link #status} is its API name)
  * @param refsWritten the refs the job's token wrote, one per ref with its latest update ({@code
  *     {ref, old, new}}), at most {@link JobBook#MAX_REFS_LISTED}, least recently written first
- * @param status one of {@code queued}, {@code dispatched}, {@code started}, {@code finished}
- * @param decision the owner's decision, or null: {@code {"decision": "approved"|"rejected",
- *     "branch", "sha", "by", "at"}}, or {@code {"decision": "superseded", "by", "at",
- *     "superseded_by"}} for an attempt whose sibling was approved
- * @param model the model of an llm-mode job, or of an exec-mode job's model endpoint; null for an
- *     exec-mode job without one
- * @param spend the model spend the runner metered, or null: {@code {"provider", "model",
- *     "input_tokens", "output_tokens"}}
- * @param environment the environment {@code job_created} recorded ({@code AgentEnvironment.toJson}
- *     with the blob id), or null for a job recorded before environments
+ * @param decided the owner's decision, or null ({@link #decision} is its API form); {@code
+ *     superseded} for an attempt whose sibling was approved
+ * @param spend the model spend the runner metered, or null
  * @param imageDigest the digest of the image the runner started, or null before the start
  * @param cache {@code hit}, {@code miss} or {@code none} once started (null from a runner older
  *     than them)
@@ -28,11 +24,6 @@ import java.util.function.Consumer;
  *     job recorded before agents), as the runner reported it once started; null in exec mode
  * @param agentVersion the agent's version: the one the runner reported once started, before that
  *     the version the images pin; null when neither is known (the built-in agent before its start)
- * @param execModel whether an exec-mode job has the model endpoint (it named a {@code model})
- * @param instructionsBlob the blob id of the {@code AGENTS.md} a built-in agent job was given (from
- *     the default branch when it was created), or null when it was given none
- * @param group the id of the best-of-N group the job is one attempt of, or null for a lone job
- * @param revision what the job revises when it is a revision of an earlier job's work, or null
  * @param revisedBy the id of the job that revises this one's work (the latest, when an earlier
  *     revision left no work and the job was revised again), or null
  * @param setup what the runner reported of the setup phase, or null when it reported nothing: on a
@@ -42,39 +33,23 @@ import java.util.function.Consumer;
  *     job_finished})
  */
 public record Job(
-    String id,
-    String repo,
-    String task,
-    String execCommand,
-    String testCommand,
-    String baseRef,
-    String baseSha,
-    String requesterTokenId,
-    String tokenId,
-    String tokenExpires,
-    String deadline,
-    String status,
+    JobCreated created,
+    String createdAt,
+    JobState state,
     String exitReason,
     String runnerId,
     String containerId,
-    String createdAt,
     String startedAt,
     String finishedAt,
     String detail,
     List<JsonObject> refsWritten,
     long queueSequence,
-    JsonObject decision,
-    String model,
-    JsonObject spend,
-    JsonObject environment,
+    Decision decided,
+    Spend spend,
     String imageDigest,
     String cache,
     String agent,
     String agentVersion,
-    boolean execModel,
-    String instructionsBlob,
-    String group,
-    Revision revision,
     String revisedBy,
     JsonObject setup) {
 
@@ -100,27 +75,165 @@ public record Job(
     }
   }
 
-  public static final String QUEUED = "queued";
-  public static final String DISPATCHED = "dispatched";
-  public static final String STARTED = "started";
-  public static final String FINISHED = "finished";
+  /** The API names of the {@link JobState}es. */
+  public static final String QUEUED = JobState.QUEUED.wire();
+
+  public static final String DISPATCHED = JobState.DISPATCHED.wire();
+  public static final String STARTED = JobState.STARTED.wire();
+  public static final String FINISHED = JobState.FINISHED.wire();
 
   public Job {
     refsWritten = List.copyOf(refsWritten);
   }
 
+  public String id() {
+    return created.job();
+  }
+
+  public String repo() {
+    return created.repo();
+  }
+
+  public String task() {
+    return created.task();
+  }
+
+  /** The shell command of an exec-mode job; null or blank in llm mode. */
+  public String execCommand() {
+    return created.exec();
+  }
+
+  public String testCommand() {
+    return created.testCommand();
+  }
+
+  /** The branch the job started from (and a revision is approved onto). */
+  public String baseRef() {
+    return created.base();
+  }
+
+  public String baseSha() {
+    return created.baseSha();
+  }
+
+  /** The token id of the owner who asked for the job. */
+  public String requesterTokenId() {
+    return created.requester();
+  }
+
+  /** The id of the job's own token. */
+  public String tokenId() {
+    return created.tokenId();
+  }
+
+  public String tokenExpires() {
+    return created.tokenExpires();
+  }
+
+  public String deadline() {
+    return created.deadline();
+  }
+
+  /**
+   * The model of an llm-mode job, or of an exec-mode job's model endpoint; null for an exec-mode
+   * job without one.
+   */
+  public String model() {
+    return created.model();
+  }
+
+  /**
+   * The environment {@code job_created} recorded ({@code AgentEnvironment.toJson} with the blob
+   * id), or null for a job recorded before environments.
+   */
+  public JsonObject environment() {
+    return created.environment();
+  }
+
+  /** Whether an exec-mode job has the model endpoint (it named a {@code model}). */
+  public boolean execModel() {
+    return created.execModel();
+  }
+
+  /**
+   * The blob id of the {@code AGENTS.md} a built-in agent job was given (from the default branch
+   * when it was created), or null when it was given none.
+   */
+  public String instructionsBlob() {
+    return created.instructionsBlob();
+  }
+
+  /** The id of the best-of-N group the job is one attempt of, or null for a lone job. */
+  public String group() {
+    return created.group();
+  }
+
+  /** What the job revises when it is a revision of an earlier job's work, or null. */
+  public Revision revision() {
+    return created.revision();
+  }
+
   /** Whether the job runs a shell command (exec mode) rather than a coding agent (llm mode). */
   public boolean isExec() {
-    return execCommand != null && !execCommand.isBlank();
+    String exec = execCommand();
+    return exec != null && !exec.isBlank();
   }
 
   public boolean isFinished() {
-    return FINISHED.equals(status);
+    return state == JobState.FINISHED;
+  }
+
+  /** The API name of the job's {@link #state}: {@code queued}, {@code dispatched}... */
+  public String status() {
+    return state.wire();
+  }
+
+  /**
+   * The owner's decision in its API form ({@link Decision#toJson}), or null while there is none.
+   */
+  public JsonObject decision() {
+    return decided == null ? null : decided.toJson();
+  }
+
+  /** The job as {@code job_created} records it, logged at {@code at}. */
+  static Job created(JobCreated e, String at) {
+    return new Job(
+        e,
+        at,
+        JobState.QUEUED,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        List.of(),
+        0,
+        null,
+        null,
+        null,
+        null,
+        e.agent(),
+        e.agentVersion(),
+        null,
+        null);
+  }
+
+  /**
+   * The job's setup record with {@code key} set to {@code value}; unchanged (null for a job whose
+   * runner reported nothing of setup) when the value is null.
+   */
+  static JsonObject withSetupFacts(JsonObject setup, String key, Object value) {
+    if (value == null) {
+      return setup;
+    }
+    JsonObject facts = setup == null ? new JsonObject() : setup.copy();
+    return facts.put(key, value);
   }
 
   /** The prefix of every ref this job may write, e.g. {@code refs/agents/<id>/}. */
   public String refPrefix() {
-    return "refs/agents/" + id + "/";
+    return "refs/agents/" + id() + "/";
   }
 
   public String proposalRef() {
@@ -128,175 +241,27 @@ public record Job(
   }
 
   /** A copy with some fields changed. */
-  Job with(Consumer<Builder> changes) {
-    Builder b = new Builder(this);
+  Job with(Consumer<JobChanges> changes) {
+    JobChanges b = new JobChanges(this);
     changes.accept(b);
     return b.build();
   }
 
   /**
-   * The API form; {@code work} is where the job's proposal and partial refs point now, read by the
-   * caller. {@code partial_sha} is set whenever the partial ref exists, also next to a proposal
-   * (which an owner's push could add): the page reviews the proposal then.
+   * The API form ({@link JobView}); {@code work} is where the job's proposal and partial refs point
+   * now, read by the caller.
    */
   public JsonObject toJson(WorkShas work) {
-    String proposalSha = work.proposal();
-    return new JsonObject()
-        .put("id", id)
-        .put("repo", repo)
-        .put("task", task)
-        .put("exec", execCommand)
-        .put("test_command", testCommand)
-        .put("base", baseRef)
-        .put("base_sha", baseSha)
-        .put("status", status)
-        .put("exit_reason", exitReason)
-        .put("runner_id", runnerId)
-        .put("container_id", containerId)
-        .put("created_at", createdAt)
-        .put("started_at", startedAt)
-        .put("finished_at", finishedAt)
-        .put("detail", detail)
-        .put("deadline", deadline)
-        .put("refs_written", new JsonArray(refsWritten))
-        .put("mode", isExec() ? "exec" : "llm")
-        .put("model", model)
-        .put("agent", agent)
-        .put("agent_version", agentVersion)
-        .put("exec_model", execModel)
-        .put("provider", spend == null ? null : spend.getString("provider"))
-        .put("spend", spend)
-        .put("proposal_sha", proposalSha)
-        .put("partial_sha", work.partial())
-        .put("test_result", testResult(proposalSha))
-        .put("decision", decision)
-        .put("environment", environment)
-        .put("image_digest", imageDigest)
-        .put("cache", cache)
-        .put("instructions_blob", instructionsBlob)
-        .put("waiting_for", waitingFor())
-        .put("group", group)
-        .put("revision", revision == null ? 1 : revision.number())
-        .put("revises", revision == null ? null : revision.revises())
-        .put("revises_work", revision == null ? null : revision.work())
-        .put("original_base_sha", originalBaseSha())
-        .put("review", revision == null ? null : revision.review())
-        .put("revised_by", revisedBy)
-        .put("setup", setup);
+    return JobView.of(this, work);
+  }
+
+  /** The commit the job's chain of revisions started from: its own base unless a revision(). */
+  public String originalBaseSha() {
+    return revision() == null ? baseSha() : revision().originalBaseSha();
   }
 
   /** The image name the job needs a runner to offer. */
-  /** The commit the job's chain of revisions started from: its own base unless a revision. */
-  public String originalBaseSha() {
-    return revision == null ? baseSha : revision.originalBaseSha();
-  }
-
   public String image() {
-    return environment == null ? "base" : environment.getString("image", "base");
-  }
-
-  /**
-   * What a queued job waits for: the gateway does not know every runner's catalogue, so it says
-   * what would take the job rather than whether one exists. Null once a runner has it.
-   */
-  String waitingFor() {
-    return DISPATCHED.equals(status) ? "a runner offering image '" + image() + "'" : null;
-  }
-
-  /**
-   * Passed or failed when a test command ran: the agent's entrypoint exits with the test command's
-   * code and pushes a proposal only after the exec command succeeded, so a failing exit with a
-   * proposal means the tests failed. Null when there was no test command or the job has not ended.
-   */
-  String testResult(String proposalSha) {
-    if (testCommand == null || testCommand.isBlank() || !isFinished() || exitReason == null) {
-      return null;
-    }
-    if ("ok".equals(exitReason)) {
-      return "passed";
-    }
-    return exitReason.startsWith("exit_code:") && proposalSha != null ? "failed" : null;
-  }
-
-  /** Mutable copy used by {@link #with}. */
-  static final class Builder {
-    String status;
-    String exitReason;
-    String runnerId;
-    String containerId;
-    String startedAt;
-    String finishedAt;
-    String detail;
-    List<JsonObject> refsWritten;
-    long queueSequence;
-    JsonObject decision;
-    JsonObject spend;
-    String imageDigest;
-    String cache;
-    String agent;
-    String agentVersion;
-    String revisedBy;
-    JsonObject setup;
-    private final Job from;
-
-    private Builder(Job from) {
-      this.from = from;
-      status = from.status;
-      exitReason = from.exitReason;
-      runnerId = from.runnerId;
-      containerId = from.containerId;
-      startedAt = from.startedAt;
-      finishedAt = from.finishedAt;
-      detail = from.detail;
-      refsWritten = new ArrayList<>(from.refsWritten);
-      queueSequence = from.queueSequence;
-      decision = from.decision;
-      spend = from.spend;
-      imageDigest = from.imageDigest;
-      cache = from.cache;
-      agent = from.agent;
-      agentVersion = from.agentVersion;
-      revisedBy = from.revisedBy;
-      setup = from.setup;
-    }
-
-    private Job build() {
-      return new Job(
-          from.id,
-          from.repo,
-          from.task,
-          from.execCommand,
-          from.testCommand,
-          from.baseRef,
-          from.baseSha,
-          from.requesterTokenId,
-          from.tokenId,
-          from.tokenExpires,
-          from.deadline,
-          status,
-          exitReason,
-          runnerId,
-          containerId,
-          from.createdAt,
-          startedAt,
-          finishedAt,
-          detail,
-          refsWritten,
-          queueSequence,
-          decision,
-          from.model,
-          spend,
-          from.environment,
-          imageDigest,
-          cache,
-          agent,
-          agentVersion,
-          from.execModel,
-          from.instructionsBlob,
-          from.group,
-          from.revision,
-          revisedBy,
-          setup);
-    }
+    return environment() == null ? "base" : environment().getString("image", "base");
   }
 }

@@ -32,11 +32,10 @@ public final class JobMetrics {
 
   public JobMetrics(MeterRegistry registry, Supplier<List<Job>> jobs) {
     this.registry = registry;
-    for (String status : List.of(Job.QUEUED, Job.DISPATCHED, Job.STARTED, Job.FINISHED)) {
-      Gauge.builder(
-              "spb_jobs", () -> jobs.get().stream().filter(j -> status.equals(j.status())).count())
+    for (JobState status : JobState.values()) {
+      Gauge.builder("spb_jobs", () -> jobs.get().stream().filter(j -> j.state() == status).count())
           .description("Jobs known to the gateway, by status")
-          .tag("status", status)
+          .tag("status", status.wire())
           .register(registry);
     }
     Gauge.builder("spb_job_queue_depth", queueDepth, AtomicLong::get)

@@ -10,7 +10,6 @@ import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
 import ai.spboucher.spbgit.hooks.RefNames;
-import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.CodingAgent;
 import ai.spboucher.spbgit.proto.Environment;
 import ai.spboucher.spbgit.proto.JobEvent;
@@ -150,9 +149,9 @@ public final class JobService {
    * Appends a {@code review_comment} entry {@link ReviewComments} built, then applies it; the
    * future carries the comment as listed.
    */
-  Future<JsonObject> recordComment(JsonObject entry) {
+  Future<JsonObject> recordComment(ReviewComment comment) {
     return audit
-        .append(entry)
+        .append(AuditEventCodec.encode(comment))
         .map(
             stored -> {
               apply(stored);
@@ -312,17 +311,16 @@ public final class JobService {
                       prepared.token().token(),
                       prepared.instructions().text(),
                       prepared.cacheKeyFilesDigest()));
-              JsonObject created =
-                  createdEntry(prepared, repo, request, model, agent, owner).put("group", group);
-              if (revision != null) {
-                Job.Revision r = revision.revision();
-                created
-                    .put("revises", r.revises())
-                    .put("revises_work", r.work())
-                    .put("revision", r.number())
-                    .put("original_base_sha", r.originalBaseSha())
-                    .put("review", r.review());
-              }
+              JobCreated created =
+                  createdEvent(
+                      prepared,
+                      repo,
+                      request,
+                      model,
+                      agent,
+                      owner,
+                      group,
+                      revision == null ? null : revision.revision());
               return record(created)
                   .compose(job -> revision == null ? Future.succeededFuture(job) : linked(job))
                   .onFailure(e -> pending.remove(prepared.id()));
@@ -333,16 +331,12 @@ public final class JobService {
                     // Arguments are evaluated in order: request(job) reads the pending entry, which
                     // the token is then taken out of.
                     .publish(request(job), pending.remove(job.id()).token(), context)
-                    .compose(
-                        sequence ->
-                            record(entry(JobBook.DISPATCHED, job.id()).put("queue_seq", sequence)))
+                    .compose(sequence -> record(new JobDispatched(job.id(), sequence)))
                     .recover(
                         err ->
-                            finish(
+                            endByGateway(
                                     job.id(),
                                     "runner_error",
-                                    "",
-                                    "",
                                     "could not queue the job: " + err.getMessage())
                                 .compose(
                                     j ->
@@ -358,10 +352,7 @@ public final class JobService {
   private Future<Job> linked(Job revision) {
     String revised = revision.revision().revises();
     return record(
-            entry(JobBook.REVISED, revised)
-                .put("repo", revision.repo())
-                .put("revised_by", revision.id())
-                .put("requester", revision.requesterTokenId()))
+            new JobRevised(revised, revision.repo(), revision.id(), revision.requesterTokenId()))
         .map(v -> book.get(revision.id()).orElseThrow());
   }
 
@@ -585,7 +576,7 @@ public final class JobService {
         .compose(
             removedFromQueue ->
                 removedFromQueue
-                    ? finish(id, "cancelled", "", "", "cancelled before a runner took it")
+                    ? endByGateway(id, "cancelled", "cancelled before a runner took it")
                     // A runner has it: the runner stops the container and reports the end.
                     : Future.succeededFuture(book.get(id).get()));
   }
@@ -608,23 +599,22 @@ public final class JobService {
     if (RefNames.problemWith("refs/heads/" + branch).isPresent()) {
       return Future.failedFuture(new InvalidJobException("'branch' must be a valid branch name"));
     }
-    JsonObject decided = job.decision();
-    if (decided != null && "rejected".equals(decided.getString("decision"))) {
+    Decision decided = job.decided();
+    if (decided != null && decided.is(Decision.Kind.REJECTED)) {
       return Future.failedFuture(new JobStateException("job " + job.id() + " was rejected"));
     }
-    if (decided != null && SUPERSEDED.equals(decided.getString("decision"))) {
+    if (decided != null && decided.is(Decision.Kind.SUPERSEDED)) {
       return Future.failedFuture(supersededRefusal(job));
     }
-    if (decided != null
-        && (!branch.equals(decided.getString("branch")) || !sha.equals(decided.getString("sha")))) {
+    if (decided != null && (!branch.equals(decided.branch()) || !sha.equals(decided.sha()))) {
       return Future.failedFuture(
           new JobStateException(
               "job "
                   + job.id()
                   + " was already approved as "
-                  + decided.getString("sha")
+                  + decided.sha()
                   + " on "
-                  + decided.getString("branch")));
+                  + decided.branch()));
     }
     return vertx
         .executeBlocking(() -> proposals.approve(RepoName.of(job.repo()), job, branch, sha), false)
@@ -633,17 +623,16 @@ public final class JobService {
                 decided != null
                     ? Future.succeededFuture(book.get(job.id()).get())
                     : record(
-                        entry(JobBook.APPROVED, job.id())
-                            .put("repo", job.repo())
-                            .put("branch", branch)
-                            .put("sha", sha)
-                            .put("approver", owner.tokenId())
-                            .put("result", result.name().toLowerCase())))
+                        new JobApproved(
+                            job.id(),
+                            job.repo(),
+                            branch,
+                            sha,
+                            owner.tokenId(),
+                            result.name().toLowerCase())))
         // Also on a repeated approval: it completes superseding that an earlier one left undone.
         .compose(approved -> supersedeSiblings(approved, owner));
   }
-
-  private static final String SUPERSEDED = "superseded";
 
   /**
    * Records {@code job_superseded} for the approved job's undecided siblings, one entry each; their
@@ -659,18 +648,15 @@ public final class JobService {
     }
     Future<Job> chain = Future.succeededFuture(approved);
     for (Job sibling : book.group(group)) {
-      if (sibling.id().equals(approved.id()) || sibling.decision() != null) {
+      if (sibling.id().equals(approved.id()) || sibling.decided() != null) {
         continue;
       }
       chain =
           chain.compose(
               v ->
                   record(
-                      entry(JobBook.SUPERSEDED, sibling.id())
-                          .put("repo", sibling.repo())
-                          .put("group", group)
-                          .put("superseded_by", approved.id())
-                          .put("approver", owner.tokenId())));
+                      new JobSuperseded(
+                          sibling.id(), sibling.repo(), group, approved.id(), owner.tokenId())));
     }
     return chain.map(v -> book.get(approved.id()).orElse(approved));
   }
@@ -680,22 +666,21 @@ public final class JobService {
         "job "
             + job.id()
             + " was superseded: job "
-            + job.decision().getString("superseded_by")
+            + job.decided().supersededBy()
             + " of its group was approved");
   }
 
   public Future<Job> reject(Job job, Principal.Owner owner) {
-    JsonObject decided = job.decision();
-    if (decided != null && SUPERSEDED.equals(decided.getString("decision"))) {
+    Decision decided = job.decided();
+    if (decided != null && decided.is(Decision.Kind.SUPERSEDED)) {
       return Future.failedFuture(supersededRefusal(job));
     }
     if (decided != null) {
-      return "rejected".equals(decided.getString("decision"))
+      return decided.is(Decision.Kind.REJECTED)
           ? Future.succeededFuture(job)
           : Future.failedFuture(new JobStateException("job " + job.id() + " was already approved"));
     }
-    return record(
-        entry(JobBook.REJECTED, job.id()).put("repo", job.repo()).put("approver", owner.tokenId()));
+    return record(new JobRejected(job.id(), job.repo(), owner.tokenId()));
   }
 
   /** Deletes {@code refs/agents/<job>/*} and audits which refs went. */
@@ -707,10 +692,8 @@ public final class JobService {
                 deleted.isEmpty()
                     ? Future.succeededFuture(deleted)
                     : record(
-                            entry(JobBook.REFS_DELETED, job.id())
-                                .put("repo", job.repo())
-                                .put("refs", new JsonArray(deleted))
-                                .put("by", owner.tokenId()))
+                            new RefsDeleted(
+                                job.id(), job.repo(), new JsonArray(deleted), owner.tokenId()))
                         .map(j -> deleted));
   }
 
@@ -722,11 +705,7 @@ public final class JobService {
   public void recordRefsWritten(String jobId, String repo, String tokenId, JsonArray refs) {
     context.runOnContext(
         v ->
-            record(
-                    entry(JobBook.REFS_WRITTEN, jobId)
-                        .put("repo", repo)
-                        .put("token_id", tokenId)
-                        .put("refs", refs))
+            record(new RefsWritten(jobId, repo, tokenId, refs))
                 .onFailure(
                     e ->
                         LOG.log(
@@ -744,15 +723,11 @@ public final class JobService {
   public Future<Void> endInterruptedCreations() {
     List<Future<Job>> ended =
         book.unfinished().stream()
-            .filter(job -> Job.QUEUED.equals(job.status()))
+            .filter(job -> job.state() == JobState.QUEUED)
             .map(
                 job ->
-                    finish(
-                        job.id(),
-                        "runner_error",
-                        "",
-                        "",
-                        "the gateway stopped before the job was queued"))
+                    endByGateway(
+                        job.id(), "runner_error", "the gateway stopped before the job was queued"))
             .toList();
     return Future.all(ended).mapEmpty();
   }
@@ -771,12 +746,8 @@ public final class JobService {
                         && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now))
             .map(
                 job ->
-                    finish(
-                        job.id(),
-                        "runner_lost",
-                        "",
-                        "",
-                        "no runner reported an end by the deadline"))
+                    endByGateway(
+                        job.id(), "runner_lost", "no runner reported an end by the deadline"))
             .toList();
     return Future.all(ended).mapEmpty();
   }
@@ -810,65 +781,20 @@ public final class JobService {
       // is revoked.
       return revokeToken(job);
     }
-    if (change.getStatus() == JobStatus.STARTED && Job.STARTED.equals(known.get().status())) {
+    if (change.getStatus() == JobStatus.STARTED && known.get().state() == JobState.STARTED) {
       return Future.succeededFuture(); // A redelivered start.
     }
     if (change.getStatus() == JobStatus.STARTED) {
-      return record(
-          entry(JobBook.STARTED, event.getJobId())
-              .put("runner", change.getRunnerId())
-              .put("container", change.getContainerId())
-              .put(
-                  "image_digest",
-                  change.getImageDigest().isEmpty() ? null : change.getImageDigest())
-              .put("cache", cacheOutcome(change.getCache()))
-              .put("agent", change.getAgent().isEmpty() ? null : change.getAgent())
-              .put(
-                  "agent_version",
-                  change.getAgentVersion().isEmpty() ? null : change.getAgentVersion())
-              .put("cache_key", change.getCacheKey().isEmpty() ? null : change.getCacheKey())
-              .put("cache_producer", cacheProducer(change)));
+      return record(RunnerReports.started(event.getJobId(), change));
     }
     if (change.getStatus() == JobStatus.FINISHED) {
-      return finish(
-          event.getJobId(),
-          change.getExitReason(),
-          change.getRunnerId(),
-          change.getContainerId(),
-          change.getDetail(),
-          spendOf(change),
-          change);
+      return finish(RunnerReports.finished(event.getJobId(), change));
     }
     return Future.succeededFuture();
   }
 
-  /** How the audit names a start's cache outcome; null from a runner older than environments. */
-  private static String cacheOutcome(CacheOutcome outcome) {
-    return switch (outcome) {
-      case CACHE_HIT -> "hit";
-      case CACHE_MISS -> "miss";
-      case CACHE_NONE -> "none";
-      default -> null;
-    };
-  }
-
-  /** Who kept the cache entry a start restored: null without a hit, or from an older runner. */
-  private static JsonObject cacheProducer(StatusChange change) {
-    if (change.getCacheKey().isEmpty()) {
-      return null;
-    }
-    return new JsonObject()
-        .put("job", change.getCacheProducerJob())
-        .put("commit", change.getCacheProducerCommit());
-  }
-
   private static String describe(StatusChange change) {
     return change.getStatus() == JobStatus.FINISHED ? " (" + change.getExitReason() + ")" : "";
-  }
-
-  private Future<Job> finish(
-      String id, String reason, String runner, String container, String detail) {
-    return finish(id, reason, runner, container, detail, null, null);
   }
 
   /**
@@ -876,49 +802,16 @@ public final class JobService {
    * its token so it cannot push any more; only then is the job shown finished, so no finished job
    * has a live token.
    */
-  private Future<Job> finish(
-      String id,
-      String reason,
-      String runner,
-      String container,
-      String detail,
-      JsonObject spend,
-      StatusChange change) {
-    JsonObject entry =
-        entry(JobBook.FINISHED, id)
-            .put("exit_reason", reason)
-            .put("runner", runner)
-            .put("container", container)
-            .put("detail", detail);
-    if (change != null && !change.getCacheNote().isEmpty()) {
-      entry.put("cache_note", change.getCacheNote());
-    }
-    if (change != null && change.getSetupChangesCount() > 0) {
-      entry.put("setup_changes", new JsonArray(List.copyOf(change.getSetupChangesList())));
-    }
-    if (spend != null) {
-      entry
-          .put("provider", spend.getString("provider"))
-          .put("model", spend.getString("model"))
-          .put("input_tokens", spend.getLong("input_tokens"))
-          .put("output_tokens", spend.getLong("output_tokens"));
-    }
+  private Future<Job> finish(JobFinished end) {
     return record(
-        entry,
-        () -> book.get(id).map(this::revokeToken).orElse(Future.succeededFuture()).mapEmpty());
+        end,
+        () ->
+            book.get(end.job()).map(this::revokeToken).orElse(Future.succeededFuture()).mapEmpty());
   }
 
-  private static JsonObject spendOf(StatusChange change) {
-    if (change.getProvider().isEmpty()
-        && change.getInputTokens() == 0
-        && change.getOutputTokens() == 0) {
-      return null;
-    }
-    return new JsonObject()
-        .put("provider", change.getProvider())
-        .put("model", change.getModel())
-        .put("input_tokens", change.getInputTokens())
-        .put("output_tokens", change.getOutputTokens());
+  /** Ends a job as the gateway decided: see {@link #finish(JobFinished)}. */
+  private Future<Job> endByGateway(String id, String reason, String detail) {
+    return finish(RunnerReports.endedByGateway(id, reason, detail));
   }
 
   private Future<Job> revokeToken(Job job) {
@@ -932,9 +825,9 @@ public final class JobService {
         });
   }
 
-  /** Appends {@code entry} to the audit log, then applies it to the book. */
-  private Future<Job> record(JsonObject entry) {
-    return record(entry, Future::succeededFuture);
+  /** Appends {@code event} to the audit log, then applies it to the book. */
+  private Future<Job> record(AuditEvent event) {
+    return record(event, Future::succeededFuture);
   }
 
   /**
@@ -943,9 +836,9 @@ public final class JobService {
    * for good: the failure is returned afterwards, so the caller can retry the step (a redelivered
    * end revokes the token again).
    */
-  private Future<Job> record(JsonObject entry, Supplier<Future<Void>> beforeApplying) {
+  private Future<Job> record(AuditEvent event, Supplier<Future<Void>> beforeApplying) {
     return audit
-        .append(entry)
+        .append(AuditEventCodec.encode(event))
         .compose(
             stored ->
                 beforeApplying
@@ -960,12 +853,13 @@ public final class JobService {
   }
 
   private Job apply(JsonObject stored) {
+    AuditEventCodec.Entry entry = AuditEventCodec.decode(stored);
     Job job =
-        book.apply(stored)
-            .orElseThrow(() -> new JobNotFoundException("no job " + stored.getString("job")));
-    if (metrics != null && JobBook.STARTED.equals(stored.getString("event"))) {
+        book.apply(entry)
+            .orElseThrow(() -> new JobNotFoundException("no job " + entry.event().job()));
+    if (metrics != null && entry.event() instanceof JobStarted) {
       metrics.started(job);
-    } else if (metrics != null && JobBook.FINISHED.equals(stored.getString("event"))) {
+    } else if (metrics != null && entry.event() instanceof JobFinished) {
       metrics.finished(job);
     }
     return job;
@@ -1035,36 +929,39 @@ public final class JobService {
    * llm job's agent is recorded with the version the images pin (null for the built-in agent, whose
    * version is the runner's agent jar: {@code job_started} says which).
    */
-  private static JsonObject createdEntry(
+  private static JobCreated createdEvent(
       Prepared job,
       RepoName repo,
       NewJob request,
       String model,
       Optional<CodingAgent> agent,
-      Principal.Owner owner) {
+      Principal.Owner owner,
+      String group,
+      Job.Revision revision) {
     String testCommand =
         request.testCommand().isEmpty() ? job.environment().test() : request.testCommand();
-    return entry(JobBook.CREATED, job.id())
-        .put("repo", repo.value())
-        .put("requester", owner.tokenId())
-        .put("task", request.task())
-        .put("exec", request.exec())
-        .put("test_command", testCommand)
-        .put("base", request.baseBranch())
-        .put("token_id", job.token().tokenId())
-        .put("token_expires", job.token().expiresAt().toString())
-        .put("deadline", job.deadline().toString())
-        .put("base_sha", job.baseSha())
-        .put("mode", request.isExec() ? "exec" : "llm")
-        .put("model", model)
-        .put("agent", agent.map(CodingAgent::id).orElse(null))
-        .put(
-            "agent_version",
-            agent.map(CodingAgent::pinnedVersion).filter(v -> !v.isEmpty()).orElse(null))
-        .put("exec_model", request.isExec() && model != null)
-        .put("image", job.environment().image())
-        .put("environment", job.environment().toJson().put("blob", job.environment().blob()))
-        .put("instructions_blob", job.instructions().blob());
+    return new JobCreated(
+        job.id(),
+        repo.value(),
+        owner.tokenId(),
+        request.task(),
+        request.exec(),
+        testCommand,
+        request.baseBranch(),
+        job.token().tokenId(),
+        job.token().expiresAt().toString(),
+        job.deadline().toString(),
+        job.baseSha(),
+        request.isExec() ? "exec" : "llm",
+        model,
+        agent.map(CodingAgent::id).orElse(null),
+        agent.map(CodingAgent::pinnedVersion).filter(v -> !v.isEmpty()).orElse(null),
+        request.isExec() && model != null,
+        job.environment().image(),
+        job.environment().toJson().put("blob", job.environment().blob()),
+        job.instructions().blob(),
+        group,
+        revision);
   }
 
   private JobRequest request(Job job) {
@@ -1124,9 +1021,5 @@ public final class JobService {
           "repository " + repo + " has no branch '" + base + "' to start from");
     }
     return sha;
-  }
-
-  private static JsonObject entry(String event, String jobId) {
-    return new JsonObject().put("event", event).put("job", jobId);
   }
 }

@@ -3,7 +3,6 @@ package ai.spboucher.spbgit.gateway.jobs;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.RequestRefusal;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonObject;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -26,13 +25,13 @@ final class RefusedRequests {
   private static final int SHOWN = 200;
 
   private final Function<String, Optional<Job>> jobs;
-  private final Function<JsonObject, Future<?>> record;
+  private final Function<AuditEvent, Future<?>> record;
 
   /**
    * @param jobs the jobs the gateway knows, by id
    * @param record appends an audit entry and applies it
    */
-  RefusedRequests(Function<String, Optional<Job>> jobs, Function<JsonObject, Future<?>> record) {
+  RefusedRequests(Function<String, Optional<Job>> jobs, Function<AuditEvent, Future<?>> record) {
     this.jobs = jobs;
     this.record = record;
   }
@@ -58,12 +57,11 @@ final class RefusedRequests {
     }
     LOG.log(System.Logger.Level.WARNING, said);
     return record.apply(
-        new JsonObject()
-            .put("event", JobBook.REFUSED)
-            .put("job", job.get().id())
-            .put("repo", job.get().repo())
-            .put("runner", capped(refusal.getRunnerId(), 64))
-            .put("reason", capped(refusal.getReason(), 1000)));
+        new JobRefused(
+            job.get().id(),
+            job.get().repo(),
+            capped(refusal.getRunnerId(), 64),
+            capped(refusal.getReason(), 1000)));
   }
 
   /** Anyone who may publish runner events may send one: its text is bounded in the audit log. */

@@ -113,7 +113,7 @@ public final class ReviewComments {
   }
 
   /** The audit entry of {@code comment}, once its place is found in {@code diff}. */
-  private static JsonObject entry(
+  private static ReviewComment entry(
       Job job, NewComment comment, JsonObject diff, Principal.Owner owner) {
     String head = diff.getString("head");
     String kind = diff.getString("kind");
@@ -132,17 +132,16 @@ public final class ReviewComments {
     if (!comment.isSummary()) {
       requireLine(diff, comment);
     }
-    return new JsonObject()
-        .put("event", JobBook.REVIEW_COMMENT)
-        .put("job", job.id())
-        .put("repo", job.repo())
-        .put("commit", head)
-        .put("kind", kind)
-        .put("path", comment.path())
-        .put("side", comment.isSummary() ? null : comment.sideOrDefault())
-        .put("line", comment.line())
-        .put("body", comment.body())
-        .put("author", owner.tokenId());
+    return new ReviewComment(
+        job.id(),
+        job.repo(),
+        head,
+        kind,
+        comment.path(),
+        comment.isSummary() ? null : comment.sideOrDefault(),
+        comment.line(),
+        comment.body(),
+        owner.tokenId());
   }
 
   /**

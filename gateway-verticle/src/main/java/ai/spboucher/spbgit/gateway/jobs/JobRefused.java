@@ -1,0 +1,28 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import io.vertx.core.json.JsonObject;
+
+/**
+ * A runner refused a request for the job (forged, altered, replayed...): recorded for the owner's
+ * eyes, it changes nothing about the job (the genuine request may still run; a replay of a finished
+ * job's leaves it finished).
+ */
+record JobRefused(String job, String repo, String runner, String reason) implements AuditEvent {
+
+  public static final String EVENT = "job_refused";
+
+  @Override
+  public String event() {
+    return EVENT;
+  }
+
+  @Override
+  public JsonObject toJson() {
+    return EventFields.head(this).put("repo", repo).put("runner", runner).put("reason", reason);
+  }
+
+  static JobRefused from(JsonObject e) {
+    return new JobRefused(
+        e.getString("job"), e.getString("repo"), e.getString("runner"), e.getString("reason"));
+  }
+}

@@ -1,0 +1,76 @@
+package ai.spboucher.spbgit.gateway.jobs;
+
+import io.vertx.core.json.JsonObject;
+
+/**
+ * A runner started the job.
+ *
+ * @param cache {@code hit}, {@code miss} or {@code none}; null from a runner older than them
+ * @param cacheKey the key of the cache entry a hit restored, with who kept it ({@code
+ *     cacheProducer}: {@code {job, commit}}); null without a hit
+ */
+record JobStarted(
+    String job,
+    String runner,
+    String container,
+    String imageDigest,
+    String cache,
+    String agent,
+    String agentVersion,
+    String cacheKey,
+    JsonObject cacheProducer)
+    implements AuditEvent {
+
+  public static final String EVENT = "job_started";
+
+  @Override
+  public String event() {
+    return EVENT;
+  }
+
+  @Override
+  public JsonObject toJson() {
+    return EventFields.head(this)
+        .put("runner", runner)
+        .put("container", container)
+        .put("image_digest", imageDigest)
+        .put("cache", cache)
+        .put("agent", agent)
+        .put("agent_version", agentVersion)
+        .put("cache_key", cacheKey)
+        .put("cache_producer", cacheProducer);
+  }
+
+  static JobStarted from(JsonObject e) {
+    return new JobStarted(
+        e.getString("job"),
+        e.getString("runner"),
+        e.getString("container"),
+        e.getString("image_digest"),
+        e.getString("cache"),
+        e.getString("agent"),
+        e.getString("agent_version"),
+        e.getString("cache_key"),
+        e.getJsonObject("cache_producer"));
+  }
+
+  @Override
+  public Job applyTo(Job job, String at) {
+    if (job.isFinished() || job.state() == JobState.STARTED) {
+      return job;
+    }
+    return job.with(
+        b -> {
+          b.state = JobState.STARTED;
+          b.runnerId = runner;
+          b.containerId = container;
+          b.startedAt = at;
+          b.imageDigest = imageDigest;
+          b.cache = cache;
+          b.agent = EventFields.nonEmpty(agent, job.agent());
+          b.agentVersion = EventFields.nonEmpty(agentVersion, job.agentVersion());
+          b.setup = Job.withSetupFacts(b.setup, "cache_key", cacheKey);
+          b.setup = Job.withSetupFacts(b.setup, "cache_producer", cacheProducer);
+        });
+  }
+}
