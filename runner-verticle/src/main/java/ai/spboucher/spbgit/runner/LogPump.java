@@ -49,7 +49,6 @@ final class LogPump {
   private boolean capAnnounced;
   private final Map<LogStream, Integer> lineLength = new EnumMap<>(LogStream.class);
   private final BlockingQueue<Object> frames = new ArrayBlockingQueue<>(4096);
-  private final CountDownLatch dockerStreamEnded = new CountDownLatch(1);
   private final CountDownLatch drained = new CountDownLatch(1);
   private final Thread thread;
 
@@ -78,18 +77,6 @@ final class LogPump {
    */
   boolean offerRunnerLine(String line) {
     return frames.offer(new RunnerLine(line));
-  }
-
-  /** Called when docker-java's log stream ends (the container stopped, or following failed). */
-  void dockerStreamEnded() {
-    dockerStreamEnded.countDown();
-  }
-
-  /**
-   * Waits for the container's log stream to end, so no frame arrives after the runner's last line.
-   */
-  boolean awaitDockerStreamEnd(long timeoutMs) throws InterruptedException {
-    return dockerStreamEnded.await(timeoutMs, TimeUnit.MILLISECONDS);
   }
 
   /**

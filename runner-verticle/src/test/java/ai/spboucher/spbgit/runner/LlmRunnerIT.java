@@ -10,6 +10,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.ModelCall;
 import ai.spboucher.spbgit.proto.StatusChange;
+import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import ai.spboucher.spbgit.testsupport.FakeProvider;
@@ -304,8 +305,14 @@ class LlmRunnerIT {
               null,
               null,
               request,
+              "",
               new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
-              Clock.systemUTC())
+              Clock.systemUTC(),
+              null,
+              Map.of(
+                  Subjects.DEFAULT_IMAGE,
+                  new ImageCatalogue.Offered(Subjects.DEFAULT_IMAGE, plain.agentImage(), "")),
+              new JobCache(plain.workRoot().resolve("cache"), 0))
           .run();
     }
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
