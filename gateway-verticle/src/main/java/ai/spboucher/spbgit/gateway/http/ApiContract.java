@@ -22,7 +22,6 @@ import io.vertx.openapi.validation.RequestParameter;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatableRequest;
 import io.vertx.openapi.validation.ValidatorException;
-import io.vertx.openapi.validation.impl.RequestValidatorImpl;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,12 +48,12 @@ public final class ApiContract {
   public static final String DOCUMENT = "api/openapi.yaml";
 
   private final OpenAPIContract contract;
-  private final RequestValidatorImpl validator;
+  private final OpenApiValidation validation;
   private final Set<String> bound = new TreeSet<>();
 
   private ApiContract(Vertx vertx, OpenAPIContract contract) {
     this.contract = contract;
-    this.validator = new RequestValidatorImpl(vertx, contract);
+    this.validation = new OpenApiValidation(vertx, contract);
   }
 
   /**
@@ -156,22 +155,9 @@ public final class ApiContract {
             });
   }
 
-  /**
-   * What vertx-openapi's {@code validate} checks, in its order: each parameter, then the body.
-   * Blocking.
-   */
+  /** Blocking. */
   private boolean check(RoutedRequest request, Operation operation) throws ValidatorException {
-    for (Parameter parameter : operation.getParameters()) {
-      Map<String, RequestParameter> values =
-          switch (parameter.getIn()) {
-            case PATH -> request.getPathParameters();
-            case QUERY -> request.getQuery();
-            case HEADER -> request.getHeaders();
-            case COOKIE -> request.getCookies();
-          };
-      validator.validateParameter(parameter, values.get(parameter.getName()));
-    }
-    validator.validateBody(operation.getRequestBody(), request);
+    validation.check(request, operation);
     return true;
   }
 

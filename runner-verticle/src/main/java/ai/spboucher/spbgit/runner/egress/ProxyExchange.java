@@ -4,16 +4,13 @@ import ai.spboucher.spbgit.runner.sockets.HttpRelay;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import ai.spboucher.spbgit.runner.sockets.StrictRequestDecoder;
+import ai.spboucher.spbgit.runner.vertx.NettyChannels;
 import io.netty.channel.ConnectTimeoutException;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.channel.socket.DuplexChannel;
-import io.netty.channel.socket.DuplexChannelConfig;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.RequestOptions;
-import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
 import java.net.InetAddress;
@@ -230,7 +227,7 @@ final class ProxyExchange {
   private void tunnel(NetSocket upstream) {
     targetSocket = upstream;
     proxy.track(upstream);
-    allowHalfClosure(upstream);
+    NettyChannels.allowHalfClosure(upstream);
     StrictRequestDecoder decoder = JobSocket.decoderOf(request.connection());
     request
         .toNetSocket()
@@ -267,21 +264,17 @@ final class ProxyExchange {
             to.drainHandler(v -> from.resume());
           }
         });
-    // Internal API: Vert.x hands on the half-close as a Netty event only.
-    ((NetSocketInternal) from)
-        .eventHandler(
-            event -> {
-              if (event instanceof ChannelInputShutdownEvent) {
-                to.write(Buffer.buffer())
-                    .onComplete(
-                        flushed -> {
-                          channelOf(to).shutdownOutput();
-                          if (++directionsEnded == 2) {
-                            closeAll();
-                          }
-                        });
-              }
-            });
+    NettyChannels.onHalfClose(
+        from,
+        () ->
+            to.write(Buffer.buffer())
+                .onComplete(
+                    flushed -> {
+                      NettyChannels.shutdownOutput(to);
+                      if (++directionsEnded == 2) {
+                        closeAll();
+                      }
+                    }));
     from.exceptionHandler(e -> closeAll());
     from.closeHandler(v -> closeAll());
   }
@@ -375,15 +368,6 @@ final class ProxyExchange {
                 down,
                 Duration.ofNanos(System.nanoTime() - startNanos),
                 failure));
-  }
-
-  /** Internal API: the half-close that Vert.x's {@link NetSocket} does not offer. */
-  private static DuplexChannel channelOf(NetSocket socket) {
-    return (DuplexChannel) ((NetSocketInternal) socket).channelHandlerContext().channel();
-  }
-
-  private static void allowHalfClosure(NetSocket socket) {
-    ((DuplexChannelConfig) channelOf(socket).config()).setAllowHalfClosure(true);
   }
 
   private static boolean isLocal(InetAddress address) {

@@ -1,15 +1,8 @@
 package ai.spboucher.spbgit.runner.sockets;
 
+import ai.spboucher.spbgit.runner.vertx.NettyChannels;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.channel.socket.DuplexChannelConfig;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.vertx.core.Future;
@@ -21,7 +14,6 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.net.SocketAddress;
-import io.vertx.core.net.impl.ConnectionBase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -249,15 +241,8 @@ public final class JobSocket implements AutoCloseable {
    * then.
    */
   public static void answerRaw(HttpConnection connection, byte[] answer) {
-    // Internal API: written at the head of the pipeline, past Vert.x's HTTP encoder, which only
-    // takes
-    // responses to requests it has decoded.
-    ((ConnectionBase) connection)
-        .channel()
-        .pipeline()
-        .firstContext()
-        .writeAndFlush(Unpooled.wrappedBuffer(answer))
-        .addListener(ChannelFutureListener.CLOSE);
+    // Past Vert.x's HTTP encoder, which only takes responses to requests it has decoded.
+    NettyChannels.writeRawAndClose(connection, answer);
   }
 
   /**
@@ -268,11 +253,7 @@ public final class JobSocket implements AutoCloseable {
    * @return stops watching (for a request answered on a connection kept alive)
    */
   public static Runnable whenClosed(HttpConnection connection, Runnable action) {
-    // Internal API: the Netty channel under the connection.
-    ChannelFuture closed = ((ConnectionBase) connection).channel().closeFuture();
-    ChannelFutureListener listener = done -> action.run();
-    closed.addListener(listener);
-    return () -> closed.removeListener(listener);
+    return NettyChannels.whenClosed(connection, action);
   }
 
   /**
@@ -290,8 +271,7 @@ public final class JobSocket implements AutoCloseable {
 
   /** The connection's decoder; take it before the request becomes a tunnel, which removes it. */
   public static StrictRequestDecoder decoderOf(HttpConnection connection) {
-    // Internal API: the Netty pipeline under the connection.
-    return ((ConnectionBase) connection).channel().pipeline().get(StrictRequestDecoder.class);
+    return NettyChannels.handlerOf(connection, StrictRequestDecoder.class);
   }
 
   /** The complete bytes of a refusal, with {@code Connection: close}. */
@@ -323,17 +303,13 @@ public final class JobSocket implements AutoCloseable {
       answerRaw(connection, answer(answers, busy));
       return;
     }
-    // Internal API: Vert.x has options for neither; the connection has read nothing yet.
-    Channel channel = ((ConnectionBase) connection).channel();
-    channel
-        .pipeline()
-        .replace(
-            "httpDecoder", "httpDecoder", new StrictRequestDecoder(options, limits.keepAlive()));
+    // Vert.x has options for neither; the connection has read nothing yet.
+    NettyChannels.replaceDecoder(connection, new StrictRequestDecoder(options, limits.keepAlive()));
     // A job that half-closes after its request still gets the answer (see StrictRequestDecoder).
-    ((DuplexChannelConfig) channel.config()).setAllowHalfClosure(true);
+    NettyChannels.allowHalfClosure(connection);
     if (limits.keepAlive()) {
       // Behind the decoder, which fires the requests it still holds before the event.
-      channel.pipeline().addAfter("httpDecoder", "inputEnd", new InputEnd(connection));
+      NettyChannels.onHalfClose(connection, () -> inputEnded(connection));
     }
     long timer =
         vertx.setTimer(
@@ -355,17 +331,16 @@ public final class JobSocket implements AutoCloseable {
     open.put(connection, timer);
     // The channel's, not the connection's: a connection turned into a tunnel no longer reports its
     // close.
-    channel
-        .closeFuture()
-        .addListener(
-            closedChannel -> {
-              serving.remove(connection);
-              inputEnded.remove(connection);
-              Long pending = open.remove(connection);
-              if (pending != null && pending >= 0) {
-                vertx.cancelTimer(pending);
-              }
-            });
+    NettyChannels.whenClosed(
+        connection,
+        () -> {
+          serving.remove(connection);
+          inputEnded.remove(connection);
+          Long pending = open.remove(connection);
+          if (pending != null && pending >= 0) {
+            vertx.cancelTimer(pending);
+          }
+        });
   }
 
   private void serveKeptAlive(
@@ -412,24 +387,11 @@ public final class JobSocket implements AutoCloseable {
    * Notes that the client of a connection kept alive closed its side, and closes the connection at
    * once when no answer is being written on it (else {@link #serveKeptAlive} does, after the last).
    */
-  private final class InputEnd extends ChannelInboundHandlerAdapter {
-
-    private final HttpConnection connection;
-
-    InputEnd(HttpConnection connection) {
-      this.connection = connection;
-    }
-
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-      if (event instanceof ChannelInputShutdownEvent) {
-        inputEnded.add(connection);
-        if (serving.getOrDefault(connection, 0) == 0) {
-          // Vert.x's close, which first writes what an earlier answer left queued.
-          connection.close();
-        }
-      }
-      ctx.fireUserEventTriggered(event);
+  private void inputEnded(HttpConnection connection) {
+    inputEnded.add(connection);
+    if (serving.getOrDefault(connection, 0) == 0) {
+      // Vert.x's close, which first writes what an earlier answer left queued.
+      connection.close();
     }
   }
 

@@ -30,6 +30,10 @@ import java.util.List;
  * data, not HTTP: it is kept back for {@link #takeTunnelData()} instead of being decoded, because
  * Vert.x drops what its decoder still holds when it turns the connection into a tunnel.
  *
+ * <p>It extends Vert.x's internal {@code VertxHttpRequestDecoder}, the only way to take that
+ * decoder's place in the pipeline (see {@link ai.spboucher.spbgit.runner.vertx.NettyChannels},
+ * which puts it there and lists the internals the runner uses).
+ *
  * <p>Threading: a Netty handler, used by one connection's event loop only.
  */
 public final class StrictRequestDecoder extends VertxHttpRequestDecoder {
