@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.RunnerStandIn;
 import ai.spboucher.spbgit.gateway.TestGateway;
@@ -14,6 +15,7 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -71,6 +73,13 @@ final class GatewayOnNats implements BeforeAllCallback, AfterAllCallback {
         id,
         1,
         started.setStatus(JobStatus.STARTED).setRunnerId("r1").setContainerId("c0ffee").build());
+    // The gateway records status events from its own consumer: the job shows started a moment
+    // later.
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!"started".equals(job(id).getString("status"))) {
+      assertTrue(System.nanoTime() < deadline, "job " + id + " did not show started: " + job(id));
+      Thread.sleep(50);
+    }
   }
 
   /** Reports job {@code id} finished ok (its second status event), as a runner does. */
