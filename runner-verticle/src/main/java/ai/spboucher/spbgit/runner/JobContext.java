@@ -122,6 +122,12 @@ final class JobContext {
   /** Whether STARTED was published. */
   boolean started;
 
+  /**
+   * @param jobToken the job token, opened from the request's sealed copy; empty for a job that
+   *     cannot push
+   * @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link
+   *     JobDeadline}; null when unknown: the deadline is then judged by this runner's clock alone
+   */
   JobContext(
       Vertx vertx,
       RunnerConfig config,

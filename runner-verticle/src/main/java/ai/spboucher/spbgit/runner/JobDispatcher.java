@@ -322,18 +322,19 @@ final class JobDispatcher {
     EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), jobId, clock);
     JobExecution execution =
         new JobExecution(
-            vertx,
-            config,
-            docker,
-            provider,
-            gatewayTrust,
-            request,
-            admitted.jobToken(),
-            events,
-            clock,
-            storedAt(message),
-            images,
-            cache);
+            new JobContext(
+                vertx,
+                config,
+                docker,
+                provider,
+                gatewayTrust,
+                request,
+                admitted.jobToken(),
+                events,
+                clock,
+                storedAt(message),
+                images,
+                cache));
     running.put(jobId, execution);
     LOG.log(System.Logger.Level.INFO, "took job " + jobId + " for " + request.getRepo());
     jobs.execute(

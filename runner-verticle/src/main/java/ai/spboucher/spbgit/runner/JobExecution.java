@@ -1,16 +1,8 @@
 package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.proto.CacheOutcome;
-import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
-import ai.spboucher.spbgit.runner.model.ProviderClient;
-import ai.spboucher.spbgit.runner.nats.EventPublisher;
-import io.vertx.core.Vertx;
-import io.vertx.core.net.TrustOptions;
 import java.io.IOException;
-import java.time.Clock;
-import java.time.Instant;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -35,39 +27,9 @@ final class JobExecution {
 
   private final JobContext job;
 
-  /**
-   * @param jobToken the job token, opened from the request's sealed copy; empty for a job that
-   *     cannot push
-   * @param queuedAt when JetStream stored the request (its metadata timestamp), for {@link
-   *     JobDeadline}; null when unknown: the deadline is then judged by this runner's clock alone
-   */
-  JobExecution(
-      Vertx vertx,
-      RunnerConfig config,
-      DockerSandbox docker,
-      ProviderClient provider,
-      TrustOptions gatewayTrust,
-      JobRequest request,
-      String jobToken,
-      EventPublisher events,
-      Clock clock,
-      Instant queuedAt,
-      Map<String, ImageCatalogue.Offered> images,
-      JobCache cache) {
-    this.job =
-        new JobContext(
-            vertx,
-            config,
-            docker,
-            provider,
-            gatewayTrust,
-            request,
-            jobToken,
-            events,
-            clock,
-            queuedAt,
-            images,
-            cache);
+  /** The run of the job {@code job} describes (the dispatcher builds it when it takes the job). */
+  JobExecution(JobContext job) {
+    this.job = job;
   }
 
   String jobId() {

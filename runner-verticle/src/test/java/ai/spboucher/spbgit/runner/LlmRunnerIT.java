@@ -299,20 +299,21 @@ class LlmRunnerIT {
       JobRequest request = bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build();
       // No Vert.x: the job is refused before any of its sockets is opened.
       new JobExecution(
-              null,
-              plain,
-              docker,
-              null,
-              null,
-              request,
-              "",
-              new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
-              Clock.systemUTC(),
-              null,
-              Map.of(
-                  Subjects.DEFAULT_IMAGE,
-                  new ImageCatalogue.Offered(Subjects.DEFAULT_IMAGE, plain.agentImage(), "")),
-              new JobCache(plain.workRoot().resolve("cache"), 0))
+              new JobContext(
+                  null,
+                  plain,
+                  docker,
+                  null,
+                  null,
+                  request,
+                  "",
+                  new EventPublisher(nats.jetStream(), id, Clock.systemUTC()),
+                  Clock.systemUTC(),
+                  null,
+                  Map.of(
+                      Subjects.DEFAULT_IMAGE,
+                      new ImageCatalogue.Offered(Subjects.DEFAULT_IMAGE, plain.agentImage(), "")),
+                  new JobCache(plain.workRoot().resolve("cache"), 0)))
           .run();
     }
     StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
