@@ -1,17 +1,12 @@
 package ai.spboucher.spbgit.runner;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.testsupport.VertxInternals;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,46 +25,14 @@ class VertxInternalsConfinedTest {
           "ai/spboucher/spbgit/runner/vertx/NettyChannels.java",
           "ai/spboucher/spbgit/runner/sockets/StrictRequestDecoder.java");
 
-  /** A reference (import or qualified name) to a type in a Vert.x impl or internal package. */
-  static final Pattern INTERNAL =
-      Pattern.compile("\\bio\\.vertx\\.(?:[a-z][a-z0-9_]*\\.)*(?:impl|internal)\\.");
-
   @Test
   void onlyTheAdaptersUseVertxInternals() throws IOException {
-    Set<String> users = new TreeSet<>();
-    try (Stream<Path> files = Files.walk(SOURCES)) {
-      for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
-        String source = Files.readString(file);
-        if (INTERNAL.matcher(source).find()) {
-          users.add(SOURCES.relativize(file).toString().replace('\\', '/'));
-        }
-      }
-    }
+    Set<String> users = VertxInternals.usersIn(SOURCES);
     assertTrue(users.containsAll(ADAPTERS), "the adapters found: " + users);
     users.removeAll(ADAPTERS);
     assertEquals(
         Set.of(),
         users,
         "main classes using Vert.x internals outside runner.vertx.NettyChannels: go through it");
-  }
-
-  @Test
-  void recognisesInternalReferences() {
-    for (String internal :
-        List.of(
-            "import io.vertx.core.net.impl.ConnectionBase;",
-            "import io.vertx.core.internal.net.NetSocketInternal;",
-            "((io.vertx.core.internal.ContextInternal) context)",
-            "import io.vertx.openapi.validation.impl.RequestValidatorImpl;")) {
-      assertTrue(INTERNAL.matcher(internal).find(), internal);
-    }
-    for (String public_ :
-        List.of(
-            "import io.vertx.core.http.HttpConnection;",
-            "import io.netty.channel.socket.DuplexChannel;",
-            "import io.vertx.core.net.NetSocket;",
-            "import ai.spboucher.spbgit.runner.impl.Thing;")) {
-      assertFalse(INTERNAL.matcher(public_).find(), public_);
-    }
   }
 }
