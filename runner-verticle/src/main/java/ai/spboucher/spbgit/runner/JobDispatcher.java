@@ -4,7 +4,6 @@ import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.Signatures;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
@@ -14,24 +13,19 @@ import ai.spboucher.spbgit.runner.nats.EventPublisher;
 import ai.spboucher.spbgit.runner.nats.NatsLink;
 import ai.spboucher.spbgit.runner.nats.RefusalReports;
 import ai.spboucher.spbgit.runner.trust.JobRequestCheck;
-import ai.spboucher.spbgit.runner.trust.RequestRefused;
 import com.github.dockerjava.api.model.Container;
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.nats.client.Dispatcher;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
-import io.nats.client.api.MessageInfo;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.core.net.TrustOptions;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -46,10 +40,8 @@ import java.util.concurrent.TimeUnit;
  * Takes jobs from the shared JetStream work queue, never more than the free slots, and runs each as
  * a {@link JobExecution} on its own thread. A job is acknowledged as soon as it is taken, so a job
  * runs at most once: if this runner dies mid-job, its restart finds the leftover container and
- * reports {@code runner_lost}. Before anything else is done with a request, {@link JobRequestCheck}
- * makes sure the gateway signed it, it is no replay and it is sealed to this runner; a request that
- * is not is refused: logged and reported ({@link RefusalReports}), never run. Cancels must be
- * signed too; others are logged and ignored.
+ * reports {@code runner_lost}. Before anything else is done with a request or a cancel, {@link
+ * RequestIntake} admits it: signed by the gateway, no replay, sealed to this runner.
  *
  * <p>Threading: the fetch loop owns one thread; jobs run on a pool of {@code slots} threads; cancel
  * requests arrive on a NATS dispatcher thread.
@@ -95,8 +87,7 @@ final class JobDispatcher {
   private final Map<String, ImageCatalogue.Offered> images;
 
   private final JobCache cache;
-  private final JobRequestCheck check;
-  private final RefusalReports refusals;
+  private final RequestIntake intake;
 
   /** Blocking: reads {@code SPB_GATEWAY_CA} if set. */
   JobDispatcher(
@@ -117,8 +108,12 @@ final class JobDispatcher {
     this.docker = docker;
     this.nats = nats;
     this.clock = clock;
-    this.check = check;
-    this.refusals = new RefusalReports(nats.jetStream(), config.runnerId(), clock);
+    this.intake =
+        new RequestIntake(
+            check,
+            new RefusalReports(nats.jetStream(), config.runnerId(), clock),
+            nats,
+            running::containsKey);
     this.provider = config.model() == null ? null : new ProviderClient(config.model());
     this.gatewayTrust = gatewayTrust(vertx, config);
     this.freeSlots = new Semaphore(config.slots());
@@ -165,7 +160,7 @@ final class JobDispatcher {
       if (jobId == null) {
         continue;
       }
-      JobEvent last = lastStatus(jobId);
+      JobEvent last = intake.lastStatus(jobId);
       if (last != null && last.getStatus().getStatus() == JobStatus.FINISHED) {
         continue; // The runner died while cleaning up after a job that had already ended.
       }
@@ -178,21 +173,6 @@ final class JobDispatcher {
               "the runner restarted while the job was running");
     }
     WorkVolume.releaseLeftovers(config.workRoot());
-  }
-
-  /** The last status event published for the job, or null. Blocking. */
-  private JobEvent lastStatus(String jobId) {
-    try {
-      MessageInfo info =
-          nats.connection()
-              .jetStreamManagement()
-              .getLastMessage(Subjects.EVENTS_STREAM, Subjects.statusEvents(jobId));
-      return JobEvent.parseFrom(info.getData());
-    } catch (JetStreamApiException e) {
-      return null; // No status event yet.
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 
   void start() {
@@ -311,14 +291,13 @@ final class JobDispatcher {
 
   /** Called with a slot already reserved for the message. */
   private void take(Message message) {
-    Admitted admitted = acknowledged(message) ? admitted(message) : null;
+    RequestIntake.Admitted admitted = intake.take(message);
     if (admitted == null) {
       freeSlots.release();
       return;
     }
     JobRequest request = admitted.request();
     String jobId = request.getJobId();
-    check.runs(jobId);
     EventPublisher events = new EventPublisher(nats.jetStream(), nats.management(), jobId, clock);
     JobExecution execution =
         new JobExecution(
@@ -332,7 +311,7 @@ final class JobDispatcher {
                 admitted.jobToken(),
                 events,
                 clock,
-                storedAt(message),
+                RequestIntake.storedAt(message),
                 images,
                 cache));
     running.put(jobId, execution);
@@ -351,142 +330,9 @@ final class JobDispatcher {
         });
   }
 
-  /** Whether the request is acknowledged: taken by this runner, never to be offered again. */
-  private static boolean acknowledged(Message message) {
-    try {
-      message.ackSync(Duration.ofSeconds(5));
-      return true;
-    } catch (Exception e) {
-      // Not acknowledged: the queue will offer it again, to this runner or another.
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "cannot acknowledge a job (it will be redelivered): " + e.getMessage());
-      return false;
-    }
-  }
-
-  /** A request that passed every check, with its job token opened. */
-  private record Admitted(JobRequest request, String jobToken) {}
-
-  /**
-   * The request once it passed {@link JobRequestCheck} and no runner reported its job; null when it
-   * is refused (then logged and reported). Blocking: asks NATS for the job's last status.
-   */
-  private Admitted admitted(Message message) {
-    JobRequest request = null;
-    try {
-      request = check.signedRequest(message.getData(), signatureOf(message));
-      check.requireNew(request);
-      String taken = takenAlready(request.getJobId());
-      if (taken != null) {
-        LOG.log(
-            System.Logger.Level.WARNING,
-            "job "
-                + request.getJobId()
-                + " was delivered again, but "
-                + taken
-                + ": not running it again");
-        throw new RequestRefused("replay: " + taken);
-      }
-      return new Admitted(request, check.jobToken(request));
-    } catch (RequestRefused e) {
-      refuse(message, request, e.getMessage());
-      return null;
-    }
-  }
-
-  /**
-   * Logs and reports a refused request; {@code request} is null when it could not be trusted even
-   * for its job id (unsigned or forged), which is then read from the bytes for the report only.
-   */
-  private void refuse(Message message, JobRequest request, String reason) {
-    String jobId = request != null ? request.getJobId() : unverifiedJobId(message.getData());
-    long sequence = streamSequence(message);
-    LOG.log(
-        System.Logger.Level.WARNING,
-        "refused a job request for job "
-            + RefusalReports.shown(jobId)
-            + " (stream sequence "
-            + sequence
-            + "): "
-            + reason);
-    refusals.report(jobId, reason, sequence);
-  }
-
-  /** What a request that failed its checks says its job is: for the report, never trusted. */
-  private static String unverifiedJobId(byte[] data) {
-    try {
-      return JobRequest.parseFrom(data).getJobId();
-    } catch (InvalidProtocolBufferException e) {
-      return "";
-    }
-  }
-
-  private static String signatureOf(Message message) {
-    return message.hasHeaders() ? message.getHeaders().getFirst(Signatures.HEADER) : null;
-  }
-
-  private static long streamSequence(Message message) {
-    try {
-      return message.metaData().streamSequence();
-    } catch (RuntimeException e) {
-      return 0;
-    }
-  }
-
-  /**
-   * When JetStream stored the request, by the NATS server's clock; null if the message does not
-   * say.
-   */
-  private static Instant storedAt(Message message) {
-    try {
-      return message.metaData().timestamp().toInstant();
-    } catch (RuntimeException e) {
-      return null;
-    }
-  }
-
-  /**
-   * Why a request this runner has just acknowledged must not run: its job runs here already, or a
-   * runner has reported it. The queue offers a request again when the runner it went to has not
-   * acknowledged it within the ack wait; if that runner was only slow (a long pause, a stalled
-   * link), both acknowledgements succeed and both runners hold the request. Null when the job is
-   * new to NATS, or when NATS cannot tell: a failed lookup is no reason to drop a job. Blocking.
-   */
-  private String takenAlready(String jobId) {
-    if (running.containsKey(jobId)) {
-      return "it is running on this runner";
-    }
-    try {
-      JobEvent last = lastStatus(jobId);
-      return last == null
-          ? null
-          : "runner '"
-              + last.getStatus().getRunnerId()
-              + "' reported it "
-              + last.getStatus().getStatus();
-    } catch (UncheckedIOException e) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "cannot tell whether job " + jobId + " runs elsewhere (running it): " + e.getMessage());
-      return null;
-    }
-  }
-
   private void onCancel(Message message) {
-    CancelJob cancel;
-    try {
-      cancel = check.signedCancel(message.getData(), signatureOf(message));
-    } catch (RequestRefused e) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "ignoring a cancel on "
-              + RefusalReports.shown(message.getSubject())
-              + ": "
-              + e.getMessage());
-      return;
-    }
-    JobExecution execution = running.get(cancel.getJobId());
+    CancelJob cancel = intake.cancel(message);
+    JobExecution execution = cancel == null ? null : running.get(cancel.getJobId());
     if (execution != null) {
       LOG.log(System.Logger.Level.INFO, "cancelling job " + cancel.getJobId());
       // docker kill blocks; keep the NATS dispatcher thread free for other cancels.
