@@ -208,7 +208,7 @@ final class CacheArchive {
    */
   private Path top(String cachePath) throws IOException {
     String relative = cachePath.substring(Math.min(cachePath.length(), "/work/".length()));
-    if (!JobCache.underCachePaths(cachePath, List.of(cachePath))
+    if (!CacheRestore.underCachePaths(cachePath, List.of(cachePath))
         || relative.isEmpty()
         || relative.endsWith("/")
         || relative.equals(".")

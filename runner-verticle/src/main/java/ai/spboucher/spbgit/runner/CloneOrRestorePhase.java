@@ -123,7 +123,8 @@ final class CloneOrRestorePhase {
     job.restoring =
         restorer.submit(
             () -> {
-              JobCache.extract(entry.tar(), cachePaths, job.work.dir(), job.config.sandboxUid());
+              CacheRestore.extract(
+                  entry.tar(), cachePaths, job.work.dir(), job.config.sandboxUid());
               return null;
             });
     job.cacheOutcome = CacheOutcome.CACHE_HIT;

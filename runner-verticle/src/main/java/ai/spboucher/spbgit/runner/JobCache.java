@@ -1,36 +1,23 @@
 package ai.spboucher.spbgit.runner;
 
-import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarConstants;
 
 /**
  * What setup phases leave for the next jobs of a repository: the environment's {@code cache} paths
@@ -42,11 +29,7 @@ import org.apache.commons.compress.archivers.tar.TarConstants;
  * tar, counted before anything is written ({@link CacheArchive}), and by {@code SPB_CACHE_SIZE} in
  * all: the least recently used tars go first.
  *
- * <p>Restoring never follows a link: every entry must lie under one of the cache paths, every
- * directory on its way must be a real directory, and an existing link in the way is refused; a hard
- * link may only name a file this restore extracted before it. The work volume holds the clone of a
- * repository nobody vetted, which may carry a link out of it; the runner writes as root on the
- * host.
+ * <p>Restoring never follows a link ({@link CacheRestore}).
  *
  * <p>Threading: every method blocks (file I/O) and may be called from any job thread; the tars of
  * one directory are changed under this object's lock.
@@ -55,8 +38,6 @@ final class JobCache {
 
   private static final System.Logger LOG = System.getLogger(JobCache.class.getName());
   private static final LinkOption[] NO_FOLLOW = {LinkOption.NOFOLLOW_LINKS};
-
-  private static final int COPY_BUFFER = 1 << 20;
 
   private final Path root;
   private final long limitBytes;
@@ -206,14 +187,14 @@ final class JobCache {
     if (entry == null) {
       return Optional.empty();
     }
-    extract(entry.tar(), cachePaths, workDir, uid);
+    CacheRestore.extract(entry.tar(), cachePaths, workDir, uid);
     return Optional.of(entry.producer());
   }
 
   /**
    * The repository's tar for {@code key} and who produced it, opened and marked used (LRU) under
    * the lock, so an eviction after this no longer takes it away (the open file outlives its name);
-   * null when none is kept. {@link #extract} reads and closes the tar.
+   * null when none is kept. {@link CacheRestore#extract} reads and closes the tar.
    */
   synchronized CacheEntry open(String repo, String key) throws IOException {
     Path tar = tar(repo, key);
@@ -223,160 +204,6 @@ final class JobCache {
     Files.setLastModifiedTime(tar, FileTime.fromMillis(System.currentTimeMillis()));
     CacheProducer producer = CacheArchive.producer(tar);
     return new CacheEntry(Files.newInputStream(tar, NO_FOLLOW), producer);
-  }
-
-  /**
-   * Extracts a tar {@link #open} gave into {@code workDir}, owned by {@code uid}, and closes it.
-   * Nothing else may write the volume meanwhile: no container of the job runs (the clone's is gone
-   * or, on a hit keyed by the gateway, never ran; the agent's is at most created).
-   *
-   * @param cachePaths absolute paths under {@code /work}; entries elsewhere are refused
-   * @throws IOException also when an entry leaves the cache paths or meets a link on its way
-   */
-  static void extract(InputStream tar, List<String> cachePaths, Path workDir, int uid)
-      throws IOException {
-    // Directories this restore made or found real. As nothing else writes the volume and a
-    // directory is never replaced here, one checked stays one: a path is checked once, not once per
-    // entry under it.
-    Set<Path> realDirectories = new HashSet<>();
-    // A dependency cache is mostly a few big files (shared libraries, wheels): copied in 1 MiB
-    // steps,
-    // not InputStream.transferTo's 8 KiB.
-    byte[] buffer = new byte[COPY_BUFFER];
-    // Regular files this restore wrote, by entry name: the only files a hard link may name.
-    Map<String, Path> written = new HashMap<>();
-    boolean first = true;
-    try (InputStream in = new BufferedInputStream(tar, 1 << 16);
-        TarArchiveInputStream entries = new TarArchiveInputStream(in)) {
-      for (TarArchiveEntry entry = entries.getNextEntry();
-          entry != null;
-          entry = entries.getNextEntry()) {
-        if (first && CacheArchive.isProducerRecord(entry)) {
-          first = false;
-          continue;
-        }
-        first = false;
-        String name = "/" + entry.getName().replaceAll("/+$", "");
-        if (!underCachePaths(name, cachePaths)) {
-          throw new IOException(
-              "cache entry " + entry.getName() + " is outside the cache paths " + cachePaths);
-        }
-        Path target = workDir.resolve(name.substring("/work/".length()));
-        Path parent = realDirectories(workDir, target.getParent(), uid, realDirectories);
-        Path path = parent.resolve(target.getFileName());
-        written.remove(name);
-        if (entry.isDirectory()) {
-          realDirectories(workDir, path, uid, realDirectories);
-        } else if (entry.isSymbolicLink()) {
-          replaceable(path);
-          Files.createSymbolicLink(path, Path.of(entry.getLinkName()));
-        } else if (entry.getLinkFlag() == TarConstants.LF_NORMAL
-            || entry.getLinkFlag() == TarConstants.LF_OLDNORM) {
-          replaceable(path);
-          try (OutputStream out =
-              Files.newOutputStream(
-                  path,
-                  StandardOpenOption.CREATE_NEW,
-                  StandardOpenOption.WRITE,
-                  LinkOption.NOFOLLOW_LINKS)) {
-            for (int n = entries.read(buffer); n > 0; n = entries.read(buffer)) {
-              out.write(buffer, 0, n);
-            }
-          }
-          Files.setPosixFilePermissions(path, permissions(entry.getMode()));
-          written.put(name, path);
-        } else if (entry.isLink()) {
-          Path existing = hardLinkTarget(entry, name, cachePaths, written);
-          replaceable(path);
-          Files.createLink(path, existing);
-          written.put(name, path);
-        } else {
-          continue; // Devices and fifos are never kept.
-        }
-        Files.setAttribute(path, "unix:uid", uid, NO_FOLLOW);
-        Files.setAttribute(path, "unix:gid", uid, NO_FOLLOW);
-      }
-    }
-  }
-
-  /**
-   * The file a hard-link entry names: one this restore wrote from an earlier entry under the cache
-   * paths, and still a regular file; never one that was there before (the clone's, say) or one
-   * outside.
-   */
-  private static Path hardLinkTarget(
-      TarArchiveEntry entry, String name, List<String> cachePaths, Map<String, Path> written)
-      throws IOException {
-    String target = "/" + entry.getLinkName();
-    Path existing = written.get(target);
-    if (!underCachePaths(target, cachePaths)
-        || target.equals(name)
-        || existing == null
-        || !Files.isRegularFile(existing, NO_FOLLOW)) {
-      throw new IOException(
-          "cache restore refused: the hard link "
-              + entry.getName()
-              + " names "
-              + entry.getLinkName()
-              + ", not a file extracted before it under the cache paths "
-              + cachePaths);
-    }
-    return existing;
-  }
-
-  /** Whether {@code name} (normalised, absolute) is one of the cache paths or under one. */
-  static boolean underCachePaths(String name, List<String> cachePaths) {
-    if (name.contains("/../")
-        || name.endsWith("/..")
-        || name.contains("/./")
-        || name.contains("//")
-        || !name.startsWith("/work/")) {
-      return false;
-    }
-    for (String path : cachePaths) {
-      String p = path.replaceAll("/+$", "");
-      if (name.equals(p) || name.startsWith(p + "/")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * Makes every directory from {@code workDir} to {@code dir}, refusing a link or a file on the
-   * way; skips those in {@code checked}, and adds those it checks.
-   */
-  private static Path realDirectories(Path workDir, Path dir, int uid, Set<Path> checked)
-      throws IOException {
-    if (checked.contains(dir)) {
-      return dir;
-    }
-    Path at = workDir;
-    for (Path part : workDir.relativize(dir)) {
-      at = at.resolve(part);
-      if (!checked.add(at)) {
-        continue;
-      }
-      if (Files.isSymbolicLink(at)) {
-        throw new IOException("cache restore refused: " + at + " is a link");
-      }
-      if (!Files.exists(at, NO_FOLLOW)) {
-        Files.createDirectory(at);
-        Files.setAttribute(at, "unix:uid", uid, NO_FOLLOW);
-        Files.setAttribute(at, "unix:gid", uid, NO_FOLLOW);
-      } else if (!Files.isDirectory(at, NO_FOLLOW)) {
-        throw new IOException("cache restore refused: " + at + " is not a directory");
-      }
-    }
-    return at;
-  }
-
-  /** Removes a file or link the entry replaces; a directory in its place is an error. */
-  private static void replaceable(Path path) throws IOException {
-    if (Files.isDirectory(path, NO_FOLLOW)) {
-      throw new FileAlreadyExistsException(path.toString(), null, "a directory is in the way");
-    }
-    Files.deleteIfExists(path);
   }
 
   /**
@@ -492,15 +319,5 @@ final class JobCache {
     } catch (IOException e) {
       return FileTime.fromMillis(0);
     }
-  }
-
-  private static Set<PosixFilePermission> permissions(int mode) {
-    Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
-    for (PosixFilePermission p : PosixFilePermission.values()) {
-      if ((mode & (1 << (8 - p.ordinal()))) != 0) {
-        set.add(p);
-      }
-    }
-    return set;
   }
 }
