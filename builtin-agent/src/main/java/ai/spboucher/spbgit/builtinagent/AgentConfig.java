@@ -7,7 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The agent's configuration, read from the environment the entrypoint passes (see docs/agent.md).
+ * The agent's configuration, read from the environment the entrypoint passes (see docs/agents.md).
  *
  * @param provider SPB_MODEL_PROVIDER: the API dialect
  * @param model SPB_MODEL: the model name sent with each request

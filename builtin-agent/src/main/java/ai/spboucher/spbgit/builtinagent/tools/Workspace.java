@@ -16,7 +16,7 @@ import java.util.Set;
  * (after every symlink) is inside the root and again outside {@code .git/} and {@code .spb/}.
  *
  * <p>This confines the file tools only. {@code run_command} runs a shell in the root and can do
- * anything the sandbox uid can; the container is the boundary (see docs/agent.md).
+ * anything the sandbox uid can; the container is the boundary (see docs/agents.md).
  */
 public final class Workspace {
   private static final Set<String> HIDDEN = Set.of(".git", ".spb");

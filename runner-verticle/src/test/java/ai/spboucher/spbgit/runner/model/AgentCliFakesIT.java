@@ -80,7 +80,7 @@ class AgentCliFakesIT {
     fake.close();
   }
 
-  // --- recipes: how the runner will run each CLI (docs/agent.md, "Agents")
+  // --- recipes: how the runner will run each CLI (docs/agents.md, "Agents")
   // -------------------------------------
 
   /** A command line and its environment. */
@@ -372,7 +372,7 @@ class AgentCliFakesIT {
             + "\n--- CLI errors ---\n"
             + result.errors()
             + describeRequests();
-    // The report file keeps what each CLI printed and asked for: the facts docs/agent.md records.
+    // The report file keeps what each CLI printed and asked for: the facts docs/agents.md records.
     System.out.println(context);
     assertEquals(0, result.exit(), "exit code" + context);
     assertTrue(Files.exists(target), "the CLI wrote no file" + context);
