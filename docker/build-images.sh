@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the service images without any container registry, the way docker/agent/build.sh builds the
+# Builds the service images without any container registry, the way docker/job-image/build.sh builds the
 # sandbox image: debootstrap a minimal Debian bookworm from the machine's apt mirror, `docker import` it
 # once as a cached base image, then commit the jar (or the config) as a small layer on top.
 #
@@ -12,12 +12,12 @@
 #   --refresh     rebuild the cached root filesystems (picks up new Debian security updates)
 #
 # environment:
-#   SPB_DEBIAN_MIRROR, SPB_DEBIAN_SECURITY_MIRROR, SPB_CACHE_DIR   as for docker/agent/build.sh
+#   SPB_DEBIAN_MIRROR, SPB_DEBIAN_SECURITY_MIRROR, SPB_CACHE_DIR   as for docker/job-image/build.sh
 #   SPB_IMAGE_PREFIX   repository prefix of the images (spbgit/)
 #   SPB_IMAGE_TAG      tag of the images (latest)
 #
 # Each image carries LABEL spb.<name>.inputs=<sha256 of this script and what it adds on top of the root
-# filesystem> and spb.<name>.rootfs=<key>. The agent image is built by docker/agent/build.sh.
+# filesystem> and spb.<name>.rootfs=<key>. The agent image is built by docker/job-image/build.sh.
 # Needs root, debootstrap and a running engine (docker/ensure-docker.sh); the jars come from
 # `mvn -B package -DskipTests`.
 set -euo pipefail

@@ -1,4 +1,4 @@
-# Sourced by docker/agent/build.sh and docker/build-images.sh: where this machine's apt sources say the
+# Sourced by docker/job-image/build.sh and docker/build-images.sh: where this machine's apt sources say the
 # Debian archive for $SUITE (set by the caller) and its security updates are. The images are built from
 # that mirror, never from a registry.
 

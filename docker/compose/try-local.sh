@@ -43,7 +43,7 @@ say() { echo "[try-local] $*"; }
 [ "$(id -u)" -eq 0 ] || die "must run as root (the runner mounts tmpfs; the secrets are chowned)"
 for image in spbgit/nats spbgit/gateway spbgit/runner spbgit/agent; do
   docker image inspect "$image:latest" >/dev/null 2>&1 \
-    || die "$image:latest is missing: run docker/build-images.sh and docker/agent/build.sh first"
+    || die "$image:latest is missing: run docker/build-images.sh and docker/job-image/build.sh first"
 done
 for tool in curl git openssl; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 if [ "$runner_on_host" = true ]; then

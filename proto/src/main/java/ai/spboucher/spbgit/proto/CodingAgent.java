@@ -7,8 +7,8 @@ import java.util.Optional;
 /**
  * The coding agents a job may run ({@code JobRequest.agent}): the built-in tool loop and the
  * third-party CLIs installed into the agent images at pinned versions by {@code
- * docker/agent/fetch-agent-clis.sh} (whose pins must equal {@link #pinnedVersion()}; a test checks
- * it). Each CLI speaks one provider API, so it runs only on a runner whose {@code
+ * docker/job-image/fetch-agent-clis.sh} (whose pins must equal {@link #pinnedVersion()}; a test
+ * checks it). Each CLI speaks one provider API, so it runs only on a runner whose {@code
  * SPB_MODEL_PROVIDER} is that API's provider.
  */
 public enum CodingAgent {

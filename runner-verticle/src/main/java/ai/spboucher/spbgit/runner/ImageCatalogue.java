@@ -12,7 +12,7 @@ import java.util.function.Function;
  * The images a runner may offer, by the names repositories use in {@code .spbgit/agent.yml} ({@code
  * image:}): {@code SPB_IMAGES=base=spbgit/agent:latest,python=spbgit/agent-python:latest}. Without
  * {@code SPB_IMAGES} it is {@code base} = {@code SPB_AGENT_IMAGE} (required, as before catalogues)
- * plus {@code python} and {@code node} named as {@code docker/agent/build.sh} names them after
+ * plus {@code python} and {@code node} named as {@code docker/job-image/build.sh} names them after
  * {@code SPB_AGENT_IMAGE} (optional: offered only when built on this engine). Every image listed in
  * {@code SPB_IMAGES} is required: the runner does not start without it. Plain data, no Docker:
  * {@link #offer} resolves it with the engine's image ids.
@@ -117,7 +117,7 @@ public record ImageCatalogue(List<Entry> entries) {
                 + " ('"
                 + entry.name()
                 + "' in the catalogue) is "
-                + "missing: build it with docker/agent/build.sh, or leave it out of SPB_IMAGES");
+                + "missing: build it with docker/job-image/build.sh, or leave it out of SPB_IMAGES");
       }
     }
     return Collections.unmodifiableMap(offered);

@@ -7,8 +7,9 @@ import java.util.Map;
 
 /**
  * The coding-agent CLIs an agent image carries, as its {@value #LABEL} label lists them ({@code
- * claude-code@2.1.328,codex@0.169.0,qwen-code@0.24.4}, written by {@code docker/agent/build.sh}),
- * and whether a job's agent can run on this runner. Plain data: the caller reads the label.
+ * claude-code@2.1.328,codex@0.169.0,qwen-code@0.24.4}, written by {@code
+ * docker/job-image/build.sh}), and whether a job's agent can run on this runner. Plain data: the
+ * caller reads the label.
  */
 record InstalledAgents(Map<String, String> versions) {
 
@@ -70,7 +71,7 @@ record InstalledAgents(Map<String, String> versions) {
           + " does not carry agent "
           + agent.id()
           + (versions.isEmpty()
-              ? " (it has no " + LABEL + " label: rebuild it with docker/agent/build.sh)"
+              ? " (it has no " + LABEL + " label: rebuild it with docker/job-image/build.sh)"
               : " (its " + LABEL + " label lists " + String.join(", ", versions.keySet()) + ")");
     }
     return null;

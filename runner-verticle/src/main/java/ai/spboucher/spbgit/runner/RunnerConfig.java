@@ -83,7 +83,7 @@ public record RunnerConfig(
   /**
    * Above the login range (to 60000), Debian's reserved 60000-65535, the /etc/subuid ranges useradd
    * hands out (100000-600165535), systemd-nspawn's container range (to 1879048191) and below 2^31,
-   * which some tools take for negative. Keep in step with docker/agent/build.sh.
+   * which some tools take for negative. Keep in step with docker/job-image/build.sh.
    */
   public static final int DEFAULT_SANDBOX_UID = 2_000_000_000;
 

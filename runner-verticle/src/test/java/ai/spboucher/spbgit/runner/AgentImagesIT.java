@@ -19,10 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The image catalogue that docker/agent/build.sh makes: each variant's toolchain works inside the
- * sandbox as the runner starts it (read-only root, no network, no capabilities, the sandbox uid, a
- * size-capped {@code /work}), and the variants really differ. Each check runs a shell script in
- * place of the entrypoint, in a container made from the runner's own {@link SandboxSpec}. The
+ * The image catalogue that docker/job-image/build.sh makes: each variant's toolchain works inside
+ * the sandbox as the runner starts it (read-only root, no network, no capabilities, the sandbox
+ * uid, a size-capped {@code /work}), and the variants really differ. Each check runs a shell script
+ * in place of the entrypoint, in a container made from the runner's own {@link SandboxSpec}. The
  * images are built beforehand ({@code ./spbgit test} does it); a missing one fails in CI and skips
  * elsewhere.
  */

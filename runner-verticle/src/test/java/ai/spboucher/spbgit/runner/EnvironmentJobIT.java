@@ -41,8 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * gateway's reading of {@code .spbgit/agent.yml} is tested on its side).
  *
  * <p>Images: {@code SPB_ENV_IMAGE_TAG} (default {@code latest}) of spbgit/agent,
- * spbgit/agent-python and spbgit/agent-node, built by docker/agent/build.sh from this checkout's
- * entrypoint.
+ * spbgit/agent-python and spbgit/agent-node, built by docker/job-image/build.sh from this
+ * checkout's entrypoint.
  */
 class EnvironmentJobIT {
 

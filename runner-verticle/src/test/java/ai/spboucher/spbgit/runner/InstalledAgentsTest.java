@@ -59,13 +59,13 @@ class InstalledAgentsTest {
   }
 
   /**
-   * The versions docker/agent/fetch-agent-clis.sh installs (and build.sh writes into the label) are
-   * the ones the contract names.
+   * The versions docker/job-image/fetch-agent-clis.sh installs (and build.sh writes into the label)
+   * are the ones the contract names.
    */
   @Test
   void fetchAgentClisPinsAreCodingAgentsPinnedVersions() throws Exception {
     Path script =
-        Path.of("").toAbsolutePath().getParent().resolve("docker/agent/fetch-agent-clis.sh");
+        Path.of("").toAbsolutePath().getParent().resolve("docker/job-image/fetch-agent-clis.sh");
     Process list = new ProcessBuilder(script.toString(), "--list").start();
     String printed =
         new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();

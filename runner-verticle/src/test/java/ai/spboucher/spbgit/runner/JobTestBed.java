@@ -199,7 +199,7 @@ public final class JobTestBed implements AutoCloseable {
       String why =
           "image "
               + image
-              + " has no /opt/spb/agent.jar (build it with docker/agent/build.sh, or set "
+              + " has no /opt/spb/agent.jar (build it with docker/job-image/build.sh, or set "
               + "SPB_LLM_AGENT_IMAGE)";
       Prerequisites.unmet(why);
     }

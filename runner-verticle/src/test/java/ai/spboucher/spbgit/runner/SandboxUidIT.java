@@ -97,7 +97,7 @@ class SandboxUidIT {
                 + other
                 + ": rebuild it with SPB_SANDBOX_UID="
                 + other
-                + " docker/agent/build.sh"),
+                + " docker/job-image/build.sh"),
         refused);
   }
 

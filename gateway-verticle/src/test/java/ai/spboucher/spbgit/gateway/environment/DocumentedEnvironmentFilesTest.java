@@ -16,20 +16,20 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * The {@code .spbgit/agent.yml} examples README and docs/agent.md show parse as the gateway parses
- * the file, and there is one for a Python and one for a Node project with every key an owner needs:
- * a documented example the parser refuses would be the first thing a new repository copies.
+ * The {@code .spbgit/agent.yml} examples README and docs/environments.md show parse as the gateway
+ * parses the file, and there is one for a Python and one for a Node project with every key an owner
+ * needs: a documented example the parser refuses would be the first thing a new repository copies.
  */
 class DocumentedEnvironmentFilesTest {
 
-  private static final Path AGENT_MD = Path.of("..", "docs", "agent.md");
+  private static final Path ENVIRONMENTS_MD = Path.of("..", "docs", "environments.md");
   private static final Path README = Path.of("..", "README.md");
   private static final Pattern YAML_BLOCK = Pattern.compile("(?ms)^```yaml\\n(.*?)^```");
 
   @Test
   void everyYamlBlockOfTheEnvironmentsSectionParses() throws IOException {
-    List<String> blocks = yamlBlocks(environmentsSection());
-    assertFalse(blocks.isEmpty(), "no yaml example in docs/agent.md's Environments section");
+    List<String> blocks = yamlBlocks(environmentsGuide());
+    assertFalse(blocks.isEmpty(), "no yaml example in docs/environments.md");
     for (String block : blocks) {
       AgentEnvironment env = EnvironmentFile.parse(block, "docs");
       assertFalse(env.setup().isBlank(), "an example without setup:\n" + block);
@@ -39,12 +39,12 @@ class DocumentedEnvironmentFilesTest {
   @Test
   void thePythonAndNodeExamplesSetUpCacheAndTest() throws IOException {
     Map<String, AgentEnvironment> byImage =
-        yamlBlocks(environmentsSection()).stream()
+        yamlBlocks(environmentsGuide()).stream()
             .map(block -> EnvironmentFile.parse(block, "docs"))
             .collect(Collectors.toMap(AgentEnvironment::image, env -> env, (a, b) -> a));
     for (String image : List.of("python", "node")) {
       AgentEnvironment env = byImage.get(image);
-      assertTrue(env != null, "docs/agent.md shows no " + image + " environment");
+      assertTrue(env != null, "docs/environments.md shows no " + image + " environment");
       assertFalse(env.setupEgress().isEmpty(), image + ": setup_egress");
       assertEquals(List.of(), env.egress(), image + ": the agent phase gets no network");
       assertFalse(env.cache().isEmpty(), image + ": cache");
@@ -56,20 +56,17 @@ class DocumentedEnvironmentFilesTest {
   @Test
   void theReadmesExamplesParseAndAreTheGuidesOwn() throws IOException {
     List<String> readme = yamlBlocks(Files.readString(README));
-    List<String> guide = yamlBlocks(environmentsSection());
+    List<String> guide = yamlBlocks(environmentsGuide());
     assertEquals(2, readme.size(), "README shows a Python and a Node agent.yml");
     for (String block : readme) {
       EnvironmentFile.parse(block, "readme");
-      assertTrue(guide.contains(block), "README's example differs from docs/agent.md's:\n" + block);
+      assertTrue(
+          guide.contains(block), "README's example differs from docs/environments.md's:\n" + block);
     }
   }
 
-  private static String environmentsSection() throws IOException {
-    String text = Files.readString(AGENT_MD);
-    int start = text.indexOf("\n## Environments\n");
-    assertTrue(start >= 0, "docs/agent.md has no '## Environments' section");
-    int end = text.indexOf("\n## ", start + 1);
-    return text.substring(start, end < 0 ? text.length() : end);
+  private static String environmentsGuide() throws IOException {
+    return Files.readString(ENVIRONMENTS_MD);
   }
 
   private static List<String> yamlBlocks(String markdown) {

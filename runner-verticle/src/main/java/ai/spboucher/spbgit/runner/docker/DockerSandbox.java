@@ -59,7 +59,8 @@ public final class DockerSandbox implements Closeable {
   private static final int DEFAULT_JOBS = 16;
 
   /**
-   * The agent image's label naming the uid its agent user was built with (docker/agent/build.sh).
+   * The agent image's label naming the uid its agent user was built with
+   * (docker/job-image/build.sh).
    */
   public static final String UID_LABEL = "spb.agent.uid";
 
@@ -169,13 +170,13 @@ public final class DockerSandbox implements Closeable {
    * Fails fast when the engine is unreachable, the agent image is missing, or its {@value
    * #UID_LABEL} label names another uid than {@code uid}, the one containers run as (its agent user
    * and {@code HOME} would then be someone else's). An image without the label (not built by
-   * docker/agent/build.sh) is taken on trust.
+   * docker/job-image/build.sh) is taken on trust.
    */
   public void check(String image, int uid) {
     ping();
     if (imageId(image, uid) == null) {
       throw new IllegalStateException(
-          "agent image " + image + " is missing: build it with docker/agent/build.sh");
+          "agent image " + image + " is missing: build it with docker/job-image/build.sh");
     }
   }
 
@@ -216,7 +217,7 @@ public final class DockerSandbox implements Closeable {
               + uid
               + ": rebuild it with SPB_SANDBOX_UID="
               + uid
-              + " docker/agent/build.sh");
+              + " docker/job-image/build.sh");
     }
     return inspected.getId();
   }

@@ -28,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Each real coding-agent CLI a job may run (Claude Code, Codex, Qwen Code), at its pinned version,
  * on this host, in a fresh git repository, against {@link FakeProvider} streaming its API: the CLI
  * must stream, write the file through its own tool, send the tool's result back, and exit 0. The
- * CLIs come from {@code docker/agent/fetch-agent-clis.sh}, the script the agent image installs them
- * with, so the test needs the npm registry once (tarballs are cached in {@code
+ * CLIs come from {@code docker/job-image/fetch-agent-clis.sh}, the script the agent image installs
+ * them with, so the test needs the npm registry once (tarballs are cached in {@code
  * ~/.cache/spbgit/npm}) and never skips.
  */
 class AgentCliFakesIT {
@@ -53,7 +53,7 @@ class AgentCliFakesIT {
     clis = root.resolve("runner-verticle/target/agent-clis");
     Process fetch =
         new ProcessBuilder(
-                root.resolve("docker/agent/fetch-agent-clis.sh").toString(), clis.toString())
+                root.resolve("docker/job-image/fetch-agent-clis.sh").toString(), clis.toString())
             .redirectErrorStream(true)
             .start();
     String output = new String(fetch.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -80,7 +80,7 @@ class AgentCliFakesIT {
     fake.close();
   }
 
-  // --- recipes: how the runner will run each CLI (docs/agent.md, "Agents")
+  // --- recipes: how the runner will run each CLI (docs/agents.md, "Agents")
   // -------------------------------------
 
   /** A command line and its environment. */
@@ -372,7 +372,7 @@ class AgentCliFakesIT {
             + "\n--- CLI errors ---\n"
             + result.errors()
             + describeRequests();
-    // The report file keeps what each CLI printed and asked for: the facts docs/agent.md records.
+    // The report file keeps what each CLI printed and asked for: the facts docs/agents.md records.
     System.out.println(context);
     assertEquals(0, result.exit(), "exit code" + context);
     assertTrue(Files.exists(target), "the CLI wrote no file" + context);

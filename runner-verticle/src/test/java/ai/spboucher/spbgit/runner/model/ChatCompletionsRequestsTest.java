@@ -139,7 +139,7 @@ class ChatCompletionsRequestsTest {
           "parameters":{"type":"object","properties":{}}}},
           {"type":"function","function":{"name":"list_directory","description":"Lists"}}]}
         """);
-    // The built-in agent (agent module, OpenAiChat).
+    // The built-in agent (builtin-agent module, OpenAiChat).
     assertAdmitted(
         API,
         """

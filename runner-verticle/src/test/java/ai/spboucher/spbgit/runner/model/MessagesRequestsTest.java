@@ -177,7 +177,7 @@ class MessagesRequestsTest {
           {"name":"DeferredToolPlaceholder","description":"d","input_schema":{},"defer_loading":true}],
          "tool_choice":{"type":"auto"},"temperature":1}
         """);
-    // The built-in agent (agent module, AnthropicMessages).
+    // The built-in agent (builtin-agent module, AnthropicMessages).
     assertAdmitted(
         API,
         """

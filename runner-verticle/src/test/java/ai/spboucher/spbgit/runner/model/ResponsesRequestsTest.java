@@ -164,7 +164,7 @@ class ResponsesRequestsTest {
   }
 
   /**
-   * One call of Codex 0.169.0's agent loop, trimmed (docs/agent.md, "codex"), with {@code
+   * One call of Codex 0.169.0's agent loop, trimmed (docs/agents.md, "codex"), with {@code
    * hostedTool} as its third tool when not empty.
    */
   private static String codexCall(String hostedTool) {
