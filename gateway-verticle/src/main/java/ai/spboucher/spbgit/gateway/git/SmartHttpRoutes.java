@@ -17,6 +17,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.zip.GZIPInputStream;
 
 /**
@@ -26,6 +27,8 @@ import java.util.zip.GZIPInputStream;
  * JGit work runs on the git worker pool; bodies stream in both directions.
  */
 public final class SmartHttpRoutes {
+
+  private static final System.Logger LOG = System.getLogger(SmartHttpRoutes.class.getName());
 
   private static final String REPO = "/(?<repo>[^/]+)\\.git";
 
@@ -155,8 +158,17 @@ public final class SmartHttpRoutes {
             err -> {
               if (out.committed() || ctx.response().closed()) {
                 // Mid-stream failure (or no client left): the status line is gone, so the only
-                // honest signal left
-                // is a cut connection.
+                // honest signal left is a cut connection. Logged, since the client sees only the
+                // cut.
+                LOG.log(
+                    System.Logger.Level.INFO,
+                    service.name().toLowerCase(Locale.ROOT)
+                        + " of "
+                        + name
+                        + " cut after "
+                        + out.bytesWritten()
+                        + " bytes of its answer: "
+                        + err);
                 ctx.response().reset();
               } else {
                 ctx.fail(err);
