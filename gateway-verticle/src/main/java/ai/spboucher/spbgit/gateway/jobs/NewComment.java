@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
@@ -31,37 +32,39 @@ public record NewComment(String body, String path, String side, Integer line, St
   /**
    * Checks what can be checked without the diff.
    *
-   * @throws InvalidJobException for an empty body or an incomplete or malformed place
-   * @throws CommentTooLargeException for a body over {@link #MAX_BODY_BYTES}
+   * @throws RequestException.Invalid for an empty body or an incomplete or malformed place
+   * @throws RequestException.TooLarge for a body over {@link #MAX_BODY_BYTES}
    */
   public void check() {
     if (body == null || body.isBlank()) {
-      throw new InvalidJobException("'body' is required and must be a non-empty string");
+      throw new RequestException.Invalid("'body' is required and must be a non-empty string");
     }
     int bytes = body.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > MAX_BODY_BYTES) {
-      throw new CommentTooLargeException(
+      throw new RequestException.TooLarge(
           "the comment is " + bytes + " bytes; at most " + MAX_BODY_BYTES + " are allowed");
     }
     if ((path == null) != (line == null)) {
-      throw new InvalidJobException(
+      throw new RequestException.Invalid(
           "a comment on a line needs both 'path' and 'line'; the summary comment has neither");
     }
     if (path != null && (path.isEmpty() || path.length() > MAX_PATH_LENGTH)) {
-      throw new InvalidJobException(
+      throw new RequestException.Invalid(
           "'path' must be a file of the diff (1 to " + MAX_PATH_LENGTH + " characters)");
     }
     if (line != null && line < 1) {
-      throw new InvalidJobException("'line' must be a line number (1 or more)");
+      throw new RequestException.Invalid("'line' must be a line number (1 or more)");
     }
     if (side != null && !side.equals("new") && !side.equals("old")) {
-      throw new InvalidJobException("'side' must be 'new' or 'old'");
+      throw new RequestException.Invalid("'side' must be 'new' or 'old'");
     }
     if (side != null && path == null) {
-      throw new InvalidJobException("'side' belongs to a comment on a line ('path' and 'line')");
+      throw new RequestException.Invalid(
+          "'side' belongs to a comment on a line ('path' and 'line')");
     }
     if (commit != null && !COMMIT.matcher(commit).matches()) {
-      throw new InvalidJobException("'commit' must be a full commit id (40 lower-case hex digits)");
+      throw new RequestException.Invalid(
+          "'commit' must be a full commit id (40 lower-case hex digits)");
     }
   }
 

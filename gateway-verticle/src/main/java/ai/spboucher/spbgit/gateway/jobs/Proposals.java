@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import io.vertx.core.json.JsonArray;
@@ -95,7 +96,7 @@ public final class Proposals {
       Ref proposal = repository.exactRef(job.proposalRef());
       if (proposal == null) {
         String partial = WorkRef.PARTIAL.refOf(job);
-        throw new JobStateException(
+        throw new RequestException.Conflict(
             "job "
                 + job.id()
                 + " has no proposal to approve"
@@ -106,7 +107,7 @@ public final class Proposals {
                         + ") is for review only and cannot be approved"));
       }
       if (!proposal.getObjectId().name().equals(sha)) {
-        throw new JobStateException(
+        throw new RequestException.Conflict(
             "the proposal is now "
                 + proposal.getObjectId().name()
                 + ", not the "
@@ -122,7 +123,7 @@ public final class Proposals {
               walk.parseCommit(ObjectId.fromString(job.originalBaseSha())), target)) {
         // A revision's checkout starts on its chain's work, but what it pushes is the agent's:
         // one that rewrote history away from where the chain started is not this change.
-        throw new JobStateException(
+        throw new RequestException.Conflict(
             "revision "
                 + job.revision().number()
                 + " (job "
@@ -135,7 +136,7 @@ public final class Proposals {
         return Approval.ALREADY_AT_PROPOSAL;
       }
       if (current != null && !walk.isMergedInto(commitAt(walk, current), target)) {
-        throw new JobStateException(
+        throw new RequestException.Conflict(
             "approving would not be a fast-forward: "
                 + branch
                 + " is at "
@@ -152,7 +153,7 @@ public final class Proposals {
         case FAST_FORWARD -> Approval.FAST_FORWARDED;
         case NO_CHANGE -> Approval.ALREADY_AT_PROPOSAL;
         default ->
-            throw new JobStateException(
+            throw new RequestException.Conflict(
                 "could not update "
                     + branch
                     + ": "
@@ -195,7 +196,7 @@ public final class Proposals {
         RevWalk walk = new RevWalk(repository)) {
       Ref work = repository.exactRef(which.refOf(job));
       if (work == null) {
-        throw new JobNotFoundException(missingWork(repository, job, which));
+        throw new RequestException.NotFound(missingWork(repository, job, which));
       }
       RevCommit head = commitAt(walk, work);
       String since =
@@ -384,7 +385,7 @@ public final class Proposals {
     if (object instanceof RevCommit commit) {
       return commit;
     }
-    throw new JobStateException(
+    throw new RequestException.Conflict(
         ref.getName()
             + " points at a "
             + Constants.typeString(object.getType())

@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
 import ai.spboucher.spbgit.gateway.auth.Principal;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -42,21 +43,21 @@ public final class ReviewComments {
 
   /**
    * Adds a comment on the job's proposal, or on its partial work when it has no proposal; the
-   * future carries the comment as {@link #list} shows it. Fails with {@link InvalidJobException} (a
-   * place the diff does not have), {@link CommentTooLargeException}, or {@link JobStateException}
-   * (no work to comment on, {@code commit} no longer the reviewed one, {@link #MAX_PER_JOB}
-   * reached).
+   * future carries the comment as {@link #list} shows it. Fails with {@link
+   * RequestException.Invalid} (a place the diff does not have), {@link RequestException.TooLarge},
+   * or {@link RequestException.Conflict} (no work to comment on, {@code commit} no longer the
+   * reviewed one, {@link #MAX_PER_JOB} reached).
    */
   public Future<JsonObject> add(Job job, NewComment comment, Principal.Owner owner) {
     try {
       comment.check();
-    } catch (InvalidJobException | CommentTooLargeException e) {
+    } catch (RequestException.Invalid | RequestException.TooLarge e) {
       return Future.failedFuture(e);
     }
     int written = jobs.comments(job.id()).size() + inFlight.getOrDefault(job.id(), 0);
     if (written >= MAX_PER_JOB) {
       return Future.failedFuture(
-          new JobStateException(
+          new RequestException.Conflict(
               "job " + job.id() + " has " + MAX_PER_JOB + " review comments, as many as allowed"));
     }
     inFlight.merge(job.id(), 1, Integer::sum);
@@ -100,7 +101,7 @@ public final class ReviewComments {
                     : shas.partial() != null
                         ? Future.succeededFuture(WorkRef.PARTIAL)
                         : Future.failedFuture(
-                            new JobStateException(
+                            new RequestException.Conflict(
                                 "job "
                                     + job.id()
                                     + " has no proposal or partial work to comment on yet")));
@@ -118,7 +119,7 @@ public final class ReviewComments {
     String head = diff.getString("head");
     String kind = diff.getString("kind");
     if (comment.commit() != null && !comment.commit().equals(head)) {
-      throw new JobStateException(
+      throw new RequestException.Conflict(
           "the "
               + kind
               + " of job "
@@ -157,7 +158,7 @@ public final class ReviewComments {
       }
     }
     if (file == null) {
-      throw new InvalidJobException(
+      throw new RequestException.Invalid(
           "the diff of " + diff.getString("head") + " has no file '" + comment.path() + "'");
     }
     for (Object h : file.getJsonArray("hunks", new JsonArray())) {
@@ -167,7 +168,7 @@ public final class ReviewComments {
         }
       }
     }
-    throw new InvalidJobException(
+    throw new RequestException.Invalid(
         "the diff of '"
             + comment.path()
             + "' shows no line "

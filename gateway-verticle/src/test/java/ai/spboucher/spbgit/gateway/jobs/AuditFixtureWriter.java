@@ -7,6 +7,7 @@ import ai.spboucher.spbgit.common.RevocationList;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.proto.CacheOutcome;
@@ -312,7 +313,7 @@ class AuditFixtureWriter {
     queue.publishFailure = new IllegalStateException("timed out");
     try {
       on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
-    } catch (JobQueueUnavailableException expected) {
+    } catch (RequestException.Unavailable expected) {
       // Recorded as a runner_error end.
     }
     queue.publishFailure = null;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import org.junit.jupiter.api.Test;
 
 class NewCommentTest {
@@ -20,7 +21,7 @@ class NewCommentTest {
     new NewComment("a".repeat(NewComment.MAX_BODY_BYTES), null, null, null, null).check();
     var tooLarge =
         assertThrows(
-            CommentTooLargeException.class,
+            RequestException.TooLarge.class,
             () -> new NewComment("é".repeat(4097), null, null, null, null).check());
     assertTrue(tooLarge.getMessage().contains("8194 bytes"), tooLarge.getMessage());
   }
@@ -37,7 +38,7 @@ class NewCommentTest {
           new NewComment("x", null, "new", null, null),
           new NewComment("x", null, null, null, "HEAD"),
         }) {
-      assertThrows(InvalidJobException.class, bad::check, bad.toString());
+      assertThrows(RequestException.Invalid.class, bad::check, bad.toString());
     }
   }
 }
