@@ -1,11 +1,11 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import ai.spboucher.spbgit.gateway.audit.AuditStorageFullException;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentFileException;
 import ai.spboucher.spbgit.gateway.environment.InstructionsFileException;
 import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.git.BodyTooLargeException;
 import ai.spboucher.spbgit.gateway.git.MalformedGitRequestException;
-import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
 import io.netty.handler.codec.http.websocketx.WebSocketHandshakeException;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;

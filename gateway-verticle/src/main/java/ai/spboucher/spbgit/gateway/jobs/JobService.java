@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
+import ai.spboucher.spbgit.gateway.audit.AuditWriter;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.environment.AgentEnvironment;

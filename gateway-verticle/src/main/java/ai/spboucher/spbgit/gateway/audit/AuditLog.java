@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.audit;
 
 import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonObject;
@@ -8,15 +8,12 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Predicate;
@@ -60,7 +57,6 @@ public final class AuditLog implements Closeable {
 
   private static final System.Logger LOG = System.getLogger(AuditLog.class.getName());
   private static final List<String> RESERVED_FIELDS = List.of("seq", "ts", "prev");
-  private static final byte NEWLINE = '\n';
 
   private final Path file;
   private final Clock clock;
@@ -82,7 +78,7 @@ public final class AuditLog implements Closeable {
       Clock clock,
       FileChannel channel,
       FileLock lock,
-      Lines content,
+      LogLines content,
       AuditChain.Result checkAtOpen) {
     this.file = file;
     this.clock = clock;
@@ -91,7 +87,7 @@ public final class AuditLog implements Closeable {
     this.checkAtOpen = checkAtOpen;
     this.entries = new ArrayList<>();
     for (byte[] line : content.complete()) {
-      if (isObject(line)) {
+      if (AuditChain.isObject(line)) {
         entries.add(new String(line, StandardCharsets.UTF_8));
       }
     }
@@ -117,14 +113,14 @@ public final class AuditLog implements Closeable {
         FileChannel.open(
             file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
     try {
-      FileLock lock = lockExclusively(channel, file);
-      syncDirectory(dir);
-      Lines content = Lines.split(readAll(channel));
+      FileLock lock = LogFile.lockExclusively(channel, file);
+      LogFile.syncDirectory(dir);
+      LogLines content = LogLines.split(LogFile.readAll(channel));
       JsonObject repair = null;
-      byte[] torn = tornLastLine(content);
+      byte[] torn = TornLine.of(content);
       if (torn != null) {
         content = content.withoutTornLine();
-        repair = setAside(file, clock, channel, content, torn);
+        repair = TornLine.setAside(file, clock, channel, content, torn);
       }
       AuditChain.Result check = AuditChain.checkLog(content.bytes());
       if (!check.ok()) {
@@ -164,7 +160,7 @@ public final class AuditLog implements Closeable {
    * half-done.
    */
   public synchronized AuditChain.Result verify() throws IOException {
-    return AuditChain.checkLog(readAll(channel));
+    return AuditChain.checkLog(LogFile.readAll(channel));
   }
 
   /**
@@ -226,12 +222,12 @@ public final class AuditLog implements Closeable {
       // JSON escapes control characters, so this only guards against a broken encoder splitting the
       // chain.
       for (byte b : line) {
-        if (b == NEWLINE) {
+        if (b == LogLines.NEWLINE) {
           throw new IllegalStateException("the JSON encoder produced a raw newline");
         }
       }
       bytes.write(line, 0, line.length);
-      bytes.write(NEWLINE);
+      bytes.write(LogLines.NEWLINE);
       prev = AuditChain.hash(line);
       encoded.add(text);
     }
@@ -321,166 +317,6 @@ public final class AuditLog implements Closeable {
       channel.truncate(size);
       channel.force(true);
       dirty = false;
-    }
-  }
-
-  private static FileLock lockExclusively(FileChannel channel, Path file) throws IOException {
-    FileLock lock;
-    try {
-      lock = channel.tryLock();
-    } catch (OverlappingFileLockException e) {
-      throw new IOException("audit log " + file + " is already open in this process", e);
-    }
-    if (lock == null) {
-      throw new IOException("audit log " + file + " is open in another process");
-    }
-    return lock;
-  }
-
-  /**
-   * The torn last line's exact bytes (with its newline, if it had one), or null when the last line
-   * is sound.
-   */
-  private static byte[] tornLastLine(Lines content) {
-    if (content.tail().length > 0) {
-      return content.tail();
-    }
-    if (!content.complete().isEmpty() && !isObject(content.last())) {
-      byte[] last = content.last();
-      byte[] torn = Arrays.copyOf(last, last.length + 1);
-      torn[last.length] = NEWLINE;
-      return torn;
-    }
-    return null;
-  }
-
-  /**
-   * Copies the torn line's bytes to a new side file and fsyncs it, and only then truncates the log
-   * to {@code kept}; returns the entry that records the repair.
-   */
-  private static JsonObject setAside(
-      Path file, Clock clock, FileChannel channel, Lines kept, byte[] torn) throws IOException {
-    Path side = writeSideFile(file, clock, torn);
-    channel.truncate(kept.completeLength());
-    channel.force(true);
-    LOG.log(
-        System.Logger.Level.WARNING,
-        "audit log "
-            + file
-            + " ended with a torn line ("
-            + torn.length
-            + " bytes, as a crash mid-append leaves); moved it to "
-            + side
-            + ", truncated the log after line "
-            + kept.complete().size()
-            + " and recorded the repair as line "
-            + (kept.complete().size() + 1));
-    return new JsonObject()
-        .put("event", TORN_LINE_SET_ASIDE)
-        .put("file", side.getFileName().toString())
-        .put("bytes", torn.length)
-        .put("sha256", AuditChain.hash(torn))
-        .put(
-            "why",
-            torn[torn.length - 1] == NEWLINE
-                ? "the last line is not a JSON object"
-                : "the last line has no trailing newline");
-  }
-
-  private static Path writeSideFile(Path file, Clock clock, byte[] bytes) throws IOException {
-    String base = file.getFileName() + ".torn-" + clock.millis();
-    Path side = file.toAbsolutePath().resolveSibling(base);
-    for (int attempt = 2; ; attempt++) {
-      try (FileChannel out =
-          FileChannel.open(side, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-        ByteBuffer buffer = ByteBuffer.wrap(bytes);
-        while (buffer.hasRemaining()) {
-          out.write(buffer);
-        }
-        out.force(true);
-        break;
-      } catch (FileAlreadyExistsException e) {
-        side = side.resolveSibling(base + "-" + attempt);
-      }
-    }
-    // The side file's name must be durable before the log is truncated, or a crash could lose the
-    // bytes.
-    syncDirectory(side.getParent());
-    return side;
-  }
-
-  private static void syncDirectory(Path dir) {
-    try (FileChannel directory = FileChannel.open(dir, StandardOpenOption.READ)) {
-      directory.force(true);
-    } catch (IOException e) {
-      // Some platforms cannot open or fsync a directory; the file fsyncs are then all we can do.
-      LOG.log(System.Logger.Level.DEBUG, "cannot fsync directory " + dir + ": " + e);
-    }
-  }
-
-  private static byte[] readAll(FileChannel channel) throws IOException {
-    long length = channel.size();
-    if (length > Integer.MAX_VALUE - 8) {
-      throw new IOException("audit log is too large to load (" + length + " bytes)");
-    }
-    ByteBuffer buffer = ByteBuffer.allocate((int) length);
-    long position = 0;
-    while (buffer.hasRemaining()) {
-      int read = channel.read(buffer, position);
-      if (read < 0) {
-        break;
-      }
-      position += read;
-    }
-    return Arrays.copyOf(buffer.array(), buffer.position());
-  }
-
-  /** Whether the line is one JSON object in valid UTF-8 (the chain's other rules aside). */
-  static boolean isObject(byte[] line) {
-    return AuditChain.isObject(line);
-  }
-
-  /**
-   * A file's bytes cut at each newline: the complete lines (without newline) and what follows the
-   * last one.
-   */
-  private record Lines(List<byte[]> complete, byte[] tail) {
-
-    static Lines split(byte[] content) {
-      List<byte[]> complete = AuditChain.completeLines(content);
-      return new Lines(
-          complete,
-          Arrays.copyOfRange(content, (int) AuditChain.completeLength(complete), content.length));
-    }
-
-    /** The lines as the file holds them: each complete one with its newline, then the tail. */
-    byte[] bytes() {
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      for (byte[] line : complete) {
-        out.write(line, 0, line.length);
-        out.write(NEWLINE);
-      }
-      out.write(tail, 0, tail.length);
-      return out.toByteArray();
-    }
-
-    byte[] last() {
-      return complete.get(complete.size() - 1);
-    }
-
-    /**
-     * These lines without a torn last one: without the tail if there is one, else without the last
-     * line.
-     */
-    Lines withoutTornLine() {
-      return tail.length > 0
-          ? new Lines(complete, new byte[0])
-          : new Lines(complete.subList(0, complete.size() - 1), new byte[0]);
-    }
-
-    /** Bytes taken by the complete lines, newlines included. */
-    long completeLength() {
-      return AuditChain.completeLength(complete);
     }
   }
 }

@@ -1,10 +1,12 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.audit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.jobs.Job;
+import ai.spboucher.spbgit.gateway.jobs.JobBook;
 import ai.spboucher.spbgit.proto.AuditChain;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;

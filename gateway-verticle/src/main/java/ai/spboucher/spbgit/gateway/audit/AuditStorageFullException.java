@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.audit;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.audit;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;
