@@ -1,21 +1,21 @@
 package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.errors.RequestException;
-import ai.spboucher.spbgit.gateway.jobs.DiffScope;
-import ai.spboucher.spbgit.gateway.jobs.DiffStat;
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.NewJob;
 import ai.spboucher.spbgit.gateway.jobs.NewRevision;
-import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
-import ai.spboucher.spbgit.gateway.jobs.ReviewComments;
 import ai.spboucher.spbgit.gateway.jobs.WorkRef;
 import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.gateway.review.DiffScope;
+import ai.spboucher.spbgit.gateway.review.DiffStat;
+import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
+import ai.spboucher.spbgit.gateway.review.ReviewComments;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -2,8 +2,8 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
-import ai.spboucher.spbgit.gateway.jobs.NewComment;
-import ai.spboucher.spbgit.gateway.jobs.ReviewComments;
+import ai.spboucher.spbgit.gateway.review.NewComment;
+import ai.spboucher.spbgit.gateway.review.ReviewComments;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;

@@ -143,16 +143,16 @@ public final class JobService {
     return book.list(repo);
   }
 
-  /** The job's review comments, oldest first; see {@link ReviewComments}. */
+  /** The job's review comments, oldest first; see {@code review.ReviewComments}. */
   public List<JsonObject> comments(String id) {
     return book.comments(id);
   }
 
   /**
-   * Appends a {@code review_comment} entry {@link ReviewComments} built, then applies it; the
-   * future carries the comment as listed.
+   * Appends a {@code review_comment} entry {@code review.ReviewComments} built, then applies it;
+   * the future carries the comment as listed.
    */
-  Future<JsonObject> recordComment(ReviewComment comment) {
+  public Future<JsonObject> recordComment(ReviewComment comment) {
     return audit
         .append(AuditEventCodec.encode(comment))
         .map(

@@ -11,6 +11,10 @@ import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.gateway.review.DiffBudget;
+import ai.spboucher.spbgit.gateway.review.NewComment;
+import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
+import ai.spboucher.spbgit.gateway.review.ReviewComments;
 import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
@@ -146,7 +150,7 @@ class AuditFixtureWriter {
               proposals,
               new ProposalDiffs(
                   vertx,
-                  proposals,
+                  repos,
                   DiffBudget.withTime(DiffBudget.DEFAULT_TIME),
                   new SimpleMeterRegistry()));
       drive(comments);

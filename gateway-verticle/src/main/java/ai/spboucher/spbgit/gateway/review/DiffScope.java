@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 import java.util.Locale;
 import java.util.Optional;

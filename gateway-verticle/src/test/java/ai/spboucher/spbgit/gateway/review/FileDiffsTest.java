@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -30,21 +30,21 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link Proposals#diff} within its budget, on real repositories on disk. */
-class ProposalsDiffTest {
+/** {@link FileDiffs#diff} within its budget, on real repositories on disk. */
+class FileDiffsTest {
 
   private static final RepoName REPO = RepoName.of("demo");
   private static final DiffBudget DEFAULT = DiffBudget.withTime(DiffBudget.DEFAULT_TIME);
 
   @TempDir Path tmp;
   private RepositoryStore repos;
-  private Proposals proposals;
+  private FileDiffs files;
 
   @BeforeEach
   void createRepository() throws Exception {
     repos = new RepositoryStore(tmp);
     repos.create(REPO, "");
-    proposals = new Proposals(repos);
+    files = new FileDiffs(repos);
   }
 
   @Test
@@ -86,7 +86,7 @@ class ProposalsDiffTest {
     after.put("requirements.txt", "a\n");
     DiffBudget twoFiles = new DiffBudget(DiffBudget.DEFAULT_TIME, 1 << 20, 2, 20_000, 100);
     JsonObject diff =
-        proposals.diff(
+        files.diff(
             target(before, after, List.of("package-lock.json", "requirements.txt")),
             twoFiles,
             new DiffAllowance(twoFiles.time()));
@@ -177,7 +177,7 @@ class ProposalsDiffTest {
     ScheduledExecutorService canceller = Executors.newSingleThreadScheduledExecutor();
     try {
       canceller.schedule(allowance::cancel, 300, TimeUnit.MILLISECONDS);
-      assertThrows(DiffCancelledException.class, () -> proposals.diff(target, DEFAULT, allowance));
+      assertThrows(DiffCancelledException.class, () -> files.diff(target, DEFAULT, allowance));
     } finally {
       canceller.shutdownNow();
     }
@@ -185,7 +185,7 @@ class ProposalsDiffTest {
 
   private JsonObject diff(Map<String, String> before, Map<String, String> after, DiffBudget budget)
       throws Exception {
-    return proposals.diff(target(before, after), budget, new DiffAllowance(budget.time()));
+    return files.diff(target(before, after), budget, new DiffAllowance(budget.time()));
   }
 
   private DiffTarget target(Map<String, String> before, Map<String, String> after)

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -68,7 +68,7 @@ final class HunkCollector extends OutputStream {
     if (text.startsWith("Binary files")) {
       binary = true;
     } else if (text.startsWith("@@")) {
-      int[] starts = Proposals.hunkStarts(text);
+      int[] starts = FileDiffs.hunkStarts(text);
       oldLine = starts[0];
       newLine = starts[1];
       hunk = new JsonObject().put("header", text).put("lines", new JsonArray());

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import java.util.List;

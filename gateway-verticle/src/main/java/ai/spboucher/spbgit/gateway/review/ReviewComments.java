@@ -1,7 +1,13 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.errors.RequestException;
+import ai.spboucher.spbgit.gateway.jobs.Job;
+import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.Proposals;
+import ai.spboucher.spbgit.gateway.jobs.ReviewComment;
+import ai.spboucher.spbgit.gateway.jobs.WorkRef;
+import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

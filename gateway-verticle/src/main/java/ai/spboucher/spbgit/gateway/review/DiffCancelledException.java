@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 /** A diff computation stopped because every client waiting for it went away; nothing was cached. */
 public final class DiffCancelledException extends RuntimeException {

@@ -1,6 +1,9 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
+import ai.spboucher.spbgit.gateway.jobs.Job;
+import ai.spboucher.spbgit.gateway.jobs.WorkRef;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -39,7 +42,8 @@ public final class ProposalDiffs {
       List.of("complete", "too_large", "cancelled", "failed");
 
   private final Vertx vertx;
-  private final Proposals proposals;
+  private final DiffTargets targets;
+  private final FileDiffs files;
   private final DiffBudget budget;
   private final DiffCache cache = new DiffCache(CACHE_CHARS, CACHE_ENTRIES);
   private final Map<String, Computation> running = new HashMap<>();
@@ -48,9 +52,10 @@ public final class ProposalDiffs {
   private final Counter cacheHits;
 
   public ProposalDiffs(
-      Vertx vertx, Proposals proposals, DiffBudget budget, MeterRegistry registry) {
+      Vertx vertx, RepositoryStore repos, DiffBudget budget, MeterRegistry registry) {
     this.vertx = vertx;
-    this.proposals = proposals;
+    this.targets = new DiffTargets(repos);
+    this.files = new FileDiffs(repos);
     this.budget = budget;
     computations =
         OUTCOMES.stream()
@@ -72,7 +77,7 @@ public final class ProposalDiffs {
   }
 
   /**
-   * The diff of the job's work as encoded JSON (see {@link Proposals#diff}). {@code clientGone}
+   * The diff of the job's work as encoded JSON (see {@link FileDiffs#diff}). {@code clientGone}
    * completes when the client that asked went away; when every client waiting for a computation
    * has, it stops, and is not cached.
    */
@@ -83,8 +88,7 @@ public final class ProposalDiffs {
   /** The diff of the job's work in {@code scope}: for a revision, cumulative or its own. */
   public Future<String> diff(Job job, WorkRef which, DiffScope scope, Future<Void> clientGone) {
     return vertx
-        .executeBlocking(
-            () -> proposals.diffTarget(RepoName.of(job.repo()), job, which, scope), false)
+        .executeBlocking(() -> targets.of(RepoName.of(job.repo()), job, which, scope), false)
         .compose(target -> answer(target, clientGone));
   }
 
@@ -114,7 +118,7 @@ public final class ProposalDiffs {
         vertx
             .executeBlocking(
                 () -> {
-                  JsonObject diff = proposals.diff(target, budget, computation.allowance);
+                  JsonObject diff = files.diff(target, budget, computation.allowance);
                   return new Computed(diff.encode(), diff.getBoolean("too_large"));
                 },
                 false)

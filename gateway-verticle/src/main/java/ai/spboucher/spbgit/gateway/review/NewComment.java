@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 import ai.spboucher.spbgit.gateway.errors.RequestException;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.gateway.jobs;
+package ai.spboucher.spbgit.gateway.review;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -6,7 +6,7 @@ import java.util.Optional;
 
 /**
  * How big a job's change is, in the numbers a side-by-side comparison needs: files changed and
- * lines added and deleted, summed from its diff ({@link Proposals#diff}).
+ * lines added and deleted, summed from its diff ({@link FileDiffs#diff}).
  *
  * @param truncated the diff was cut short (more files than it lists, a file too big to diff, or
  *     hunks past the line budget), so the counts may fall short of the whole change
