@@ -34,7 +34,7 @@ final class DiffTargets {
    * commit). For a revision, {@link DiffScope#REVISION} compares against the work it revised, and
    * {@link DiffScope#CUMULATIVE} against the commit its chain's first job started from.
    */
-  public DiffTarget of(RepoName repo, Job job, WorkRef which, DiffScope scope) throws IOException {
+  DiffTarget of(RepoName repo, Job job, WorkRef which, DiffScope scope) throws IOException {
     try (Repository repository = repos.open(repo);
         RevWalk walk = new RevWalk(repository)) {
       Ref work = repository.exactRef(which.refOf(job));
