@@ -2,10 +2,10 @@ package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.common.DurableFiles;
 import ai.spboucher.spbgit.common.RevocationList;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
 import ai.spboucher.spbgit.gateway.auth.TokenStore;
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -13,16 +13,16 @@ import ai.spboucher.spbgit.gateway.http.HealthRoutes;
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
 import ai.spboucher.spbgit.gateway.http.JobRoutes;
 import ai.spboucher.spbgit.gateway.http.WebRoutes;
-import ai.spboucher.spbgit.gateway.jobs.DiffBudget;
 import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
-import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.nats.JobBus;
 import ai.spboucher.spbgit.gateway.nats.JobBusSigner;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
+import ai.spboucher.spbgit.gateway.review.DiffBudget;
+import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
 import com.sun.management.UnixOperatingSystemMXBean;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -227,10 +227,7 @@ public final class GatewayVerticle extends VerticleBase {
         .mount(router);
     ProposalDiffs diffs =
         new ProposalDiffs(
-            vertx,
-            new Proposals(dir.repos()),
-            DiffBudget.withTime(config.diffTimeBudget()),
-            registry);
+            vertx, dir.repos(), DiffBudget.withTime(config.diffTimeBudget()), registry);
     new JobRoutes(
             vertx,
             contract,

@@ -2,9 +2,10 @@ package ai.spboucher.spbgit.gateway;
 
 import ai.spboucher.spbgit.common.Launcher;
 import ai.spboucher.spbgit.common.RevocationList;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import ai.spboucher.spbgit.hooks.RefScope;
@@ -59,7 +60,8 @@ public final class Main {
         case "help", "--help", "-h" -> System.out.println(USAGE_TEXT);
         default -> exit("unknown command '" + command + "'\n" + USAGE_TEXT);
       }
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | RequestException.Invalid e) {
+      // A bad argument, or a repository name outside the rules.
       exit(e.getMessage());
     }
   }

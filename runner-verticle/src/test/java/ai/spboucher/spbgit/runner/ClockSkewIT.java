@@ -3,7 +3,7 @@ package ai.spboucher.spbgit.runner;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;

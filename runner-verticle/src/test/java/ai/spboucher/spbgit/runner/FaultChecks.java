@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.Subjects;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.common.EcKeys;
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.testsupport.GatewayProcess;
 import ai.spboucher.spbgit.testsupport.GitCli;

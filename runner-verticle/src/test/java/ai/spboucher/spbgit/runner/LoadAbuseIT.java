@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.spboucher.spbgit.gateway.DeltaBomb;
 import ai.spboucher.spbgit.gateway.SlowHeads;
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.proto.AuditChain;
 import ai.spboucher.spbgit.runner.bench.LogViewer;
 import ai.spboucher.spbgit.runner.docker.DockerSandbox;

@@ -10,7 +10,7 @@ import ai.spboucher.spbgit.common.DetachedJws;
 import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.common.TokenSeal;
 import ai.spboucher.spbgit.gateway.RunnerStandIn;
-import ai.spboucher.spbgit.gateway.jobs.AuditLog;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.proto.CancelJob;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.auth;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.hooks.InvalidJobTokenException;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import io.vertx.core.http.HttpServerRequest;
@@ -30,7 +31,7 @@ public final class Authenticator {
     }
     int space = header.indexOf(' ');
     if (space < 0) {
-      throw new UnauthenticatedException("malformed Authorization header");
+      throw new RequestException.Unauthenticated("malformed Authorization header");
     }
     String scheme = header.substring(0, space);
     String value = header.substring(space + 1).trim();
@@ -42,29 +43,29 @@ public final class Authenticator {
       try {
         decoded = new String(Base64.getDecoder().decode(value), StandardCharsets.UTF_8);
       } catch (IllegalArgumentException e) {
-        throw new UnauthenticatedException("malformed Basic credentials");
+        throw new RequestException.Unauthenticated("malformed Basic credentials");
       }
       int colon = decoded.indexOf(':');
       return Optional.of(colon < 0 ? decoded : decoded.substring(colon + 1));
     }
-    throw new UnauthenticatedException("unsupported authorization scheme " + scheme);
+    throw new RequestException.Unauthenticated("unsupported authorization scheme " + scheme);
   }
 
   /**
-   * The verified principal for {@code credential}, or an {@link UnauthenticatedException} saying
-   * why not.
+   * The verified principal for {@code credential}, or an {@link RequestException.Unauthenticated}
+   * saying why not.
    */
   public Principal authenticate(String credential) {
     if (JobTokenVerifier.looksLikeJwt(credential)) {
       try {
         return new Principal.Job(jobTokens.verify(credential));
       } catch (InvalidJobTokenException e) {
-        throw new UnauthenticatedException(e.getMessage());
+        throw new RequestException.Unauthenticated(e.getMessage());
       }
     }
     return pats.authenticate(credential)
         .<Principal>map(t -> new Principal.Owner(t.id()))
-        .orElseThrow(() -> new UnauthenticatedException("invalid or revoked token"));
+        .orElseThrow(() -> new RequestException.Unauthenticated("invalid or revoked token"));
   }
 
   /**

@@ -1,9 +1,8 @@
 package ai.spboucher.spbgit.gateway.git;
 
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
-import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.Principal;
-import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import io.vertx.core.Future;
@@ -220,16 +219,17 @@ public final class SmartHttpRoutes {
       Principal pusher =
           authenticator
               .authenticate(request)
-              .orElseThrow(() -> new UnauthenticatedException("authentication required to push"));
+              .orElseThrow(
+                  () -> new RequestException.Unauthenticated("authentication required to push"));
       if (pusher instanceof Principal.Job job && !job.claims().repo().equals(name.value())) {
-        throw new ForbiddenException(
+        throw new RequestException.Forbidden(
             "job token is scoped to repository "
                 + job.claims().repo()
                 + " and cannot push to "
                 + name);
       }
       return Future.succeededFuture(pusher);
-    } catch (UnauthenticatedException | ForbiddenException e) {
+    } catch (RequestException.Unauthenticated | RequestException.Forbidden e) {
       return Future.failedFuture(e);
     }
   }

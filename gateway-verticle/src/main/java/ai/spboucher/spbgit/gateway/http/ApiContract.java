@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -33,7 +34,7 @@ import java.util.function.Function;
  * The REST API's OpenAPI document ({@value #DOCUMENT}, served at {@code /api/v1/openapi.yaml}),
  * loaded once at start, and the check of every request against it: a route bound to an operation
  * has its path and query parameters and its JSON body validated before its handler runs, and a
- * request that does not match fails with a {@link BadRequestException} naming the parameter or
+ * request that does not match fails with a {@link RequestException.Invalid} naming the parameter or
  * field. The handlers keep their own checks.
  *
  * <p>Threading: the schema checks run on a worker thread, unordered: vertx-openapi's own {@code
@@ -150,7 +151,7 @@ public final class ApiContract {
               }
               ctx.fail(
                   e instanceof ValidatorException invalid
-                      ? new BadRequestException(messageOf(invalid, operation))
+                      ? new RequestException.Invalid(messageOf(invalid, operation))
                       : e);
             });
   }

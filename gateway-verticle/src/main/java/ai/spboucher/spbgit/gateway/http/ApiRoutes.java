@@ -1,13 +1,12 @@
 package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
-import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.Sessions;
 import ai.spboucher.spbgit.gateway.auth.TokenStore;
-import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentReading;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
@@ -123,7 +122,7 @@ public final class ApiRoutes {
   public static void mountFallback(Router router) {
     router
         .route("/api/v1/*")
-        .handler(ctx -> ctx.fail(404, new NotFoundException("no such API endpoint")));
+        .handler(ctx -> ctx.fail(404, new RequestException.NotFound("no such API endpoint")));
   }
 
   private void authenticate(RoutingContext ctx) {
@@ -131,7 +130,7 @@ public final class ApiRoutes {
     if (credential.isPresent()
         && ctx.request().method() != HttpMethod.GET
         && JobTokenVerifier.looksLikeJwt(credential.get())) {
-      throw new ForbiddenException("job tokens cannot call the API");
+      throw new RequestException.Forbidden("job tokens cannot call the API");
     }
     if (credential.isPresent()) {
       ctx.put(PRINCIPAL, authenticator.authenticate(credential.get()));
@@ -158,7 +157,7 @@ public final class ApiRoutes {
     if (method != HttpMethod.GET
         && method != HttpMethod.HEAD
         && !Sessions.sameToken(session.get().csrf(), ctx.request().getHeader(CSRF_HEADER))) {
-      throw new ForbiddenException(
+      throw new RequestException.Forbidden(
           "missing or invalid CSRF token (send the " + CSRF_HEADER + " header)");
     }
     ctx.put(VIA_SESSION, true);
@@ -236,7 +235,8 @@ public final class ApiRoutes {
     JsonObject body = Responses.jsonBody(ctx);
     String label = Responses.requiredString(body, "label");
     if (label.length() > MAX_LABEL_LENGTH) {
-      throw new BadRequestException("label is longer than " + MAX_LABEL_LENGTH + " characters");
+      throw new RequestException.Invalid(
+          "label is longer than " + MAX_LABEL_LENGTH + " characters");
     }
     vertx
         .executeBlocking(() -> pats.create(label), false)
@@ -257,7 +257,7 @@ public final class ApiRoutes {
                 sessions.closeAllOf(id);
                 Responses.noContent(ctx);
               } else {
-                ctx.fail(new NotFoundException("no token with id " + id));
+                ctx.fail(new RequestException.NotFound("no token with id " + id));
               }
             })
         .onFailure(ctx::fail);
@@ -311,9 +311,9 @@ public final class ApiRoutes {
       return owner;
     }
     if (principal instanceof Principal.Job) {
-      throw new ForbiddenException("job tokens cannot call the API");
+      throw new RequestException.Forbidden("job tokens cannot call the API");
     }
-    throw new UnauthenticatedException(
+    throw new RequestException.Unauthenticated(
         "an owner token is required (Authorization: Bearer <token>)");
   }
 }

@@ -1,20 +1,11 @@
 package ai.spboucher.spbgit.gateway.http;
 
-import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
-import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.audit.AuditStorageFullException;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentFileException;
 import ai.spboucher.spbgit.gateway.environment.InstructionsFileException;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.git.BodyTooLargeException;
 import ai.spboucher.spbgit.gateway.git.MalformedGitRequestException;
-import ai.spboucher.spbgit.gateway.jobs.AuditStorageFullException;
-import ai.spboucher.spbgit.gateway.jobs.CommentTooLargeException;
-import ai.spboucher.spbgit.gateway.jobs.InvalidJobException;
-import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
-import ai.spboucher.spbgit.gateway.jobs.JobQueueUnavailableException;
-import ai.spboucher.spbgit.gateway.jobs.JobStateException;
-import ai.spboucher.spbgit.gateway.repos.InvalidRepoNameException;
-import ai.spboucher.spbgit.gateway.repos.RepoExistsException;
-import ai.spboucher.spbgit.gateway.repos.RepoNotFoundException;
 import io.netty.handler.codec.http.websocketx.WebSocketHandshakeException;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
@@ -105,23 +96,18 @@ public final class HttpErrors {
 
   private static Map<Class<? extends Throwable>, Integer> statuses() {
     Map<Class<? extends Throwable>, Integer> statuses = new LinkedHashMap<>();
-    statuses.put(UnauthenticatedException.class, 401);
-    statuses.put(ForbiddenException.class, 403);
-    statuses.put(RepoNotFoundException.class, 404);
-    statuses.put(JobNotFoundException.class, 404);
-    statuses.put(NotFoundException.class, 404);
-    statuses.put(RepoExistsException.class, 409);
-    statuses.put(JobStateException.class, 409);
-    statuses.put(JobQueueUnavailableException.class, 503);
-    statuses.put(UnavailableException.class, 503);
+    // The gateway's own refusals: one status per kind of RequestException.
+    statuses.put(RequestException.Invalid.class, 400);
+    statuses.put(RequestException.Unauthenticated.class, 401);
+    statuses.put(RequestException.Forbidden.class, 403);
+    statuses.put(RequestException.NotFound.class, 404);
+    statuses.put(RequestException.Conflict.class, 409);
+    statuses.put(RequestException.TooLarge.class, 413);
+    statuses.put(RequestException.Unavailable.class, 503);
     statuses.put(AuditStorageFullException.class, 507);
     statuses.put(TooLargePackException.class, 413);
     statuses.put(TooLargeObjectInPackException.class, 413);
     statuses.put(BodyTooLargeException.class, 413);
-    statuses.put(CommentTooLargeException.class, 413);
-    statuses.put(BadRequestException.class, 400);
-    statuses.put(InvalidRepoNameException.class, 400);
-    statuses.put(InvalidJobException.class, 400);
     // At job creation: the default branch's .spbgit/agent.yml cannot be used, so the job is refused
     // unrecorded.
     statuses.put(EnvironmentFileException.class, 400);

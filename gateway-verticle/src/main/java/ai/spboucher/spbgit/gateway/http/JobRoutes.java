@@ -1,22 +1,21 @@
 package ai.spboucher.spbgit.gateway.http;
 
-import ai.spboucher.spbgit.gateway.jobs.DiffScope;
-import ai.spboucher.spbgit.gateway.jobs.DiffStat;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
-import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.NewJob;
 import ai.spboucher.spbgit.gateway.jobs.NewRevision;
-import ai.spboucher.spbgit.gateway.jobs.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
-import ai.spboucher.spbgit.gateway.jobs.ReviewComments;
 import ai.spboucher.spbgit.gateway.jobs.WorkRef;
 import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
-import ai.spboucher.spbgit.gateway.repos.RepoNotFoundException;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.gateway.review.DiffScope;
+import ai.spboucher.spbgit.gateway.review.DiffStat;
+import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
+import ai.spboucher.spbgit.gateway.review.ReviewComments;
 import ai.spboucher.spbgit.proto.Subjects;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -140,7 +139,7 @@ public final class JobRoutes {
     if (!(value instanceof Integer attempts)
         || attempts < 1
         || attempts > JobService.MAX_ATTEMPTS) {
-      throw new BadRequestException(
+      throw new RequestException.Invalid(
           "'attempts' must be an integer from 1 to " + JobService.MAX_ATTEMPTS);
     }
     return attempts;
@@ -158,7 +157,7 @@ public final class JobRoutes {
     List<Job> attempts =
         jobs.group(group).stream().filter(j -> j.repo().equals(repo.value())).toList();
     if (attempts.isEmpty()) {
-      throw new JobNotFoundException("no group " + group + " in " + repo);
+      throw new RequestException.NotFound("no group " + group + " in " + repo);
     }
     Promise<Void> clientGone = Promise.promise();
     ctx.response().closeHandler(closed -> clientGone.tryComplete());
@@ -280,7 +279,7 @@ public final class JobRoutes {
             exists ->
                 exists
                     ? views.of(repo, jobs.list(repo.value()))
-                    : Future.failedFuture(new RepoNotFoundException(repo)))
+                    : Future.failedFuture(repo.notFound()))
         .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
         .onFailure(ctx::fail);
   }
@@ -346,7 +345,7 @@ public final class JobRoutes {
       if (!(comments instanceof JsonArray array)
           || array.size() > ReviewComments.MAX_PER_JOB
           || !array.stream().allMatch(id -> id instanceof Integer || id instanceof Long)) {
-        throw new BadRequestException(
+        throw new RequestException.Invalid(
             "'comments' must be a list of at most "
                 + ReviewComments.MAX_PER_JOB
                 + " review comment ids of the job");
@@ -377,11 +376,12 @@ public final class JobRoutes {
     ApiRoutes.requireOwner(ctx);
     WorkRef which =
         WorkRef.named(ctx.request().getParam("ref"))
-            .orElseThrow(() -> new BadRequestException("'ref' must be 'proposal' or 'partial'"));
+            .orElseThrow(
+                () -> new RequestException.Invalid("'ref' must be 'proposal' or 'partial'"));
     DiffScope scope =
         DiffScope.named(ctx.request().getParam("scope"))
             .orElseThrow(
-                () -> new BadRequestException("'scope' must be 'cumulative' or 'revision'"));
+                () -> new RequestException.Invalid("'scope' must be 'cumulative' or 'revision'"));
     Promise<Void> clientGone = Promise.promise();
     ctx.response().closeHandler(closed -> clientGone.tryComplete());
     diffs
@@ -400,7 +400,7 @@ public final class JobRoutes {
     Job job = jobOf(ctx);
     JobLogs jobLogs = logs.get();
     if (jobLogs == null) {
-      throw new UnavailableException("the job log store (NATS) is not reachable");
+      throw new RequestException.Unavailable("the job log store (NATS) is not reachable");
     }
     ctx.response()
         .setChunked(true)
@@ -489,7 +489,7 @@ public final class JobRoutes {
   private JobLogs requireLogs() {
     JobLogs jobLogs = logs.get();
     if (jobLogs == null) {
-      throw new UnavailableException("the job event store (NATS) is not reachable");
+      throw new RequestException.Unavailable("the job event store (NATS) is not reachable");
     }
     return jobLogs;
   }
@@ -546,6 +546,7 @@ public final class JobRoutes {
     String id = ctx.pathParam("id");
     return jobs.get(id)
         .filter(j -> j.repo().equals(repo.value()))
-        .orElseThrow(() -> new JobNotFoundException("no job " + id + " in repository " + repo));
+        .orElseThrow(
+            () -> new RequestException.NotFound("no job " + id + " in repository " + repo));
   }
 }

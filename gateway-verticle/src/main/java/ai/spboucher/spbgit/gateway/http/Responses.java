@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
@@ -36,7 +37,7 @@ final class Responses {
   static JsonObject jsonBody(RoutingContext ctx) {
     Buffer buffer = ctx.body() == null ? null : ctx.body().buffer();
     if (buffer == null || buffer.length() == 0) {
-      throw new BadRequestException("a JSON object body is required");
+      throw new RequestException.Invalid("a JSON object body is required");
     }
     try {
       Object value = buffer.toJsonValue();
@@ -44,15 +45,16 @@ final class Responses {
         return object;
       }
     } catch (DecodeException e) {
-      throw new BadRequestException("request body is not valid JSON");
+      throw new RequestException.Invalid("request body is not valid JSON");
     }
-    throw new BadRequestException("request body must be a JSON object");
+    throw new RequestException.Invalid("request body must be a JSON object");
   }
 
   static String requiredString(JsonObject body, String field) {
     Object value = body.getValue(field);
     if (!(value instanceof String s) || s.isBlank()) {
-      throw new BadRequestException("'" + field + "' is required and must be a non-empty string");
+      throw new RequestException.Invalid(
+          "'" + field + "' is required and must be a non-empty string");
     }
     return s;
   }
@@ -61,7 +63,8 @@ final class Responses {
   static String requiredString(JsonObject body, String field, int maxLength) {
     String value = optionalString(body, field, maxLength);
     if (value.isBlank()) {
-      throw new BadRequestException("'" + field + "' is required and must be a non-empty string");
+      throw new RequestException.Invalid(
+          "'" + field + "' is required and must be a non-empty string");
     }
     return value;
   }
@@ -72,10 +75,11 @@ final class Responses {
       return "";
     }
     if (!(value instanceof String s)) {
-      throw new BadRequestException("'" + field + "' must be a string");
+      throw new RequestException.Invalid("'" + field + "' must be a string");
     }
     if (s.length() > maxLength) {
-      throw new BadRequestException("'" + field + "' is longer than " + maxLength + " characters");
+      throw new RequestException.Invalid(
+          "'" + field + "' is longer than " + maxLength + " characters");
     }
     return s;
   }

@@ -1,8 +1,9 @@
 package ai.spboucher.spbgit.gateway.http;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
-import ai.spboucher.spbgit.gateway.jobs.NewComment;
-import ai.spboucher.spbgit.gateway.jobs.ReviewComments;
+import ai.spboucher.spbgit.gateway.review.NewComment;
+import ai.spboucher.spbgit.gateway.review.ReviewComments;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -55,11 +56,11 @@ final class ReviewCommentRoutes {
   private static NewComment newComment(JsonObject body) {
     Object value = body.getValue("body");
     if (!(value instanceof String text)) {
-      throw new BadRequestException("'body' is required and must be a non-empty string");
+      throw new RequestException.Invalid("'body' is required and must be a non-empty string");
     }
     Object line = body.getValue("line");
     if (line != null && !(line instanceof Integer)) {
-      throw new BadRequestException("'line' must be a line number");
+      throw new RequestException.Invalid("'line' must be a line number");
     }
     return new NewComment(
         text,

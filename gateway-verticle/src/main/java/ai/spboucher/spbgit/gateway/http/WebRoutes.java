@@ -1,10 +1,9 @@
 package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.auth.Authenticator;
-import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.Sessions;
-import ai.spboucher.spbgit.gateway.auth.UnauthenticatedException;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
@@ -68,7 +67,7 @@ public final class WebRoutes {
   private void signIn(RoutingContext ctx) {
     String token = Responses.requiredString(Responses.jsonBody(ctx), "token");
     if (JobTokenVerifier.looksLikeJwt(token)) {
-      throw new ForbiddenException("job tokens cannot sign in");
+      throw new RequestException.Forbidden("job tokens cannot sign in");
     }
     Principal principal = authenticator.authenticate(token);
     Sessions.Session session = sessions.open(principal.tokenId());
@@ -93,7 +92,7 @@ public final class WebRoutes {
   private void signOut(RoutingContext ctx) {
     Sessions.Session session = current(ctx);
     if (!Sessions.sameToken(session.csrf(), ctx.request().getHeader(ApiRoutes.CSRF_HEADER))) {
-      throw new ForbiddenException("missing or invalid CSRF token");
+      throw new RequestException.Forbidden("missing or invalid CSRF token");
     }
     sessions.close(session.id());
     ctx.response()
@@ -110,7 +109,7 @@ public final class WebRoutes {
     Cookie cookie = ctx.request().getCookie(ApiRoutes.SESSION_COOKIE);
     return sessions
         .find(cookie == null ? null : cookie.getValue())
-        .orElseThrow(() -> new UnauthenticatedException("not signed in"));
+        .orElseThrow(() -> new RequestException.Unauthenticated("not signed in"));
   }
 
   private static void page(RoutingContext ctx, String file) {

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.function.Function;

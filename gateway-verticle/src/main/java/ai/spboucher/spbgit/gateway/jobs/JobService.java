@@ -1,11 +1,14 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
+import ai.spboucher.spbgit.gateway.audit.AuditWriter;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.environment.AgentEnvironment;
 import ai.spboucher.spbgit.gateway.environment.CacheKeyFiles;
 import ai.spboucher.spbgit.gateway.environment.EnvironmentReading;
 import ai.spboucher.spbgit.gateway.environment.RepositoryInstructions;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenSigner;
@@ -140,16 +143,16 @@ public final class JobService {
     return book.list(repo);
   }
 
-  /** The job's review comments, oldest first; see {@link ReviewComments}. */
+  /** The job's review comments, oldest first; see {@code review.ReviewComments}. */
   public List<JsonObject> comments(String id) {
     return book.comments(id);
   }
 
   /**
-   * Appends a {@code review_comment} entry {@link ReviewComments} built, then applies it; the
-   * future carries the comment as listed.
+   * Appends a {@code review_comment} entry {@code review.ReviewComments} built, then applies it;
+   * the future carries the comment as listed.
    */
-  Future<JsonObject> recordComment(ReviewComment comment) {
+  public Future<JsonObject> recordComment(ReviewComment comment) {
     return audit
         .append(AuditEventCodec.encode(comment))
         .map(
@@ -216,7 +219,7 @@ public final class JobService {
       RepoName repo, NewJob request, Principal.Owner owner, int attempts) {
     if (attempts < 1 || attempts > MAX_ATTEMPTS) {
       return Future.failedFuture(
-          new InvalidJobException("'attempts' must be 1 to " + MAX_ATTEMPTS));
+          new RequestException.Invalid("'attempts' must be 1 to " + MAX_ATTEMPTS));
     }
     String group = JobIds.next(clock);
     List<Job> created = new ArrayList<>();
@@ -237,7 +240,7 @@ public final class JobService {
                         .transform(
                             cancelled ->
                                 Future.failedFuture(
-                                    new JobQueueUnavailableException(
+                                    new RequestException.Unavailable(
                                         "could not queue attempt "
                                             + (created.size() + 1)
                                             + " of "
@@ -291,10 +294,10 @@ public final class JobService {
       agent = request.codingAgent();
       model = modelOf(request);
       if (RefNames.problemWith("refs/heads/" + request.baseBranch()).isPresent()) {
-        throw new InvalidJobException("'base' must be a branch name");
+        throw new RequestException.Invalid("'base' must be a branch name");
       }
       connected = connectedQueue("the job queue (NATS) is not reachable; try again shortly");
-    } catch (InvalidJobException | JobQueueUnavailableException e) {
+    } catch (RequestException.Invalid | RequestException.Unavailable e) {
       return Future.failedFuture(e);
     }
     // The CLI agents read the checkout's own AGENTS.md, and an exec command is its own agent.
@@ -341,7 +344,7 @@ public final class JobService {
                                 .compose(
                                     j ->
                                         Future.failedFuture(
-                                            new JobQueueUnavailableException(
+                                            new RequestException.Unavailable(
                                                 "could not queue the job: " + err.getMessage())))));
   }
 
@@ -379,7 +382,7 @@ public final class JobService {
   public Future<Job> revise(Job previous, NewRevision request, Principal.Owner owner) {
     if (!previous.isFinished()) {
       return Future.failedFuture(
-          new JobStateException(
+          new RequestException.Conflict(
               "job "
                   + previous.id()
                   + " has not finished (it is "
@@ -388,7 +391,7 @@ public final class JobService {
     }
     if (previous.isExec() && !request.isExec()) {
       return Future.failedFuture(
-          new InvalidJobException(
+          new RequestException.Invalid(
               "job "
                   + previous.id()
                   + " is an exec job: revise it with a new 'exec' command (and optionally"
@@ -396,7 +399,7 @@ public final class JobService {
     }
     if (!previous.isExec() && (request.isExec() || !request.testCommand().isEmpty())) {
       return Future.failedFuture(
-          new InvalidJobException(
+          new RequestException.Invalid(
               "job "
                   + previous.id()
                   + " is an llm job: 'exec' and 'test_command' revise exec jobs only"));
@@ -404,7 +407,7 @@ public final class JobService {
     Job latest = previous.revisedBy() == null ? null : book.get(previous.revisedBy()).orElse(null);
     if (latest != null && !latest.isFinished()) {
       return Future.failedFuture(
-          new JobStateException(
+          new RequestException.Conflict(
               "job "
                   + previous.id()
                   + " is being revised by job "
@@ -413,7 +416,8 @@ public final class JobService {
     }
     if (!revising.add(previous.id())) {
       return Future.failedFuture(
-          new JobStateException("a revision of job " + previous.id() + " is being created"));
+          new RequestException.Conflict(
+              "a revision of job " + previous.id() + " is being created"));
     }
     RepoName repo = RepoName.of(previous.repo());
     return vertx
@@ -422,7 +426,7 @@ public final class JobService {
             work -> {
               List<JsonObject> comments = commentsToAddress(previous, request, work.sha());
               if (!previous.isExec() && request.text().isBlank() && comments.isEmpty()) {
-                throw new InvalidJobException(
+                throw new RequestException.Invalid(
                     "nothing to revise: give a 'task' (what to change) or review 'comments' to"
                         + " address ("
                         + (request.comments() == null
@@ -482,7 +486,7 @@ public final class JobService {
     List<Job> jobs = latest == null ? List.of(previous) : List.of(previous, latest);
     Map<String, WorkShas> shas = proposals.workShas(repo, jobs);
     if (latest != null && shas.containsKey(latest.id())) {
-      throw new JobStateException(
+      throw new RequestException.Conflict(
           "job "
               + previous.id()
               + " was revised by job "
@@ -496,7 +500,7 @@ public final class JobService {
     if (work.partial() != null) {
       return new Work(WorkRef.PARTIAL, work.partial());
     }
-    throw new JobStateException(
+    throw new RequestException.Conflict(
         "job " + previous.id() + " left no proposal or partial work to revise");
   }
 
@@ -515,7 +519,7 @@ public final class JobService {
     for (Long id : new LinkedHashSet<>(request.comments())) {
       JsonObject comment = byId.get(id);
       if (comment == null) {
-        throw new InvalidJobException("job " + previous.id() + " has no review comment " + id);
+        throw new RequestException.Invalid("job " + previous.id() + " has no review comment " + id);
       }
       named.add(comment);
     }
@@ -531,7 +535,7 @@ public final class JobService {
       return null;
     }
     if (models.isEmpty()) {
-      throw new InvalidJobException(
+      throw new RequestException.Invalid(
           request.isExec()
               ? "no model provider is configured (SPB_MODEL), so an exec job cannot have the"
                   + " model endpoint ('model')"
@@ -540,7 +544,7 @@ public final class JobService {
     }
     String model = request.model().isBlank() ? models.get(0) : request.model();
     if (!models.contains(model)) {
-      throw new InvalidJobException(
+      throw new RequestException.Invalid(
           "model '" + model + "' is not allowed; allowed: " + String.join(", ", models));
     }
     return model;
@@ -549,7 +553,7 @@ public final class JobService {
   private JobQueue connectedQueue(String refusal) {
     JobQueue current = queue;
     if (current == null || !current.isConnected()) {
-      throw new JobQueueUnavailableException(refusal);
+      throw new RequestException.Unavailable(refusal);
     }
     return current;
   }
@@ -558,17 +562,17 @@ public final class JobService {
   public Future<Job> cancel(String id) {
     Optional<Job> known = book.get(id);
     if (known.isEmpty()) {
-      return Future.failedFuture(new JobNotFoundException("no job " + id));
+      return Future.failedFuture(new RequestException.NotFound("no job " + id));
     }
     Job job = known.get();
     if (job.isFinished()) {
       return Future.failedFuture(
-          new JobStateException("job " + id + " already finished: " + job.exitReason()));
+          new RequestException.Conflict("job " + id + " already finished: " + job.exitReason()));
     }
     JobQueue connected;
     try {
       connected = connectedQueue("the job queue (NATS) is not reachable");
-    } catch (JobQueueUnavailableException e) {
+    } catch (RequestException.Unavailable e) {
       return Future.failedFuture(e);
     }
     return vertx
@@ -589,7 +593,7 @@ public final class JobService {
   public Future<Job> approve(Job job, String branch, String sha, Principal.Owner owner) {
     if (!job.isFinished()) {
       return Future.failedFuture(
-          new JobStateException(
+          new RequestException.Conflict(
               "job "
                   + job.id()
                   + " is still "
@@ -597,18 +601,20 @@ public final class JobService {
                   + "; approve it once it has finished"));
     }
     if (RefNames.problemWith("refs/heads/" + branch).isPresent()) {
-      return Future.failedFuture(new InvalidJobException("'branch' must be a valid branch name"));
+      return Future.failedFuture(
+          new RequestException.Invalid("'branch' must be a valid branch name"));
     }
     Decision decided = job.decided();
     if (decided != null && decided.is(Decision.Kind.REJECTED)) {
-      return Future.failedFuture(new JobStateException("job " + job.id() + " was rejected"));
+      return Future.failedFuture(
+          new RequestException.Conflict("job " + job.id() + " was rejected"));
     }
     if (decided != null && decided.is(Decision.Kind.SUPERSEDED)) {
       return Future.failedFuture(supersededRefusal(job));
     }
     if (decided != null && (!branch.equals(decided.branch()) || !sha.equals(decided.sha()))) {
       return Future.failedFuture(
-          new JobStateException(
+          new RequestException.Conflict(
               "job "
                   + job.id()
                   + " was already approved as "
@@ -661,8 +667,8 @@ public final class JobService {
     return chain.map(v -> book.get(approved.id()).orElse(approved));
   }
 
-  private static JobStateException supersededRefusal(Job job) {
-    return new JobStateException(
+  private static RequestException.Conflict supersededRefusal(Job job) {
+    return new RequestException.Conflict(
         "job "
             + job.id()
             + " was superseded: job "
@@ -678,7 +684,8 @@ public final class JobService {
     if (decided != null) {
       return decided.is(Decision.Kind.REJECTED)
           ? Future.succeededFuture(job)
-          : Future.failedFuture(new JobStateException("job " + job.id() + " was already approved"));
+          : Future.failedFuture(
+              new RequestException.Conflict("job " + job.id() + " was already approved"));
     }
     return record(new JobRejected(job.id(), job.repo(), owner.tokenId()));
   }
@@ -856,7 +863,7 @@ public final class JobService {
     AuditEventCodec.Entry entry = AuditEventCodec.decode(stored);
     Job job =
         book.apply(entry)
-            .orElseThrow(() -> new JobNotFoundException("no job " + entry.event().job()));
+            .orElseThrow(() -> new RequestException.NotFound("no job " + entry.event().job()));
     if (metrics != null && entry.event() instanceof JobStarted) {
       metrics.started(job);
     } else if (metrics != null && entry.event() instanceof JobFinished) {
@@ -1017,7 +1024,7 @@ public final class JobService {
   private String requireBranch(RepoName repo, String base) throws IOException {
     String sha = proposals.branchSha(repo, base);
     if (sha == null) {
-      throw new JobStateException(
+      throw new RequestException.Conflict(
           "repository " + repo + " has no branch '" + base + "' to start from");
     }
     return sha;

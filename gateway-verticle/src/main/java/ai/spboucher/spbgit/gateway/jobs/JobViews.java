@@ -1,7 +1,7 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
-import ai.spboucher.spbgit.gateway.repos.RepoNotFoundException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -47,7 +47,7 @@ public final class JobViews {
           for (var entry : byRepo.entrySet()) {
             try {
               shas.putAll(proposals.workShas(RepoName.of(entry.getKey()), entry.getValue()));
-            } catch (RepoNotFoundException e) {
+            } catch (RequestException.NotFound e) {
               // The repository was deleted; its jobs stay in the audit log without proposals.
             }
           }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.proto.CodingAgent;
 import java.util.Optional;
 
@@ -41,12 +42,13 @@ public record NewJob(
    * The coding agent the job runs: {@link CodingAgent#BUILTIN} unless named, none for an exec-mode
    * job (its command is its agent).
    *
-   * @throws InvalidJobException for a name that is no agent, or any agent next to an exec command
+   * @throws RequestException.Invalid for a name that is no agent, or any agent next to an exec
+   *     command
    */
   public Optional<CodingAgent> codingAgent() {
     if (isExec()) {
       if (!agent.isEmpty()) {
-        throw new InvalidJobException(
+        throw new RequestException.Invalid(
             "'agent' applies to llm jobs only; this job has an 'exec' command (an exec job gets"
                 + " the model endpoint with 'model')");
       }
@@ -56,7 +58,7 @@ public record NewJob(
         CodingAgent.of(agent)
             .orElseThrow(
                 () ->
-                    new InvalidJobException(
+                    new RequestException.Invalid(
                         "unknown agent '"
                             + agent
                             + "' ("

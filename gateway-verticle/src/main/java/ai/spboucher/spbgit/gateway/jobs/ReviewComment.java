@@ -6,7 +6,7 @@ import io.vertx.core.json.JsonObject;
  * An owner's review comment on the job's work at {@code commit}; a summary comment has no {@code
  * path}, {@code side} or {@code line}. Its id is the entry's {@code seq}.
  */
-record ReviewComment(
+public record ReviewComment(
     String job,
     String repo,
     String commit,

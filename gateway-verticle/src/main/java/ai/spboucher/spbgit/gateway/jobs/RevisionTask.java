@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -42,7 +43,7 @@ public final class RevisionTask {
    * @param sha the commit of that work, which the revision's checkout starts from
    * @param text the owner's request, or empty
    * @param comments the review comments to address, as {@link JobBook#commentOf} lists them
-   * @throws InvalidJobException when the result is longer than {@link #MAX_BYTES}
+   * @throws RequestException.Invalid when the result is longer than {@link #MAX_BYTES}
    */
   public static String compose(
       String previousTask,
@@ -93,7 +94,7 @@ public final class RevisionTask {
     String composed = task.toString();
     int bytes = composed.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > MAX_BYTES) {
-      throw new InvalidJobException(
+      throw new RequestException.Invalid(
           "the revision's task (the task so far with this review) would be "
               + bytes
               + " bytes; at most "

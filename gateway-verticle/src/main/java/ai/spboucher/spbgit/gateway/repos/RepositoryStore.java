@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.repos;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -53,7 +54,7 @@ public final class RepositoryStore {
   public RepoInfo create(RepoName name, String description) throws IOException {
     Path target = pathOf(name);
     if (Files.exists(target)) {
-      throw new RepoExistsException(name);
+      throw new RequestException.Conflict("repository already exists: " + name);
     }
     // Build aside and rename into place, so a crash or a concurrent create never leaves a half-made
     // repository.
@@ -70,7 +71,7 @@ public final class RepositoryStore {
       Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
     } catch (FileAlreadyExistsException e) {
       deleteRecursively(staging);
-      throw new RepoExistsException(name);
+      throw new RequestException.Conflict("repository already exists: " + name);
     } catch (GitAPIException e) {
       deleteRecursively(staging);
       throw new IOException("cannot create repository " + name + ": " + e.getMessage(), e);
@@ -84,7 +85,7 @@ public final class RepositoryStore {
   public void delete(RepoName name) throws IOException {
     Path target = pathOf(name);
     if (!Files.isDirectory(target)) {
-      throw new RepoNotFoundException(name);
+      throw name.notFound();
     }
     // Rename first so the repository disappears atomically for clients, then remove the files.
     Path doomed = root.resolve(".deleted-" + UUID.randomUUID());
@@ -96,7 +97,7 @@ public final class RepositoryStore {
   public Repository open(RepoName name) throws IOException {
     Path dir = pathOf(name);
     if (!Files.isDirectory(dir)) {
-      throw new RepoNotFoundException(name);
+      throw name.notFound();
     }
     return new FileRepositoryBuilder().setGitDir(dir.toFile()).setMustExist(true).setBare().build();
   }
@@ -109,7 +110,7 @@ public final class RepositoryStore {
     try {
       RepoName.of(name);
       return true;
-    } catch (InvalidRepoNameException e) {
+    } catch (RequestException.Invalid e) {
       return false;
     }
   }

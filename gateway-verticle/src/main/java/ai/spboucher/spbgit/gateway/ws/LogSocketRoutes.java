@@ -1,12 +1,9 @@
 package ai.spboucher.spbgit.gateway.ws;
 
-import ai.spboucher.spbgit.gateway.auth.ForbiddenException;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
-import ai.spboucher.spbgit.gateway.http.BadRequestException;
-import ai.spboucher.spbgit.gateway.http.UnavailableException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
-import ai.spboucher.spbgit.gateway.jobs.JobNotFoundException;
 import ai.spboucher.spbgit.gateway.jobs.JobService;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
@@ -77,14 +74,15 @@ public final class LogSocketRoutes {
     Job job =
         jobs.get(id)
             .filter(j -> j.repo().equals(repo.value()))
-            .orElseThrow(() -> new JobNotFoundException("no job " + id + " in repository " + repo));
+            .orElseThrow(
+                () -> new RequestException.NotFound("no job " + id + " in repository " + repo));
     long after = parseAfter(ctx.request().getParam("after"));
     if (refusedAsNoHandshake(ctx)) {
       return;
     }
     JobLogs jobLogs = logs.get();
     if (jobLogs == null) {
-      throw new UnavailableException("the job log store (NATS) is not reachable");
+      throw new RequestException.Unavailable("the job log store (NATS) is not reachable");
     }
     var context = vertx.getOrCreateContext();
     accept
@@ -125,7 +123,7 @@ public final class LogSocketRoutes {
           if (r.status() == 426) {
             ctx.response().putHeader("Sec-WebSocket-Version", WebSocketHandshake.VERSION);
           }
-          ctx.fail(r.status(), new BadRequestException(r.message()));
+          ctx.fail(r.status(), new RequestException.Invalid(r.message()));
         });
     return refusal.isPresent();
   }
@@ -134,14 +132,14 @@ public final class LogSocketRoutes {
     String origin = ctx.request().getHeader("Origin");
     if (origin == null) {
       if (ApiRoutes.viaSession(ctx)) {
-        throw new ForbiddenException("a browser session needs an Origin header");
+        throw new RequestException.Forbidden("a browser session needs an Origin header");
       }
       return;
     }
     String host = ctx.request().getHeader("Host");
     String scheme = publicUrl.get().startsWith("https:") ? "https://" : "http://";
     if (!origin.equals(publicUrl.get()) && !(host != null && origin.equals(scheme + host))) {
-      throw new ForbiddenException("websocket origin " + origin + " is not this gateway");
+      throw new RequestException.Forbidden("websocket origin " + origin + " is not this gateway");
     }
   }
 
@@ -156,7 +154,7 @@ public final class LogSocketRoutes {
       }
       return after;
     } catch (NumberFormatException e) {
-      throw new BadRequestException("'after' must be a non-negative number");
+      throw new RequestException.Invalid("'after' must be a non-negative number");
     }
   }
 }

@@ -4,11 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.common.RevocationList;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
+import ai.spboucher.spbgit.gateway.review.DiffBudget;
+import ai.spboucher.spbgit.gateway.review.NewComment;
+import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
+import ai.spboucher.spbgit.gateway.review.ReviewComments;
 import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
@@ -144,7 +150,7 @@ class AuditFixtureWriter {
               proposals,
               new ProposalDiffs(
                   vertx,
-                  proposals,
+                  repos,
                   DiffBudget.withTime(DiffBudget.DEFAULT_TIME),
                   new SimpleMeterRegistry()));
       drive(comments);
@@ -312,7 +318,7 @@ class AuditFixtureWriter {
     queue.publishFailure = new IllegalStateException("timed out");
     try {
       on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
-    } catch (JobQueueUnavailableException expected) {
+    } catch (RequestException.Unavailable expected) {
       // Recorded as a runner_error end.
     }
     queue.publishFailure = null;

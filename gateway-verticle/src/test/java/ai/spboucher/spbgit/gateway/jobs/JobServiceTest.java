@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.common.RevocationList;
+import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.auth.SigningKey;
+import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.proto.CodingAgent;
@@ -142,8 +144,8 @@ class JobServiceTest {
     long entries = audit.size();
     queue.connected = false;
     assertInstanceOf(
-        JobQueueUnavailableException.class, failure(() -> jobs.create(REPO, EXEC_JOB, OWNER)));
-    assertInstanceOf(JobQueueUnavailableException.class, failure(() -> jobs.cancel(created.id())));
+        RequestException.Unavailable.class, failure(() -> jobs.create(REPO, EXEC_JOB, OWNER)));
+    assertInstanceOf(RequestException.Unavailable.class, failure(() -> jobs.cancel(created.id())));
     assertEquals(entries, audit.size(), "nothing recorded");
     assertEquals(1, queue.published.size());
   }
@@ -152,7 +154,7 @@ class JobServiceTest {
   void endsAJobWhoseRequestCouldNotBeQueuedAsARunnerError() throws Exception {
     queue.publishFailure = new IllegalStateException("timed out");
     Throwable refused = failure(() -> jobs.create(REPO, EXEC_JOB, OWNER));
-    assertInstanceOf(JobQueueUnavailableException.class, refused);
+    assertInstanceOf(RequestException.Unavailable.class, refused);
     assertEquals("could not queue the job: timed out", refused.getMessage());
     Job job = on(() -> Future.succeededFuture(jobs.list(REPO.value()).get(0)));
     assertEquals("runner_error", job.exitReason());
@@ -169,8 +171,8 @@ class JobServiceTest {
     assertEquals("cancelled", cancelled.exitReason());
     assertEquals("cancelled before a runner took it", cancelled.detail());
     assertTrue(tokens.isRevoked(created.tokenId()));
-    assertInstanceOf(JobStateException.class, failure(() -> jobs.cancel(created.id())));
-    assertInstanceOf(JobNotFoundException.class, failure(() -> jobs.cancel("no-such-job")));
+    assertInstanceOf(RequestException.Conflict.class, failure(() -> jobs.cancel(created.id())));
+    assertInstanceOf(RequestException.NotFound.class, failure(() -> jobs.cancel("no-such-job")));
   }
 
   @Test
@@ -248,7 +250,7 @@ class JobServiceTest {
     Throwable unlisted =
         failure(
             () -> withModels.create(REPO, new NewJob("think", "", "model-c", "", "", ""), OWNER));
-    assertInstanceOf(InvalidJobException.class, unlisted);
+    assertInstanceOf(RequestException.Invalid.class, unlisted);
     assertEquals(
         "model 'model-c' is not allowed; allowed: model-a, model-b", unlisted.getMessage());
     assertEquals(
@@ -261,7 +263,7 @@ class JobServiceTest {
         "an exec job's model endpoint is checked like an llm job's model");
     Throwable unknownAgent =
         failure(() -> withModels.create(REPO, new NewJob("think", "", "", "", "", "aider"), OWNER));
-    assertInstanceOf(InvalidJobException.class, unknownAgent);
+    assertInstanceOf(RequestException.Invalid.class, unknownAgent);
     assertEquals(
         "unknown agent 'aider' (builtin, claude-code, codex, qwen-code)",
         unknownAgent.getMessage());
@@ -270,7 +272,7 @@ class JobServiceTest {
             () ->
                 withModels.create(
                     REPO, new NewJob("think", "true", "", "", "", "claude-code"), OWNER));
-    assertInstanceOf(InvalidJobException.class, agentWithExec);
+    assertInstanceOf(RequestException.Invalid.class, agentWithExec);
     assertTrue(
         agentWithExec.getMessage().startsWith("'agent' applies to llm jobs only"),
         agentWithExec.getMessage());
@@ -280,11 +282,11 @@ class JobServiceTest {
         failure(() -> jobs.create(REPO, new NewJob("think", "true", "model-a", "", "", ""), OWNER))
             .getMessage());
     assertInstanceOf(
-        InvalidJobException.class,
+        RequestException.Invalid.class,
         failure(
             () -> withModels.create(REPO, new NewJob("think", "true", "", "", "a..b", ""), OWNER)));
     assertInstanceOf(
-        JobStateException.class,
+        RequestException.Conflict.class,
         failure(
             () ->
                 withModels.create(
@@ -420,12 +422,12 @@ class JobServiceTest {
     Job first = on(() -> jobs.create(REPO, EXEC_JOB, OWNER));
     NewRevision again = new NewRevision("say it twice", null, "echo hello >> hello.txt", "");
     assertInstanceOf(
-        JobStateException.class,
+        RequestException.Conflict.class,
         failure(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER)),
         "a job still running is not revised");
     assertTrue(queue.deliver(finished(first.id(), "ok")).succeeded());
     assertInstanceOf(
-        JobStateException.class,
+        RequestException.Conflict.class,
         failure(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER)),
         "nothing to revise without work");
     String proposal = commitOn(first.proposalRef(), "hello.txt", "hello\n");
@@ -456,12 +458,12 @@ class JobServiceTest {
 
     // While the revision runs, the first job is not revised a second time.
     Throwable busy = failure(() -> jobs.revise(jobs.get(first.id()).orElseThrow(), again, OWNER));
-    assertInstanceOf(JobStateException.class, busy);
+    assertInstanceOf(RequestException.Conflict.class, busy);
     assertTrue(
         busy.getMessage().contains("being revised by job " + revision.id()), busy.getMessage());
     // An llm field on an exec job's revision is refused before anything is read.
     assertInstanceOf(
-        InvalidJobException.class,
+        RequestException.Invalid.class,
         failure(
             () ->
                 jobs.revise(
@@ -553,7 +555,7 @@ class JobServiceTest {
     queue.publishesBeforeFailure = 1;
     queue.removesCancelled = true;
     Throwable refused = failure(() -> jobs.createGroup(REPO, EXEC_JOB, OWNER, 3));
-    assertInstanceOf(JobQueueUnavailableException.class, refused);
+    assertInstanceOf(RequestException.Unavailable.class, refused);
     assertTrue(
         refused.getMessage().contains("could not queue attempt 2 of 3"), refused.getMessage());
     assertTrue(

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.gateway.errors.RequestException;
+import ai.spboucher.spbgit.gateway.review.NewComment;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -85,9 +87,9 @@ class RevisionTaskTest {
     String body = "x".repeat(NewComment.MAX_BODY_BYTES);
     List<JsonObject> comments =
         java.util.stream.IntStream.range(0, 13).mapToObj(i -> onLine("f", i + 1, body)).toList();
-    InvalidJobException refused =
+    RequestException.Invalid refused =
         assertThrows(
-            InvalidJobException.class,
+            RequestException.Invalid.class,
             () -> RevisionTask.compose("t", 2, "proposal", SHA, "", comments));
     assertTrue(refused.getMessage().contains("send fewer comments"), refused.getMessage());
   }
