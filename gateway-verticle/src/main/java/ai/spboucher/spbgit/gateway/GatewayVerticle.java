@@ -113,32 +113,34 @@ public final class GatewayVerticle extends VerticleBase {
                   .requestHandler(guard.admitting(router(data, services, contract)))
                   .listen(config.httpPort(), config.httpHost());
             })
-        .onSuccess(
-            s -> {
-              server = s;
-              guard.start();
-              publicUrl = config.publicUrl(s.actualPort());
-              vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
-              vertx.setPeriodic(
-                  REAP_MS,
-                  id -> {
-                    services
-                        .jobs()
-                        .runnerEvents()
-                        .reapOverdueJobs()
-                        .onFailure(
-                            e ->
-                                LOG.log(
-                                    System.Logger.Level.WARNING,
-                                    "cannot end the overdue jobs yet (tried again shortly)",
-                                    e));
-                    refreshQueueDepth();
-                  });
-              LOG.log(
-                  System.Logger.Level.INFO,
-                  "listening on http://" + config.httpHost() + ":" + s.actualPort());
-              connectJobQueue();
-            });
+        .onSuccess(this::serving);
+  }
+
+  /** Once listening: periodic work, the log line tests wait for, and the connection to NATS. */
+  private void serving(HttpServer s) {
+    server = s;
+    guard.start();
+    publicUrl = config.publicUrl(s.actualPort());
+    vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
+    vertx.setPeriodic(
+        REAP_MS,
+        id -> {
+          services
+              .jobs()
+              .runnerEvents()
+              .reapOverdueJobs()
+              .onFailure(
+                  e ->
+                      LOG.log(
+                          System.Logger.Level.WARNING,
+                          "cannot end the overdue jobs yet (tried again shortly)",
+                          e));
+          refreshQueueDepth();
+        });
+    LOG.log(
+        System.Logger.Level.INFO,
+        "listening on http://" + config.httpHost() + ":" + s.actualPort());
+    connectJobQueue();
   }
 
   /** Blocking: lists the runner keys' directory. */

@@ -73,4 +73,60 @@ class JobDecisionsTest extends JobLifecycleFixture {
       assertEquals(revision.id(), decision.getString("superseded_by"));
     }
   }
+
+  @Test
+  void refusesToApproveUnfinishedJobsOrOntoABadBranchAndRejectsOnce() throws Exception {
+    Job created = on(() -> jobs.creation().create(REPO, EXEC_JOB, OWNER));
+    String sha = commitOn(created.proposalRef(), "hello.txt", "hello\n");
+    Throwable running =
+        failure(
+            () ->
+                jobs.decisions()
+                    .approve(jobs.ledger().get(created.id()).orElseThrow(), "main", sha, OWNER));
+    assertInstanceOf(JobStateException.class, running);
+    assertTrue(
+        running.getMessage().contains("approve it once it has finished"), running.getMessage());
+    assertTrue(queue.deliver(finished(created.id(), "ok")).succeeded());
+    assertInstanceOf(
+        InvalidJobException.class,
+        failure(
+            () ->
+                jobs.decisions()
+                    .approve(jobs.ledger().get(created.id()).orElseThrow(), "a..b", sha, OWNER)));
+    long before = audit.size();
+
+    Job rejected =
+        on(() -> jobs.decisions().reject(jobs.ledger().get(created.id()).orElseThrow(), OWNER));
+    assertEquals("rejected", rejected.decision().getString("decision"));
+    assertEquals(before + 1, audit.size());
+    on(() -> jobs.decisions().reject(jobs.ledger().get(created.id()).orElseThrow(), OWNER));
+    assertEquals(before + 1, audit.size(), "rejecting again records nothing");
+    Throwable approveRejected =
+        failure(
+            () ->
+                jobs.decisions()
+                    .approve(jobs.ledger().get(created.id()).orElseThrow(), "main", sha, OWNER));
+    assertInstanceOf(JobStateException.class, approveRejected);
+    assertEquals("job " + created.id() + " was rejected", approveRejected.getMessage());
+  }
+
+  @Test
+  void deletesTheJobsRefsAndAuditsWhichWent() throws Exception {
+    Job created = on(() -> jobs.creation().create(REPO, EXEC_JOB, OWNER));
+    assertTrue(queue.deliver(finished(created.id(), "ok")).succeeded());
+    commitOn(created.proposalRef(), "hello.txt", "hello\n");
+
+    List<String> deleted =
+        on(() -> jobs.decisions().deleteRefs(jobs.ledger().get(created.id()).orElseThrow(), OWNER));
+    assertEquals(List.of(created.proposalRef()), deleted);
+    JsonObject entry = entry(created.id(), JobBook.REFS_DELETED);
+    assertEquals(List.of(created.proposalRef()), entry.getJsonArray("refs").getList());
+    long before = audit.size();
+    assertEquals(
+        List.of(),
+        on(
+            () ->
+                jobs.decisions().deleteRefs(jobs.ledger().get(created.id()).orElseThrow(), OWNER)));
+    assertEquals(before, audit.size(), "no refs left, nothing audited");
+  }
 }

@@ -126,4 +126,32 @@ class JobRevisionsTest extends JobLifecycleFixture {
         request.getEnvironment().getCacheKeyFilesDigest(),
         "the cache is keyed by the trusted base's lockfile, not the work's");
   }
+
+  @Test
+  void refusesCommentIdsTheJobDoesNotHaveBeforeQueueingAnything() throws Exception {
+    Job first = on(() -> jobs.creation().create(REPO, EXEC_JOB, OWNER));
+    assertTrue(queue.deliver(finished(first.id(), "ok")).succeeded());
+    commitOn(first.proposalRef(), "hello.txt", "hello\n");
+    Throwable refused =
+        failure(
+            () ->
+                jobs.revisions()
+                    .revise(
+                        jobs.ledger().get(first.id()).orElseThrow(),
+                        new NewRevision("", List.of(42L), "true", ""),
+                        OWNER));
+    assertInstanceOf(InvalidJobException.class, refused);
+    assertEquals("job " + first.id() + " has no review comment 42", refused.getMessage());
+    assertEquals(1, queue.published.size(), "no revision was queued");
+    // The refusal released the job: a good request revises it.
+    Job revision =
+        on(
+            () ->
+                jobs.revisions()
+                    .revise(
+                        jobs.ledger().get(first.id()).orElseThrow(),
+                        new NewRevision("again", null, "true", ""),
+                        OWNER));
+    assertEquals(first.id(), revision.revision().revises());
+  }
 }

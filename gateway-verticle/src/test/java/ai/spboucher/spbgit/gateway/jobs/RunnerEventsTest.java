@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.List;
@@ -103,5 +104,20 @@ class RunnerEventsTest extends JobLifecycleFixture {
     assertTrue(queue.deliver(refused("no-such-job", 7, "not signed")).succeeded());
     assertTrue(queue.deliver(refused("a.b>*" + "x".repeat(5000), 8, "forged")).succeeded());
     assertEquals(before, audit.entries(e -> true).size());
+  }
+
+  @Test
+  void auditsTheRefsAJobPushedWhenToldFromAnotherThread() throws Exception {
+    Job created = on(() -> jobs.creation().create(REPO, EXEC_JOB, OWNER));
+    // The receive-pack post-receive step calls from a git worker thread, as this test thread.
+    jobs.runnerEvents()
+        .recordRefsWritten(
+            created.id(),
+            REPO.value(),
+            created.tokenId(),
+            new JsonArray().add(new JsonObject().put("ref", created.proposalRef())));
+    waitFor(() -> jobs.ledger().get(created.id()).orElseThrow().refsWritten().isEmpty() ? null : 1);
+    assertEquals(
+        List.of(JobBook.CREATED, JobBook.DISPATCHED, JobBook.REFS_WRITTEN), events(created.id()));
   }
 }
