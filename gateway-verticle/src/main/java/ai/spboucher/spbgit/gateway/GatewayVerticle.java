@@ -1,9 +1,6 @@
 package ai.spboucher.spbgit.gateway;
 
-import ai.spboucher.spbgit.gateway.auth.Authenticator;
-import ai.spboucher.spbgit.gateway.auth.JobTokens;
 import ai.spboucher.spbgit.gateway.auth.RunnerKeys;
-import ai.spboucher.spbgit.gateway.auth.Sessions;
 import ai.spboucher.spbgit.gateway.git.GitLimits;
 import ai.spboucher.spbgit.gateway.git.SmartHttpRoutes;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
@@ -13,16 +10,10 @@ import ai.spboucher.spbgit.gateway.http.HealthRoutes;
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
 import ai.spboucher.spbgit.gateway.http.JobRoutes;
 import ai.spboucher.spbgit.gateway.http.WebRoutes;
-import ai.spboucher.spbgit.gateway.jobs.JobMetrics;
-import ai.spboucher.spbgit.gateway.jobs.JobService;
-import ai.spboucher.spbgit.gateway.jobs.JobViews;
-import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.nats.JobBus;
 import ai.spboucher.spbgit.gateway.nats.JobBusSigner;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
-import ai.spboucher.spbgit.gateway.review.DiffBudget;
-import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.ws.LogSocketRoutes;
 import com.sun.management.UnixOperatingSystemMXBean;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -64,8 +55,7 @@ public final class GatewayVerticle extends VerticleBase {
   private ConnectionGuard guard;
   private DataDir data;
   private String publicUrl;
-  private JobService jobs;
-  private JobMetrics jobMetrics;
+  private GatewayServices services;
   private Router routes;
   private ApiContract contract;
   private volatile JobBus bus;
@@ -112,37 +102,45 @@ public final class GatewayVerticle extends VerticleBase {
             })
         .compose(
             contract -> {
+              services =
+                  GatewayServices.build(vertx, data, config, clock, registry, this::cloneUrl);
+              endInterruptedCreations();
               guard = connectionGuard();
               return vertx
                   .createHttpServer(
                       guard.configure(new HttpServerOptions().setDecompressionSupported(false)))
                   .connectionHandler(guard::opened)
-                  .requestHandler(guard.admitting(router(data, contract)))
+                  .requestHandler(guard.admitting(router(data, services, contract)))
                   .listen(config.httpPort(), config.httpHost());
             })
-        .onSuccess(
-            s -> {
-              server = s;
-              guard.start();
-              publicUrl = config.publicUrl(s.actualPort());
-              vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
-              vertx.setPeriodic(
-                  REAP_MS,
-                  id -> {
-                    jobs.reapOverdueJobs()
-                        .onFailure(
-                            e ->
-                                LOG.log(
-                                    System.Logger.Level.WARNING,
-                                    "cannot end the overdue jobs yet (tried again shortly)",
-                                    e));
-                    refreshQueueDepth();
-                  });
-              LOG.log(
-                  System.Logger.Level.INFO,
-                  "listening on http://" + config.httpHost() + ":" + s.actualPort());
-              connectJobQueue();
-            });
+        .onSuccess(this::serving);
+  }
+
+  /** Once listening: periodic work, the log line tests wait for, and the connection to NATS. */
+  private void serving(HttpServer s) {
+    server = s;
+    guard.start();
+    publicUrl = config.publicUrl(s.actualPort());
+    vertx.setPeriodic(USAGE_FLUSH_MS, id -> flushTokenUsage());
+    vertx.setPeriodic(
+        REAP_MS,
+        id -> {
+          services
+              .jobs()
+              .runnerEvents()
+              .reapOverdueJobs()
+              .onFailure(
+                  e ->
+                      LOG.log(
+                          System.Logger.Level.WARNING,
+                          "cannot end the overdue jobs yet (tried again shortly)",
+                          e));
+          refreshQueueDepth();
+        });
+    LOG.log(
+        System.Logger.Level.INFO,
+        "listening on http://" + config.httpHost() + ":" + s.actualPort());
+    connectJobQueue();
   }
 
   /** Blocking: lists the runner keys' directory. */
@@ -187,60 +185,56 @@ public final class GatewayVerticle extends VerticleBase {
     return new ConnectionGuard(vertx, config.connections(), cap);
   }
 
-  private Router router(DataDir dir, ApiContract contract) {
-    this.contract = contract;
-    JobTokens jobTokens = dir.jobTokens(clock);
-    Authenticator authenticator = new Authenticator(dir.pats(), jobTokens);
-    jobs =
-        new JobService(
-            vertx,
-            dir.audit(),
-            jobTokens,
-            dir.repos(),
-            this::cloneUrl,
-            config.jobWallLimit(),
-            config.models(),
-            clock);
-    jobMetrics = new JobMetrics(registry, () -> jobs.list(null));
-    jobs.measure(jobMetrics);
-    jobs.endInterruptedCreations()
+  /**
+   * Ends the jobs a previous run left queued, before status events are consumed: see {@link
+   * ai.spboucher.spbgit.gateway.jobs.RunnerEvents#endInterruptedCreations}.
+   */
+  private void endInterruptedCreations() {
+    services
+        .jobs()
+        .runnerEvents()
+        .endInterruptedCreations()
         .onFailure(
             e ->
                 LOG.log(
                     System.Logger.Level.ERROR,
                     "cannot end the jobs a previous run left queued (the deadline check ends them later)",
                     e));
-    Sessions sessions = new Sessions(clock);
+  }
+
+  private Router router(DataDir dir, GatewayServices services, ApiContract contract) {
+    this.contract = contract;
     Supplier<JobLogs> logs = () -> bus == null ? null : bus.logs(replayPool);
     Router router = Router.router(vertx);
     new HealthRoutes(() -> bus != null && bus.isConnected(), registry).mount(router);
     new ApiRoutes(
             vertx,
             contract,
-            authenticator,
+            services.authenticator(),
             dir.repos(),
             dir.pats(),
-            jobTokens,
-            sessions,
+            services.jobTokens(),
+            services.sessions(),
             this::cloneUrl,
             clock)
         .mount(router);
-    ProposalDiffs diffs =
-        new ProposalDiffs(
-            vertx, dir.repos(), DiffBudget.withTime(config.diffTimeBudget()), registry);
     new JobRoutes(
             vertx,
             contract,
-            jobs,
-            new JobViews(vertx, new Proposals(dir.repos())),
-            diffs,
+            services.jobs(),
+            services.views(),
+            services.diffs(),
+            services.comments(),
             dir.repos(),
             logs)
         .mount(router);
-    new LogSocketRoutes(vertx, contract, jobs, logs, () -> publicUrl, guard::toWebSocket)
+    new LogSocketRoutes(
+            vertx, contract, services.jobs().ledger(), logs, () -> publicUrl, guard::toWebSocket)
         .mount(router);
     ApiRoutes.mountFallback(router);
-    new WebRoutes(authenticator, sessions, config.publicUrl(0).startsWith("https:")).mount(router);
+    new WebRoutes(
+            services.authenticator(), services.sessions(), config.publicUrl(0).startsWith("https:"))
+        .mount(router);
     GitLimits gitLimits =
         new GitLimits(
             config.maxPushBytes(),
@@ -249,7 +243,12 @@ public final class GatewayVerticle extends VerticleBase {
             config.maxDeltaDepth(),
             config.pushTimeLimit());
     new SmartHttpRoutes(
-            vertx, gitPool, authenticator, dir.repos(), gitLimits, jobs::recordRefsWritten)
+            vertx,
+            gitPool,
+            services.authenticator(),
+            dir.repos(),
+            gitLimits,
+            services.jobs().runnerEvents()::recordRefsWritten)
         .mount(router);
     router.route().last().handler(ctx -> ctx.fail(404));
     router.route().failureHandler(HttpErrors::handle);
@@ -258,36 +257,33 @@ public final class GatewayVerticle extends VerticleBase {
   }
 
   /**
-   * Connecting waits for NATS as long as it is down: on a thread of its own, so neither the event
-   * loop nor the worker pools wait with it, and the gateway serves git meanwhile.
+   * Connecting waits for NATS as long as it is down: on a worker pool of its own, so neither the
+   * event loop nor the shared workers wait with it, and the gateway serves git meanwhile.
    */
   private void connectJobQueue() {
-    var context = vertx.getOrCreateContext();
-    Thread connector =
-        new Thread(
-            () -> {
-              try {
-                JobBus connected =
-                    JobBus.connect(
-                        config.nats(),
-                        config.logRetention(),
-                        config.natsReplicas(),
-                        new JobBusSigner(data.jobBusKey(), runnerKeys));
-                context.runOnContext(
-                    v -> {
-                      bus = connected;
-                      connected.observe(jobMetrics::count);
-                      jobs.attach(connected);
-                      LOG.log(
-                          System.Logger.Level.INFO, "connected to NATS at " + config.nats().url());
-                    });
-              } catch (Exception e) {
-                LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.nats().url(), e);
-              }
-            },
-            "spb-nats-connect");
-    connector.setDaemon(true);
-    connector.start();
+    // One thread that may wait for hours: the blocked-thread checker is told not to count it.
+    WorkerExecutor connector =
+        vertx.createSharedWorkerExecutor("spb-nats-connect", 1, 365, TimeUnit.DAYS);
+    connector
+        .executeBlocking(
+            () ->
+                JobBus.connect(
+                    config.nats(),
+                    config.logRetention(),
+                    config.natsReplicas(),
+                    new JobBusSigner(data.jobBusKey(), runnerKeys)),
+            false)
+        .onComplete(ar -> connector.close())
+        .onSuccess(
+            connected -> {
+              bus = connected;
+              connected.observe(services.metrics()::count);
+              services.jobs().attach(connected);
+              LOG.log(System.Logger.Level.INFO, "connected to NATS at " + config.nats().url());
+            })
+        .onFailure(
+            e ->
+                LOG.log(System.Logger.Level.ERROR, "cannot use NATS at " + config.nats().url(), e));
   }
 
   private void refreshQueueDepth() {
@@ -295,7 +291,7 @@ public final class GatewayVerticle extends VerticleBase {
     if (queue != null && queue.isConnected()) {
       vertx
           .executeBlocking(queue::queueDepth, false)
-          .onSuccess(depth -> jobMetrics.queueDepth(depth));
+          .onSuccess(depth -> services.metrics().queueDepth(depth));
     }
   }
 

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.RunnerEvents;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.LogChunk;
@@ -68,7 +68,7 @@ class LateEventIT {
     assertEquals("cancelled", before.getString("exit_reason"), before.encodePrettily());
     byte[] auditBefore = Files.readAllBytes(bed.auditLog());
 
-    try (LoggedLines gatewayLog = LoggedLines.of(JobService.class);
+    try (LoggedLines gatewayLog = LoggedLines.of(RunnerEvents.class);
         Connection nats = Nats.connect(bed.natsUrl())) {
       // What a runner that had taken the request anyway would publish, with the runner's message
       // ids.
@@ -120,7 +120,7 @@ class LateEventIT {
     bed.await("demo", id, "started", Duration.ofSeconds(60));
 
     JsonObject lost;
-    try (LoggedLines gatewayLog = LoggedLines.of(JobService.class)) {
+    try (LoggedLines gatewayLog = LoggedLines.of(RunnerEvents.class)) {
       // Past the deadline and the slack after it: the gateway's overdue check (every 5 s) gives up
       // on the job.
       clock.shift(Duration.ofMinutes(15));

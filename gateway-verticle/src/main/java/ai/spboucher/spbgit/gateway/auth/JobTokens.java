@@ -21,8 +21,8 @@ import java.util.Map;
  * <p>Threading: {@link #issue} and {@link #verify} are CPU-only (they never wait) and safe on any
  * thread. One ES256 signature costs about 0.6 ms of CPU (JDK 17's SunEC, measured after warm-up; 1
  * to 3 ms of wall-clock time on a loaded 2-core machine): acceptable now and then on an event loop,
- * but a caller that is on a worker thread anyway, as {@code JobService} is while it reads the base
- * branch, signs there. {@link #revoke} writes the revocation list and blocks.
+ * but a caller that is on a worker thread anyway, as {@code JobPreparation} is while it reads the
+ * base branch, signs there. {@link #revoke} writes the revocation list and blocks.
  */
 public final class JobTokens {
 

@@ -15,7 +15,7 @@ import java.util.Optional;
  * Entries that would move a job backwards (a late "started" after "finished", a duplicate) change
  * nothing, so replaying is idempotent.
  *
- * <p>Not thread-safe: owned by {@link JobService}, on the gateway verticle's context.
+ * <p>Not thread-safe: owned by the {@link JobLedger}, on the gateway verticle's context.
  */
 public final class JobBook {
 

@@ -15,7 +15,7 @@ import java.util.function.Function;
  * first was slow to acknowledge it (its stream sequence is the job's {@code queue_seq}), which is
  * no attack and only logged. A refusal naming no job the gateway knows is only logged.
  *
- * <p>Not thread-safe: used by {@link JobService} on its context.
+ * <p>Not thread-safe: used by {@link RunnerEvents} on its context.
  */
 final class RefusedRequests {
 

@@ -86,7 +86,7 @@ public final class JobBus implements JobQueue, AutoCloseable {
 
   /**
    * Connects with the settings read at start-up, retrying until the server answers: call it on a
-   * thread of its own (it can take as long as NATS is down), never on a shared worker pool.
+   * worker pool of its own (it can take as long as NATS is down), never on a shared one.
    */
   public static JobBus connect(
       NatsSettings nats, Duration logRetention, int replicas, JobBusSigner signer)

@@ -3,7 +3,7 @@ package ai.spboucher.spbgit.gateway.review;
 import ai.spboucher.spbgit.gateway.auth.Principal;
 import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
-import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.JobLedger;
 import ai.spboucher.spbgit.gateway.jobs.Proposals;
 import ai.spboucher.spbgit.gateway.jobs.ReviewComment;
 import ai.spboucher.spbgit.gateway.jobs.WorkRef;
@@ -24,7 +24,7 @@ import java.util.Map;
  * file and line must be in it), audited as {@code review_comment} with the commit it was written
  * on, and listed with whether the work has moved on since ({@code outdated}).
  *
- * <p>Threading: call on the gateway's context (the {@link JobService}'s); the refs are read and the
+ * <p>Threading: call on the gateway's context (the {@link JobLedger}'s); the refs are read and the
  * diff computed on worker threads.
  */
 public final class ReviewComments {
@@ -33,14 +33,14 @@ public final class ReviewComments {
   public static final int MAX_PER_JOB = 200;
 
   private final Vertx vertx;
-  private final JobService jobs;
+  private final JobLedger jobs;
   private final Proposals proposals;
   private final ProposalDiffs diffs;
 
   /** Comments being checked or written, per job: counted against the limit too. On the context. */
   private final Map<String, Integer> inFlight = new HashMap<>();
 
-  public ReviewComments(Vertx vertx, JobService jobs, Proposals proposals, ProposalDiffs diffs) {
+  public ReviewComments(Vertx vertx, JobLedger jobs, Proposals proposals, ProposalDiffs diffs) {
     this.vertx = vertx;
     this.jobs = jobs;
     this.proposals = proposals;

@@ -4,7 +4,7 @@ import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.http.ApiContract;
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.gateway.jobs.Job;
-import ai.spboucher.spbgit.gateway.jobs.JobService;
+import ai.spboucher.spbgit.gateway.jobs.JobLedger;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import io.vertx.core.Context;
@@ -29,7 +29,7 @@ public final class LogSocketRoutes {
 
   private final Vertx vertx;
   private final ApiContract contract;
-  private final JobService jobs;
+  private final JobLedger jobs;
   private final Supplier<JobLogs> logs;
   private final Supplier<String> publicUrl;
   private final Function<HttpServerRequest, Future<ServerWebSocket>> accept;
@@ -47,7 +47,7 @@ public final class LogSocketRoutes {
   public LogSocketRoutes(
       Vertx vertx,
       ApiContract contract,
-      JobService jobs,
+      JobLedger jobs,
       Supplier<JobLogs> logs,
       Supplier<String> publicUrl,
       Function<HttpServerRequest, Future<ServerWebSocket>> accept) {

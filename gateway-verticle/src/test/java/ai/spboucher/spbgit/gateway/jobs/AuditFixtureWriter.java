@@ -61,7 +61,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Writes the audit log fixture {@link AuditLogReplayTest} replays: drives the real {@link
- * JobService} (a queue stand-in, a JGit repository and an audit log on disk) through every event
+ * JobLifecycle} (a queue stand-in, a JGit repository and an audit log on disk) through every event
  * the log has, then stores the log and each job's API form next to it. Run only on purpose, to pin
  * the format a release writes: {@code mvn -pl gateway-verticle -am test -Dtest=AuditFixtureWriter
  * -Dspbgit.writeAuditFixture=true -Dsurefire.failIfNoSpecifiedTests=false} from the repository
@@ -87,7 +87,7 @@ class AuditFixtureWriter {
   private Vertx vertx;
   private Context context;
   private RepositoryStore repos;
-  private JobService jobs;
+  private JobLifecycle jobs;
 
   @Test
   void writesTheFixture(Vertx vertx) throws Exception {
@@ -124,15 +124,17 @@ class AuditFixtureWriter {
               RevocationList.load(tmp.resolve("revoked-job-tokens.json"), clock),
               clock);
       context = vertx.getOrCreateContext();
+      Proposals proposals = new Proposals(repos);
       jobs =
           on(
               () ->
                   Future.succeededFuture(
-                      new JobService(
+                      JobLifecycle.open(
                           vertx,
                           audit,
                           tokens,
                           repos,
+                          proposals,
                           name -> "https://git.example.org/" + name.value() + ".git",
                           Duration.ofMinutes(30),
                           List.of("model-a", "model-b"),
@@ -142,11 +144,10 @@ class AuditFixtureWriter {
             jobs.attach(queue);
             return Future.succeededFuture();
           });
-      Proposals proposals = new Proposals(repos);
       ReviewComments comments =
           new ReviewComments(
               vertx,
-              jobs,
+              jobs.ledger(),
               proposals,
               new ProposalDiffs(
                   vertx,
@@ -155,11 +156,11 @@ class AuditFixtureWriter {
                   new SimpleMeterRegistry()));
       drive(comments);
       JsonArray views = new JsonArray();
-      for (Job job : on(() -> Future.succeededFuture(jobs.list(null)))) {
+      for (Job job : on(() -> Future.succeededFuture(jobs.ledger().list(null)))) {
         views.add(
             new JsonObject()
                 .put("job", job.toJson(WorkShas.NONE))
-                .put("comments", new JsonArray(jobs.comments(job.id()))));
+                .put("comments", new JsonArray(jobs.ledger().comments(job.id()))));
       }
       assertTrue(AuditLog.verify(logFile).ok());
       Files.createDirectories(FIXTURES);
@@ -171,31 +172,36 @@ class AuditFixtureWriter {
   /** Every event the log has today, in the order a busy gateway could write them. */
   private void drive(ReviewComments comments) throws Exception {
     // An exec job: dispatched, started, pushes, finishes, approved.
-    Job exec = on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
+    Job exec = on(() -> jobs.creation().create(DEMO, EXEC_JOB, OWNER));
     tick();
     deliver(exec.id(), started(exec.id()));
     tick();
-    jobs.recordRefsWritten(
-        exec.id(),
-        DEMO.value(),
-        exec.tokenId(),
-        new JsonArray()
-            .add(
-                new JsonObject()
-                    .put("ref", exec.proposalRef())
-                    .put("old", ObjectId.zeroId().name())
-                    .put("new", "1111111111111111111111111111111111111111")));
-    waitFor(() -> jobs.get(exec.id()).orElseThrow().refsWritten().isEmpty() ? null : true);
+    jobs.runnerEvents()
+        .recordRefsWritten(
+            exec.id(),
+            DEMO.value(),
+            exec.tokenId(),
+            new JsonArray()
+                .add(
+                    new JsonObject()
+                        .put("ref", exec.proposalRef())
+                        .put("old", ObjectId.zeroId().name())
+                        .put("new", "1111111111111111111111111111111111111111")));
+    waitFor(() -> jobs.ledger().get(exec.id()).orElseThrow().refsWritten().isEmpty() ? null : true);
     tick();
     deliver(exec.id(), finished(exec.id(), "ok"));
     String execWork =
         commit(DEMO, exec.proposalRef(), "refs/heads/main", files("hello.txt", "hello\n"));
     tick();
-    on(() -> jobs.approve(jobs.get(exec.id()).orElseThrow(), "main", execWork, OWNER));
+    on(
+        () ->
+            jobs.decisions()
+                .approve(jobs.ledger().get(exec.id()).orElseThrow(), "main", execWork, OWNER));
 
     // A built-in agent llm job with instructions, metered spend, rejected, its refs deleted.
     tick();
-    Job llm = on(() -> jobs.create(DEMO, new NewJob("think hard", "", "", "", "", ""), OWNER));
+    Job llm =
+        on(() -> jobs.creation().create(DEMO, new NewJob("think hard", "", "", "", "", ""), OWNER));
     tick();
     deliver(llm.id(), started(llm.id()).setAgent("builtin").setAgentVersion("0.9.1"));
     tick();
@@ -210,19 +216,20 @@ class AuditFixtureWriter {
     commit(
         DEMO, "refs/agents/" + llm.id() + "/partial", "refs/heads/main", files("idea.txt", "hm\n"));
     tick();
-    on(() -> jobs.reject(jobs.get(llm.id()).orElseThrow(), OWNER));
+    on(() -> jobs.decisions().reject(jobs.ledger().get(llm.id()).orElseThrow(), OWNER));
     tick();
-    on(() -> jobs.deleteRefs(jobs.get(llm.id()).orElseThrow(), OWNER));
+    on(() -> jobs.decisions().deleteRefs(jobs.ledger().get(llm.id()).orElseThrow(), OWNER));
 
     // A CLI agent job in an environment: a cache hit, setup facts, a refused forged request.
     tick();
     Job claude =
         on(
             () ->
-                jobs.create(
-                    PYTHON,
-                    new NewJob("fix the tests", "", "model-b", "", "", "claude-code"),
-                    OWNER));
+                jobs.creation()
+                    .create(
+                        PYTHON,
+                        new NewJob("fix the tests", "", "model-b", "", "", "claude-code"),
+                        OWNER));
     tick();
     deliver(
         claude.id(),
@@ -253,10 +260,11 @@ class AuditFixtureWriter {
     Job metered =
         on(
             () ->
-                jobs.create(
-                    PYTHON,
-                    new NewJob("run my agent", "./agent.sh", "model-b", "", "", ""),
-                    OWNER));
+                jobs.creation()
+                    .create(
+                        PYTHON,
+                        new NewJob("run my agent", "./agent.sh", "model-b", "", "", ""),
+                        OWNER));
     tick();
     deliver(
         metered.id(),
@@ -269,7 +277,7 @@ class AuditFixtureWriter {
     // A best-of-N group: both attempts propose, the second is approved, the first superseded.
     tick();
     List<Job> attempts =
-        on(() -> jobs.createGroup(DEMO, EXEC_JOB, OWNER, 2).map(Map.Entry::getValue));
+        on(() -> jobs.creation().createGroup(DEMO, EXEC_JOB, OWNER, 2).map(Map.Entry::getValue));
     for (Job attempt : attempts) {
       tick();
       deliver(attempt.id(), finished(attempt.id(), "ok"));
@@ -278,11 +286,18 @@ class AuditFixtureWriter {
     String chosen =
         commit(DEMO, attempts.get(1).proposalRef(), "refs/heads/main", files("b.txt", "b\n"));
     tick();
-    on(() -> jobs.approve(jobs.get(attempts.get(1).id()).orElseThrow(), "feature", chosen, OWNER));
+    on(
+        () ->
+            jobs.decisions()
+                .approve(
+                    jobs.ledger().get(attempts.get(1).id()).orElseThrow(),
+                    "feature",
+                    chosen,
+                    OWNER));
 
     // Review comments on an exec job's proposal, then its revision.
     tick();
-    Job reviewed = on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
+    Job reviewed = on(() -> jobs.creation().create(DEMO, EXEC_JOB, OWNER));
     tick();
     deliver(reviewed.id(), finished(reviewed.id(), "ok"));
     String work =
@@ -292,24 +307,25 @@ class AuditFixtureWriter {
     on(
         () ->
             comments.add(
-                jobs.get(reviewed.id()).orElseThrow(),
+                jobs.ledger().get(reviewed.id()).orElseThrow(),
                 new NewComment("say more", "hello.txt", "new", 2, work),
                 OWNER));
     tick();
     on(
         () ->
             comments.add(
-                jobs.get(reviewed.id()).orElseThrow(),
+                jobs.ledger().get(reviewed.id()).orElseThrow(),
                 new NewComment("looks fine overall", null, null, null, null),
                 OWNER));
     tick();
     Job revision =
         on(
             () ->
-                jobs.revise(
-                    jobs.get(reviewed.id()).orElseThrow(),
-                    new NewRevision("and more", null, "echo more >> hello.txt", ""),
-                    OWNER));
+                jobs.revisions()
+                    .revise(
+                        jobs.ledger().get(reviewed.id()).orElseThrow(),
+                        new NewRevision("and more", null, "echo more >> hello.txt", ""),
+                        OWNER));
     tick();
     deliver(revision.id(), started(revision.id()));
 
@@ -317,7 +333,7 @@ class AuditFixtureWriter {
     tick();
     queue.publishFailure = new IllegalStateException("timed out");
     try {
-      on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
+      on(() -> jobs.creation().create(DEMO, EXEC_JOB, OWNER));
     } catch (RequestException.Unavailable expected) {
       // Recorded as a runner_error end.
     }
@@ -325,21 +341,21 @@ class AuditFixtureWriter {
     tick();
     deliver(revision.id(), finished(revision.id(), "ok"));
     tick();
-    Job cancelled = on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
+    Job cancelled = on(() -> jobs.creation().create(DEMO, EXEC_JOB, OWNER));
     queue.removesCancelled = true;
     tick();
-    on(() -> jobs.cancel(cancelled.id()));
+    on(() -> jobs.decisions().cancel(cancelled.id()));
     tick();
-    Job lost = on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
+    Job lost = on(() -> jobs.creation().create(DEMO, EXEC_JOB, OWNER));
     tick();
     deliver(lost.id(), started(lost.id()));
-    clock.set(Instant.parse(lost.deadline()).plus(JobService.LOST_AFTER).plusSeconds(1));
-    on(() -> jobs.reapOverdueJobs().map(v -> true));
+    clock.set(Instant.parse(lost.deadline()).plus(RunnerEvents.LOST_AFTER).plusSeconds(1));
+    on(() -> jobs.runnerEvents().reapOverdueJobs().map(v -> true));
     // One job left queued at the runner (dispatched) and one started, as a live gateway has.
     tick();
-    on(() -> jobs.create(DEMO, EXEC_JOB, OWNER));
+    on(() -> jobs.creation().create(DEMO, EXEC_JOB, OWNER));
     tick();
-    Job running = on(() -> jobs.create(PYTHON, EXEC_JOB, OWNER));
+    Job running = on(() -> jobs.creation().create(PYTHON, EXEC_JOB, OWNER));
     tick();
     deliver(running.id(), started(running.id()).setCache(CacheOutcome.CACHE_NONE));
   }
@@ -477,7 +493,7 @@ class AuditFixtureWriter {
     return inserter.insert(tree);
   }
 
-  /** The queue as JobService sees it; events are handed over by the writer. */
+  /** The queue as the job lifecycle sees it; events are handed over by the writer. */
   private static final class FakeQueue implements JobQueue {
 
     volatile RuntimeException publishFailure;
