@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -50,6 +51,17 @@ public record NatsSettings(
           "SPB_NATS_CA",
           "SPB_JOB_ACK_WAIT");
 
+  /** The keys of {@link #VARIABLES} in the gateway's and the runner's JSON configuration. */
+  public static final Map<String, String> JSON_KEYS =
+      Map.of(
+          "SPB_NATS_URL", "natsUrl",
+          "SPB_NATS_CREDS", "natsCreds",
+          "SPB_NATS_USER", "natsUser",
+          "SPB_NATS_PASSWORD", "natsPassword",
+          "SPB_NATS_PASSWORD_FILE", "natsPasswordFile",
+          "SPB_NATS_CA", "natsCa",
+          "SPB_JOB_ACK_WAIT", "jobAckWait");
+
   /**
    * The default {@code SPB_JOB_ACK_WAIT}. A runner acks a job as soon as it takes it; this only
    * covers a runner dying between fetch and ack.
@@ -68,6 +80,18 @@ public record NatsSettings(
     }
     user = user == null || user.isBlank() ? null : user;
     password = password == null ? "" : password;
+  }
+
+  /** {@link #JSON_KEYS} and a process's {@code others}, variable by variable. */
+  @SafeVarargs
+  public static Map<String, String> withJsonKeys(Map.Entry<String, String>... others) {
+    Map<String, String> all = new HashMap<>(JSON_KEYS);
+    for (Map.Entry<String, String> entry : others) {
+      if (all.put(entry.getKey(), entry.getValue()) != null) {
+        throw new IllegalArgumentException("duplicate variable " + entry.getKey());
+      }
+    }
+    return Map.copyOf(all);
   }
 
   /**

@@ -66,7 +66,7 @@ public record GatewayConfig(
    * checks).
    */
   static final Map<String, String> ENVIRONMENT =
-      Map.ofEntries(
+      NatsSettings.withJsonKeys(
           Map.entry("SPB_DATA_DIR", "dataDir"),
           Map.entry("SPB_HTTP_HOST", "httpHost"),
           Map.entry("SPB_HTTP_PORT", "httpPort"),
@@ -74,13 +74,6 @@ public record GatewayConfig(
           Map.entry("SPB_MAX_PUSH_BYTES", "maxPushBytes"),
           Map.entry("SPB_MAX_OBJECT_BYTES", "maxObjectBytes"),
           Map.entry("SPB_GIT_WORKERS", "gitWorkers"),
-          Map.entry("SPB_NATS_URL", "natsUrl"),
-          Map.entry("SPB_NATS_CREDS", "natsCreds"),
-          Map.entry("SPB_NATS_USER", "natsUser"),
-          Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
-          Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
-          Map.entry("SPB_NATS_CA", "natsCa"),
-          Map.entry("SPB_JOB_ACK_WAIT", "jobAckWait"),
           Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
           Map.entry("SPB_LOG_RETENTION", "logRetention"),
           Map.entry("SPB_MODEL", "model"),

@@ -85,14 +85,7 @@ public record RunnerConfig(
    * checks).
    */
   static final Map<String, String> ENVIRONMENT =
-      Map.ofEntries(
-          Map.entry("SPB_NATS_URL", "natsUrl"),
-          Map.entry("SPB_NATS_CREDS", "natsCreds"),
-          Map.entry("SPB_NATS_USER", "natsUser"),
-          Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
-          Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
-          Map.entry("SPB_NATS_CA", "natsCa"),
-          Map.entry("SPB_JOB_ACK_WAIT", "jobAckWait"),
+      NatsSettings.withJsonKeys(
           Map.entry("SPB_RUNNER_ID", "runnerId"),
           Map.entry("SPB_RUNNER_SLOTS", "slots"),
           Map.entry("SPB_AGENT_IMAGE", "agentImage"),
