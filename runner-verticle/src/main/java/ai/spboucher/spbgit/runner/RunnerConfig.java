@@ -118,18 +118,6 @@ public record RunnerConfig(
           Map.entry("SPB_GATEWAY_KEYS", "gatewayKeys"),
           Map.entry("SPB_RUNNER_KEY", "runnerKey"));
 
-  private static final List<String> MODEL_VARIABLES =
-      List.of(
-          "SPB_MODEL_PROVIDER",
-          "SPB_MODEL_URL",
-          "SPB_MODEL_API_KEY",
-          "SPB_MODEL_API_KEY_FILE",
-          "SPB_MODEL",
-          "SPB_MODELS",
-          "SPB_MODEL_TOKEN_BUDGET",
-          "SPB_MODEL_TIMEOUT",
-          "SPB_MODEL_CONCURRENCY");
-
   public RunnerConfig {
     Objects.requireNonNull(nats, "nats");
     if (!runnerId.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
@@ -198,7 +186,7 @@ public record RunnerConfig(
     RunnerConfigBuilder d = builder();
     long cacheBytes = s.size("SPB_CACHE_SIZE", d.cacheBytes);
     return d.nats(NatsSettings.fromEnvironment(s.subset(NatsSettings.VARIABLES)))
-        .model(ModelConfig.fromEnvironment(s.subset(MODEL_VARIABLES)))
+        .model(ModelConfig.fromEnvironment(s.subset(ModelConfig.VARIABLES)))
         .runnerId(s.text("SPB_RUNNER_ID", d.runnerId))
         .slots(s.integer("SPB_RUNNER_SLOTS", d.slots))
         .agentImage(s.text("SPB_AGENT_IMAGE", d.agentImage))

@@ -40,6 +40,19 @@ public record ModelConfig(
     Duration timeout,
     int concurrency) {
 
+  /** The variables {@link #fromEnvironment} reads. */
+  public static final List<String> VARIABLES =
+      List.of(
+          "SPB_MODEL_PROVIDER",
+          "SPB_MODEL_URL",
+          "SPB_MODEL_API_KEY",
+          "SPB_MODEL_API_KEY_FILE",
+          "SPB_MODEL",
+          "SPB_MODELS",
+          "SPB_MODEL_TOKEN_BUDGET",
+          "SPB_MODEL_TIMEOUT",
+          "SPB_MODEL_CONCURRENCY");
+
   /** Default {@code SPB_MODEL_TOKEN_BUDGET}. */
   public static final long DEFAULT_TOKEN_BUDGET = 200_000;
 
