@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.builtinagent;
 
+import ai.spboucher.spbgit.common.Settings;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,7 +47,8 @@ public record AgentConfig(
   }
 
   public static AgentConfig from(Map<String, String> env) {
-    String providerName = required(env, "SPB_MODEL_PROVIDER").toLowerCase(Locale.ROOT);
+    Settings s = Settings.of(env);
+    String providerName = s.required("SPB_MODEL_PROVIDER").toLowerCase(Locale.ROOT);
     Provider provider =
         switch (providerName) {
           case "openai" -> Provider.OPENAI;
@@ -55,56 +57,31 @@ public record AgentConfig(
               throw new IllegalArgumentException(
                   "SPB_MODEL_PROVIDER must be openai or anthropic, not '" + providerName + "'");
         };
-    String url =
-        env.getOrDefault("SPB_MODEL_URL", "").isBlank()
-            ? "http://127.0.0.1:3129"
-            : env.get("SPB_MODEL_URL").trim();
-    URI modelUrl;
+    return new AgentConfig(
+        provider,
+        s.required("SPB_MODEL"),
+        s.parsed("SPB_MODEL_URL", URI.create("http://127.0.0.1:3129"), AgentConfig::modelUrl),
+        s.required("SPB_TASK"),
+        s.verbatim("SPB_TEST_COMMAND", ""),
+        s.path("SPB_AGENT_ROOT", Path.of("/work/repo")),
+        s.path("SPB_AGENT_BREACH_FILE", Path.of("/work/.spb/breach")),
+        s.path("SPB_AGENT_RESULT_FILE", null),
+        s.integer("SPB_AGENT_MAX_STEPS", 40, 1, 1000),
+        s.integer("SPB_AGENT_MAX_TOKENS", 8192, 256, 200_000),
+        Duration.ofSeconds(s.integer("SPB_AGENT_MODEL_TIMEOUT", 300, 1, 3600)),
+        s.verbatim("SPB_INSTRUCTIONS", ""));
+  }
+
+  private static URI modelUrl(String url) {
+    URI uri;
     try {
-      modelUrl = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+      uri = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("SPB_MODEL_URL is not a URL: " + e.getMessage());
     }
-    if (!"http".equals(modelUrl.getScheme()) && !"https".equals(modelUrl.getScheme())) {
+    if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())) {
       throw new IllegalArgumentException("SPB_MODEL_URL must be an http:// or https:// URL");
     }
-    String resultFile = env.getOrDefault("SPB_AGENT_RESULT_FILE", "");
-    return new AgentConfig(
-        provider,
-        required(env, "SPB_MODEL"),
-        modelUrl,
-        required(env, "SPB_TASK"),
-        env.getOrDefault("SPB_TEST_COMMAND", ""),
-        Path.of(env.getOrDefault("SPB_AGENT_ROOT", "/work/repo")),
-        Path.of(env.getOrDefault("SPB_AGENT_BREACH_FILE", "/work/.spb/breach")),
-        resultFile.isBlank() ? null : Path.of(resultFile),
-        number(env, "SPB_AGENT_MAX_STEPS", 40, 1, 1000),
-        number(env, "SPB_AGENT_MAX_TOKENS", 8192, 256, 200_000),
-        Duration.ofSeconds(number(env, "SPB_AGENT_MODEL_TIMEOUT", 300, 1, 3600)),
-        env.getOrDefault("SPB_INSTRUCTIONS", ""));
-  }
-
-  private static String required(Map<String, String> env, String name) {
-    String value = env.get(name);
-    if (value == null || value.isBlank()) {
-      throw new IllegalArgumentException(name + " is missing");
-    }
-    return value.trim();
-  }
-
-  private static int number(Map<String, String> env, String name, int fallback, int min, int max) {
-    String value = env.get(name);
-    if (value == null || value.isBlank()) {
-      return fallback;
-    }
-    try {
-      int n = Integer.parseInt(value.trim());
-      if (n < min || n > max) {
-        throw new IllegalArgumentException(name + " must be between " + min + " and " + max);
-      }
-      return n;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + " must be a whole number, not '" + value + "'");
-    }
+    return uri;
   }
 }

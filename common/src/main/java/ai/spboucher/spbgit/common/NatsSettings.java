@@ -5,11 +5,14 @@ import io.nats.client.ErrorListener;
 import io.nats.client.Nats;
 import io.nats.client.Options;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -48,6 +51,17 @@ public record NatsSettings(
           "SPB_NATS_CA",
           "SPB_JOB_ACK_WAIT");
 
+  /** The keys of {@link #VARIABLES} in the gateway's and the runner's JSON configuration. */
+  public static final Map<String, String> JSON_KEYS =
+      Map.of(
+          "SPB_NATS_URL", "natsUrl",
+          "SPB_NATS_CREDS", "natsCreds",
+          "SPB_NATS_USER", "natsUser",
+          "SPB_NATS_PASSWORD", "natsPassword",
+          "SPB_NATS_PASSWORD_FILE", "natsPasswordFile",
+          "SPB_NATS_CA", "natsCa",
+          "SPB_JOB_ACK_WAIT", "jobAckWait");
+
   /**
    * The default {@code SPB_JOB_ACK_WAIT}. A runner acks a job as soon as it takes it; this only
    * covers a runner dying between fetch and ack.
@@ -68,19 +82,32 @@ public record NatsSettings(
     password = password == null ? "" : password;
   }
 
+  /** {@link #JSON_KEYS} and a process's {@code others}, variable by variable. */
+  @SafeVarargs
+  public static Map<String, String> withJsonKeys(Map.Entry<String, String>... others) {
+    Map<String, String> all = new HashMap<>(JSON_KEYS);
+    for (Map.Entry<String, String> entry : others) {
+      if (all.put(entry.getKey(), entry.getValue()) != null) {
+        throw new IllegalArgumentException("duplicate variable " + entry.getKey());
+      }
+    }
+    return Map.copyOf(all);
+  }
+
   /**
    * Reads and checks the {@code SPB_NATS_*} variables (unset ones take their defaults), and the
    * password file: blocking. Fails with a message naming the variable on a malformed URL or a file
    * it cannot read.
    */
   public static NatsSettings fromEnvironment(Map<String, String> env) {
+    Settings settings = Settings.keepingEmpty(env);
     return new NatsSettings(
-        env.getOrDefault("SPB_NATS_URL", DEFAULT_URL).strip(),
-        path(env, "SPB_NATS_CREDS"),
-        env.get("SPB_NATS_USER"),
-        password(env),
-        path(env, "SPB_NATS_CA"),
-        jobAckWait(env));
+        settings.text("SPB_NATS_URL", DEFAULT_URL),
+        settings.path("SPB_NATS_CREDS", null),
+        settings.verbatim("SPB_NATS_USER", null),
+        password(settings),
+        settings.path("SPB_NATS_CA", null),
+        Settings.of(env).duration("SPB_JOB_ACK_WAIT", DEFAULT_JOB_ACK_WAIT));
   }
 
   /**
@@ -104,6 +131,36 @@ public record NatsSettings(
       builder.secure();
     }
     return builder;
+  }
+
+  /**
+   * Whether every server of {@link #url} is on this machine (a loopback address). NATS lives on the
+   * gateway's node, so a runner given only such servers shares that node: fine for trying the
+   * product out, not for production, where a job container that escaped would sit next to the
+   * forge's data.
+   */
+  public boolean onThisMachine() {
+    return Arrays.stream(url.split(","))
+        .map(String::strip)
+        .filter(s -> !s.isEmpty())
+        .allMatch(u -> isLoopbackHost(u.contains("://") ? u : "nats://" + u));
+  }
+
+  private static boolean isLoopbackHost(String url) {
+    String host;
+    try {
+      host = URI.create(url).getHost();
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+    if (host == null) {
+      return false;
+    }
+    String bare = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+    return "localhost".equalsIgnoreCase(bare)
+        || bare.matches("127(\\.\\d{1,3}){3}")
+        || "::1".equals(bare)
+        || "0:0:0:0:0:0:0:1".equals(bare);
   }
 
   @Override
@@ -155,33 +212,16 @@ public record NatsSettings(
     return false;
   }
 
-  private static Path path(Map<String, String> env, String variable) {
-    String value = env.get(variable);
-    return value == null || value.isBlank() ? null : Path.of(value.strip());
-  }
-
   private static void requireReadable(String variable, Path file) {
     if (file != null && !Files.isReadable(file)) {
       throw new IllegalArgumentException(variable + " file is not readable: " + file);
     }
   }
 
-  private static Duration jobAckWait(Map<String, String> env) {
-    String value = env.get("SPB_JOB_ACK_WAIT");
-    if (value == null || value.isBlank()) {
-      return DEFAULT_JOB_ACK_WAIT;
-    }
-    try {
-      return ConfigUnits.parseDuration(value.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("SPB_JOB_ACK_WAIT: " + e.getMessage(), e);
-    }
-  }
-
-  private static String password(Map<String, String> env) {
-    Path file = path(env, "SPB_NATS_PASSWORD_FILE");
+  private static String password(Settings settings) {
+    Path file = settings.path("SPB_NATS_PASSWORD_FILE", null);
     if (file == null) {
-      return env.getOrDefault("SPB_NATS_PASSWORD", "");
+      return settings.verbatim("SPB_NATS_PASSWORD", "");
     }
     try {
       return Files.readString(file, StandardCharsets.UTF_8).strip();

@@ -1,14 +1,12 @@
 package ai.spboucher.spbgit.gateway;
 
-import ai.spboucher.spbgit.common.ConfigUnits;
 import ai.spboucher.spbgit.common.NatsSettings;
+import ai.spboucher.spbgit.common.Settings;
 import ai.spboucher.spbgit.gateway.http.ConnectionLimits;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -68,7 +66,7 @@ public record GatewayConfig(
    * checks).
    */
   static final Map<String, String> ENVIRONMENT =
-      Map.ofEntries(
+      NatsSettings.withJsonKeys(
           Map.entry("SPB_DATA_DIR", "dataDir"),
           Map.entry("SPB_HTTP_HOST", "httpHost"),
           Map.entry("SPB_HTTP_PORT", "httpPort"),
@@ -76,13 +74,6 @@ public record GatewayConfig(
           Map.entry("SPB_MAX_PUSH_BYTES", "maxPushBytes"),
           Map.entry("SPB_MAX_OBJECT_BYTES", "maxObjectBytes"),
           Map.entry("SPB_GIT_WORKERS", "gitWorkers"),
-          Map.entry("SPB_NATS_URL", "natsUrl"),
-          Map.entry("SPB_NATS_CREDS", "natsCreds"),
-          Map.entry("SPB_NATS_USER", "natsUser"),
-          Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
-          Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
-          Map.entry("SPB_NATS_CA", "natsCa"),
-          Map.entry("SPB_JOB_ACK_WAIT", "jobAckWait"),
           Map.entry("SPB_JOB_WALL_LIMIT", "jobWallLimit"),
           Map.entry("SPB_LOG_RETENTION", "logRetention"),
           Map.entry("SPB_MODEL", "model"),
@@ -147,78 +138,48 @@ public record GatewayConfig(
     }
   }
 
+  /** Reads the JSON form; unset keys take the documented defaults. */
   public static GatewayConfig from(JsonObject json) {
-    try {
-      Path dataDir = Path.of(json.getString("dataDir", "data")).normalize();
-      return new GatewayConfig(
-          dataDir,
-          json.getString("httpHost", "127.0.0.1"),
-          Integer.parseInt(json.getString("httpPort", "8080")),
-          emptyToNull(json.getString("publicUrl")),
-          ConfigUnits.parseBytes(json.getString("maxPushBytes", "2g")),
-          ConfigUnits.parseBytes(json.getString("maxObjectBytes", "100m")),
-          Integer.parseInt(json.getString("gitWorkers", "16")),
-          NatsSettings.fromEnvironment(variables(json, NatsSettings.VARIABLES)),
-          ConfigUnits.parseDuration(json.getString("jobWallLimit", "30m")),
-          ConfigUnits.parseDuration(json.getString("logRetention", "30d")),
-          json.getString("model", ""),
-          Arrays.stream(json.getString("models", "").split("[,\\s]+"))
-              .filter(m -> !m.isBlank())
-              .toList(),
-          Integer.parseInt(json.getString("natsReplicas", "1")),
-          ConfigUnits.parseDuration(json.getString("diffTimeBudget", "3s")),
-          connectionLimits(json),
-          ConfigUnits.parseBytes(json.getString("maxPushInflatedBytes", "512m")),
-          Integer.parseInt(json.getString("maxDeltaDepth", "250")),
-          ConfigUnits.parseDuration(json.getString("pushTimeLimit", "10m")),
-          json.getString("runnerKeys") == null
-              ? dataDir.resolve(DataDir.KEYS).resolve(DataDir.RUNNER_KEYS)
-              : Path.of(json.getString("runnerKeys")).normalize());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("invalid number in configuration: " + e.getMessage(), e);
-    }
+    Settings s = Settings.of(Settings.byVariable(json.getMap(), ENVIRONMENT));
+    Path dataDir = Path.of(s.text("SPB_DATA_DIR", "data")).normalize();
+    return new GatewayConfig(
+        dataDir,
+        s.text("SPB_HTTP_HOST", "127.0.0.1"),
+        s.integer("SPB_HTTP_PORT", 8080),
+        s.text("SPB_PUBLIC_URL", null),
+        s.size("SPB_MAX_PUSH_BYTES", 2L << 30),
+        s.size("SPB_MAX_OBJECT_BYTES", 100L << 20),
+        s.integer("SPB_GIT_WORKERS", 16),
+        NatsSettings.fromEnvironment(s.subset(NatsSettings.VARIABLES)),
+        s.duration("SPB_JOB_WALL_LIMIT", Duration.ofMinutes(30)),
+        s.duration("SPB_LOG_RETENTION", Duration.ofDays(30)),
+        s.text("SPB_MODEL", ""),
+        s.list("SPB_MODELS"),
+        s.integer("SPB_NATS_REPLICAS", 1),
+        s.duration("SPB_DIFF_TIME_BUDGET", Duration.ofSeconds(3)),
+        connectionLimits(s),
+        s.size("SPB_MAX_PUSH_INFLATED_BYTES", 512L << 20),
+        s.integer("SPB_MAX_DELTA_DEPTH", 250),
+        s.duration("SPB_PUSH_TIME_LIMIT", Duration.ofMinutes(10)),
+        s.path("SPB_RUNNER_KEYS", dataDir.resolve(DataDir.KEYS).resolve(DataDir.RUNNER_KEYS))
+            .normalize());
   }
 
-  private static ConnectionLimits connectionLimits(JsonObject json) {
-    // Unset, the cap is the default lowered to fit the descriptor limit; set, it must fit (see
+  private static ConnectionLimits connectionLimits(Settings s) {
+    // Unset, the cap is the default lowered to fit the descriptor limit (0); set, it must fit (see
     // capFor).
-    String max = json.getString("maxConnections");
-    if (max != null && Integer.parseInt(max) < 1) {
-      throw new IllegalArgumentException("SPB_MAX_CONNECTIONS must be at least 1");
-    }
     return new ConnectionLimits(
-        ConfigUnits.parseDuration(json.getString("headTimeout", "10s")),
-        ConfigUnits.parseDuration(json.getString("idleTimeout", "5m")),
-        max == null ? 0 : Integer.parseInt(max),
-        Integer.parseInt(json.getString("maxConnectionsPerAddress", "1024")));
+        s.duration("SPB_HEAD_TIMEOUT", Duration.ofSeconds(10)),
+        s.duration("SPB_IDLE_TIMEOUT", Duration.ofMinutes(5)),
+        s.isSet("SPB_MAX_CONNECTIONS")
+            ? s.integer("SPB_MAX_CONNECTIONS", 0, 1, Integer.MAX_VALUE)
+            : 0,
+        s.integer("SPB_MAX_CONNECTIONS_PER_ADDRESS", 1024));
   }
 
-  /** Builds the JSON form from environment variables (unset ones keep their defaults). */
+  /** Builds the JSON form from environment variables (unset or blank ones keep their defaults). */
   public static JsonObject fromEnvironment(Map<String, String> env) {
-    JsonObject json = new JsonObject();
-    ENVIRONMENT.forEach(
-        (variable, key) -> {
-          String value = env.get(variable);
-          if (value != null && !value.isBlank()) {
-            json.put(key, value.trim());
-          }
-        });
-    return json;
-  }
-
-  /**
-   * The {@code variables} set in {@code json}, by their environment names, for readers shared with
-   * the runner.
-   */
-  private static Map<String, String> variables(JsonObject json, List<String> variables) {
-    Map<String, String> set = new HashMap<>();
-    for (String variable : variables) {
-      String value = json.getString(ENVIRONMENT.get(variable));
-      if (value != null) {
-        set.put(variable, value);
-      }
-    }
-    return set;
+    return new JsonObject(Settings.byKey(env, ENVIRONMENT, false));
   }
 
   /** The URL clients reach the gateway at, given the port actually bound. */
@@ -228,9 +189,5 @@ public record GatewayConfig(
     }
     String host = httpHost.contains(":") ? "[" + httpHost + "]" : httpHost;
     return "http://" + ("0.0.0.0".equals(httpHost) ? "127.0.0.1" : host) + ":" + boundPort;
-  }
-
-  private static String emptyToNull(String s) {
-    return s == null || s.isBlank() ? null : s;
   }
 }

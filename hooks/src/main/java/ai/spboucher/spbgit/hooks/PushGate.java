@@ -95,17 +95,22 @@ public final class PushGate {
       verdicts.add(new Verdict(ref, refusal));
     }
     if (atomic) {
-      Optional<Verdict> firstRefused = verdicts.stream().filter(v -> !v.admitted()).findFirst();
-      if (firstRefused.isPresent()) {
-        String reason =
-            "atomic push refused because "
-                + firstRefused.get().refName()
-                + " is "
-                + firstRefused.get().refusal().get();
-        verdicts.replaceAll(v -> v.admitted() ? new Verdict(v.refName(), Optional.of(reason)) : v);
-      }
+      refuseAllIfOneIsRefused(verdicts);
     }
     return verdicts;
+  }
+
+  /** An atomic push is all or nothing: one refused ref refuses the others, naming it. */
+  private static void refuseAllIfOneIsRefused(List<Verdict> verdicts) {
+    Optional<Verdict> firstRefused = verdicts.stream().filter(v -> !v.admitted()).findFirst();
+    if (firstRefused.isPresent()) {
+      String reason =
+          "atomic push refused because "
+              + firstRefused.get().refName()
+              + " is "
+              + firstRefused.get().refusal().get();
+      verdicts.replaceAll(v -> v.admitted() ? new Verdict(v.refName(), Optional.of(reason)) : v);
+    }
   }
 
   /**

@@ -67,11 +67,7 @@ final class CacheRestore {
           continue;
         }
         first = false;
-        String name = "/" + entry.getName().replaceAll("/+$", "");
-        if (!underCachePaths(name, cachePaths)) {
-          throw new IOException(
-              "cache entry " + entry.getName() + " is outside the cache paths " + cachePaths);
-        }
+        String name = nameUnderCachePaths(entry, cachePaths);
         Path target = workDir.resolve(name.substring("/work/".length()));
         Path parent = realDirectories(workDir, target.getParent(), uid, realDirectories);
         Path path = parent.resolve(target.getFileName());
@@ -84,16 +80,7 @@ final class CacheRestore {
         } else if (entry.getLinkFlag() == TarConstants.LF_NORMAL
             || entry.getLinkFlag() == TarConstants.LF_OLDNORM) {
           replaceable(path);
-          try (OutputStream out =
-              Files.newOutputStream(
-                  path,
-                  StandardOpenOption.CREATE_NEW,
-                  StandardOpenOption.WRITE,
-                  LinkOption.NOFOLLOW_LINKS)) {
-            for (int n = entries.read(buffer); n > 0; n = entries.read(buffer)) {
-              out.write(buffer, 0, n);
-            }
-          }
+          copy(entries, path, buffer);
           Files.setPosixFilePermissions(path, permissions(entry.getMode()));
           written.put(name, path);
         } else if (entry.isLink()) {
@@ -106,6 +93,31 @@ final class CacheRestore {
         }
         Files.setAttribute(path, "unix:uid", uid, NO_FOLLOW);
         Files.setAttribute(path, "unix:gid", uid, NO_FOLLOW);
+      }
+    }
+  }
+
+  /** The entry's absolute name, without a trailing slash; refused outside the cache paths. */
+  private static String nameUnderCachePaths(TarArchiveEntry entry, List<String> cachePaths)
+      throws IOException {
+    String name = "/" + entry.getName().replaceAll("/+$", "");
+    if (!underCachePaths(name, cachePaths)) {
+      throw new IOException(
+          "cache entry " + entry.getName() + " is outside the cache paths " + cachePaths);
+    }
+    return name;
+  }
+
+  /** Writes the entry's content to {@code path}, which must not exist (a link is not followed). */
+  private static void copy(InputStream entry, Path path, byte[] buffer) throws IOException {
+    try (OutputStream out =
+        Files.newOutputStream(
+            path,
+            StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS)) {
+      for (int n = entry.read(buffer); n > 0; n = entry.read(buffer)) {
+        out.write(buffer, 0, n);
       }
     }
   }

@@ -1,25 +1,18 @@
 package ai.spboucher.spbgit.runner;
 
-import ai.spboucher.spbgit.common.ConfigUnits;
 import ai.spboucher.spbgit.common.NatsSettings;
 import ai.spboucher.spbgit.common.PemTrust;
-import ai.spboucher.spbgit.runner.docker.DockerSandbox;
+import ai.spboucher.spbgit.common.Settings;
 import ai.spboucher.spbgit.runner.egress.EgressPolicy;
 import ai.spboucher.spbgit.runner.model.ModelConfig;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.URI;
-import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLSocketFactory;
@@ -92,14 +85,7 @@ public record RunnerConfig(
    * checks).
    */
   static final Map<String, String> ENVIRONMENT =
-      Map.ofEntries(
-          Map.entry("SPB_NATS_URL", "natsUrl"),
-          Map.entry("SPB_NATS_CREDS", "natsCreds"),
-          Map.entry("SPB_NATS_USER", "natsUser"),
-          Map.entry("SPB_NATS_PASSWORD", "natsPassword"),
-          Map.entry("SPB_NATS_PASSWORD_FILE", "natsPasswordFile"),
-          Map.entry("SPB_NATS_CA", "natsCa"),
-          Map.entry("SPB_JOB_ACK_WAIT", "jobAckWait"),
+      NatsSettings.withJsonKeys(
           Map.entry("SPB_RUNNER_ID", "runnerId"),
           Map.entry("SPB_RUNNER_SLOTS", "slots"),
           Map.entry("SPB_AGENT_IMAGE", "agentImage"),
@@ -131,18 +117,6 @@ public record RunnerConfig(
           Map.entry("SPB_CACHE_ENTRY_SIZE", "cacheEntrySize"),
           Map.entry("SPB_GATEWAY_KEYS", "gatewayKeys"),
           Map.entry("SPB_RUNNER_KEY", "runnerKey"));
-
-  private static final List<String> MODEL_VARIABLES =
-      List.of(
-          "SPB_MODEL_PROVIDER",
-          "SPB_MODEL_URL",
-          "SPB_MODEL_API_KEY",
-          "SPB_MODEL_API_KEY_FILE",
-          "SPB_MODEL",
-          "SPB_MODELS",
-          "SPB_MODEL_TOKEN_BUDGET",
-          "SPB_MODEL_TIMEOUT",
-          "SPB_MODEL_CONCURRENCY");
 
   public RunnerConfig {
     Objects.requireNonNull(nats, "nats");
@@ -200,77 +174,42 @@ public record RunnerConfig(
    * empty string is kept (and then refused where empty means nothing), as the runner always has.
    */
   public static JsonObject fromEnvironment(Map<String, String> env) {
-    JsonObject json = new JsonObject();
-    ENVIRONMENT.forEach(
-        (variable, key) -> {
-          if (env.containsKey(variable)) {
-            json.put(key, env.get(variable));
-          }
-        });
-    return json;
-  }
-
-  /** Reads the JSON form; unset keys take the documented defaults (those of {@link Builder}). */
-  public static RunnerConfig from(JsonObject json) {
-    Builder b = builder();
-    try {
-      b.nats(NatsSettings.fromEnvironment(variables(json, NatsSettings.VARIABLES)));
-      b.model(ModelConfig.fromEnvironment(variables(json, MODEL_VARIABLES)));
-      read(json, "runnerId", b::runnerId);
-      read(json, "slots", v -> b.slots(Integer.parseInt(v)));
-      read(json, "agentImage", b::agentImage);
-      read(json, "cpus", v -> b.cpus(Double.parseDouble(v)));
-      read(json, "memory", v -> b.memoryBytes(ConfigUnits.parseBytes(v)));
-      read(json, "disk", v -> b.diskBytes(ConfigUnits.parseBytes(v)));
-      read(json, "wallLimit", v -> b.wallLimit(ConfigUnits.parseDuration(v)));
-      read(json, "pidsLimit", v -> b.pidsLimit(Long.parseLong(v)));
-      read(
-          json,
-          "egressAllow",
-          v -> b.egressAllow(Arrays.stream(v.split("[,\\s]+")).filter(s -> !s.isBlank()).toList()));
-      read(json, "dockerHost", b::dockerHost);
-      read(json, "workRoot", v -> b.workRoot(Path.of(v)));
-      read(json, "logCap", v -> b.logCapBytes(ConfigUnits.parseBytes(v)));
-      read(json, "breachGrace", v -> b.breachGrace(ConfigUnits.parseDuration(v)));
-      read(
-          json,
-          "health",
-          v -> b.health(v.isEmpty() ? null : HostPort.parse("SPB_RUNNER_HEALTH", v)));
-      read(json, "gatewayCa", v -> b.gatewayCa(v.isBlank() ? null : Path.of(v)));
-      read(json, "dockerCallTimeout", v -> b.dockerCallTimeout(ConfigUnits.parseDuration(v)));
-      read(json, "sandboxUid", v -> b.sandboxUid(Integer.parseInt(v.strip())));
-      read(json, "images", b::images);
-      read(json, "cacheSize", v -> b.cacheBytes(ConfigUnits.parseBytes(v)));
-      read(json, "cacheEntrySize", v -> b.cacheEntryBytes(ConfigUnits.parseBytes(v)));
-      read(json, "gatewayKeys", v -> b.gatewayKeys(v.isBlank() ? null : Path.of(v)));
-      read(json, "runnerKey", v -> b.runnerKey(v.isBlank() ? null : Path.of(v)));
-      return b.build();
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          "invalid number in runner configuration: " + e.getMessage(), e);
-    }
-  }
-
-  private static void read(JsonObject json, String key, Consumer<String> setter) {
-    String value = json.getString(key);
-    if (value != null) {
-      setter.accept(value);
-    }
+    return new JsonObject(Settings.byKey(env, ENVIRONMENT, true));
   }
 
   /**
-   * The {@code variables} set in {@code json}, by their environment names, for readers shared with
-   * others.
+   * Reads the JSON form; unset keys take the documented defaults (those of {@link
+   * RunnerConfigBuilder}).
    */
-  private static Map<String, String> variables(JsonObject json, List<String> variables) {
-    Map<String, String> set = new HashMap<>();
-    for (String variable : variables) {
-      String value = json.getString(ENVIRONMENT.get(variable));
-      if (value != null) {
-        set.put(variable, value);
-      }
-    }
-    return set;
+  public static RunnerConfig from(JsonObject json) {
+    Settings s = Settings.keepingEmpty(Settings.byVariable(json.getMap(), ENVIRONMENT));
+    RunnerConfigBuilder d = builder();
+    long cacheBytes = s.size("SPB_CACHE_SIZE", d.cacheBytes);
+    return d.nats(NatsSettings.fromEnvironment(s.subset(NatsSettings.VARIABLES)))
+        .model(ModelConfig.fromEnvironment(s.subset(ModelConfig.VARIABLES)))
+        .runnerId(s.text("SPB_RUNNER_ID", d.runnerId))
+        .slots(s.integer("SPB_RUNNER_SLOTS", d.slots))
+        .agentImage(s.text("SPB_AGENT_IMAGE", d.agentImage))
+        .cpus(s.decimal("SPB_LIMIT_CPUS", d.cpus))
+        .memoryBytes(s.size("SPB_LIMIT_MEMORY", d.memoryBytes))
+        .diskBytes(s.size("SPB_LIMIT_DISK", d.diskBytes))
+        .wallLimit(s.duration("SPB_LIMIT_WALL", d.wallLimit))
+        .pidsLimit(s.wholeNumber("SPB_LIMIT_PIDS", d.pidsLimit))
+        .egressAllow(s.list("SPB_EGRESS_ALLOW"))
+        .dockerHost(s.text("DOCKER_HOST", d.dockerHost))
+        .workRoot(s.parsed("SPB_RUNNER_WORK_DIR", d.workRoot, Path::of))
+        .logCapBytes(s.size("SPB_LOG_CAP", d.logCapBytes))
+        .breachGrace(s.duration("SPB_BREACH_GRACE", d.breachGrace))
+        .health(s.nonBlank("SPB_RUNNER_HEALTH").map(HostPort::parse).orElse(null))
+        .gatewayCa(s.path("SPB_GATEWAY_CA", null))
+        .dockerCallTimeout(s.duration("SPB_DOCKER_CALL_TIMEOUT", d.dockerCallTimeout))
+        .sandboxUid(s.integer("SPB_SANDBOX_UID", d.sandboxUid))
+        .images(s.text("SPB_IMAGES", d.images))
+        .cacheBytes(cacheBytes)
+        .cacheEntryBytes(s.size("SPB_CACHE_ENTRY_SIZE", cacheBytes / 2))
+        .gatewayKeys(s.path("SPB_GATEWAY_KEYS", null))
+        .runnerKey(s.path("SPB_RUNNER_KEY", null))
+        .build();
   }
 
   /** The NATS server URL or URLs. */
@@ -284,27 +223,7 @@ public record RunnerConfig(
    * out, not for production, where a job container that escaped would sit next to the forge's data.
    */
   public boolean natsOnThisMachine() {
-    return Arrays.stream(nats.url().split(","))
-        .map(String::strip)
-        .filter(s -> !s.isEmpty())
-        .allMatch(url -> isLoopbackHost(url.contains("://") ? url : "nats://" + url));
-  }
-
-  private static boolean isLoopbackHost(String url) {
-    String host;
-    try {
-      host = URI.create(url).getHost();
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-    if (host == null) {
-      return false;
-    }
-    String bare = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
-    return "localhost".equalsIgnoreCase(bare)
-        || bare.matches("127(\\.\\d{1,3}){3}")
-        || "::1".equals(bare)
-        || "0:0:0:0:0:0:0:1".equals(bare);
+    return nats.onThisMachine();
   }
 
   /** How job git relays reach an {@code https} gateway. Reads {@link #gatewayCa}: blocking. */
@@ -315,196 +234,8 @@ public record RunnerConfig(
   }
 
   /** A builder with every setting at its documented default. */
-  public static Builder builder() {
-    return new Builder();
-  }
-
-  /** Names each setting of a {@link RunnerConfig}, as nats.java's {@code Options.Builder} does. */
-  public static final class Builder {
-    private NatsSettings nats = NatsSettings.fromEnvironment(Map.of());
-    private String runnerId = hostName();
-    private int slots = 1;
-    private String agentImage = "spbgit/agent:latest";
-    private double cpus = 2;
-    private long memoryBytes = 4L << 30;
-    private long diskBytes = 2L << 30;
-    private Duration wallLimit = Duration.ofMinutes(30);
-    private long pidsLimit = 512;
-    private List<String> egressAllow = List.of();
-    private String dockerHost = "unix:///var/run/docker.sock";
-    private Path workRoot = Path.of("/var/lib/spbgit-runner");
-    private long logCapBytes = 256L << 20;
-    private ModelConfig model;
-    private Duration breachGrace = Duration.ofSeconds(30);
-    private HostPort health;
-    private Path gatewayCa;
-    private Duration dockerCallTimeout = DockerSandbox.DEFAULT_CALL_TIMEOUT;
-    private int sandboxUid = DEFAULT_SANDBOX_UID;
-
-    /** {@code SPB_IMAGES} as written; blank for the catalogue built on {@link #agentImage}. */
-    private String images = "";
-
-    private long cacheBytes = 2L << 30;
-    private Path gatewayKeys;
-    private Path runnerKey;
-
-    /** Null for half of {@link #cacheBytes}. */
-    private Long cacheEntryBytes;
-
-    private Builder() {}
-
-    public Builder nats(NatsSettings nats) {
-      this.nats = nats;
-      return this;
-    }
-
-    public Builder runnerId(String runnerId) {
-      this.runnerId = runnerId;
-      return this;
-    }
-
-    public Builder slots(int slots) {
-      this.slots = slots;
-      return this;
-    }
-
-    public Builder agentImage(String agentImage) {
-      this.agentImage = agentImage;
-      return this;
-    }
-
-    public Builder cpus(double cpus) {
-      this.cpus = cpus;
-      return this;
-    }
-
-    public Builder memoryBytes(long memoryBytes) {
-      this.memoryBytes = memoryBytes;
-      return this;
-    }
-
-    public Builder diskBytes(long diskBytes) {
-      this.diskBytes = diskBytes;
-      return this;
-    }
-
-    public Builder wallLimit(Duration wallLimit) {
-      this.wallLimit = wallLimit;
-      return this;
-    }
-
-    public Builder pidsLimit(long pidsLimit) {
-      this.pidsLimit = pidsLimit;
-      return this;
-    }
-
-    public Builder egressAllow(List<String> egressAllow) {
-      this.egressAllow = egressAllow;
-      return this;
-    }
-
-    public Builder dockerHost(String dockerHost) {
-      this.dockerHost = dockerHost;
-      return this;
-    }
-
-    public Builder workRoot(Path workRoot) {
-      this.workRoot = workRoot;
-      return this;
-    }
-
-    public Builder logCapBytes(long logCapBytes) {
-      this.logCapBytes = logCapBytes;
-      return this;
-    }
-
-    public Builder model(ModelConfig model) {
-      this.model = model;
-      return this;
-    }
-
-    public Builder breachGrace(Duration breachGrace) {
-      this.breachGrace = breachGrace;
-      return this;
-    }
-
-    public Builder health(HostPort health) {
-      this.health = health;
-      return this;
-    }
-
-    public Builder gatewayCa(Path gatewayCa) {
-      this.gatewayCa = gatewayCa;
-      return this;
-    }
-
-    public Builder dockerCallTimeout(Duration timeout) {
-      this.dockerCallTimeout = timeout;
-      return this;
-    }
-
-    public Builder sandboxUid(int sandboxUid) {
-      this.sandboxUid = sandboxUid;
-      return this;
-    }
-
-    /** {@code SPB_IMAGES}: {@code name=image,...}; blank for the default catalogue. */
-    public Builder images(String images) {
-      this.images = images;
-      return this;
-    }
-
-    public Builder cacheBytes(long cacheBytes) {
-      this.cacheBytes = cacheBytes;
-      return this;
-    }
-
-    /** {@code SPB_CACHE_ENTRY_SIZE}; unset, half of {@link #cacheBytes}. */
-    public Builder cacheEntryBytes(long cacheEntryBytes) {
-      this.cacheEntryBytes = cacheEntryBytes;
-      return this;
-    }
-
-    /** {@code SPB_GATEWAY_KEYS}: a PEM file or a directory of the gateway's job-bus keys. */
-    public Builder gatewayKeys(Path gatewayKeys) {
-      this.gatewayKeys = gatewayKeys;
-      return this;
-    }
-
-    /** {@code SPB_RUNNER_KEY}; null for {@code <workRoot>/runner-key.pem}. */
-    public Builder runnerKey(Path runnerKey) {
-      this.runnerKey = runnerKey;
-      return this;
-    }
-
-    /** Validates; fails with a message naming the variable at fault. */
-    public RunnerConfig build() {
-      return new RunnerConfig(
-          nats,
-          runnerId,
-          slots,
-          agentImage,
-          cpus,
-          memoryBytes,
-          diskBytes,
-          wallLimit,
-          pidsLimit,
-          egressAllow,
-          dockerHost,
-          workRoot,
-          logCapBytes,
-          model,
-          breachGrace,
-          health,
-          gatewayCa,
-          dockerCallTimeout,
-          sandboxUid,
-          ImageCatalogue.parse(images, agentImage),
-          cacheBytes,
-          cacheEntryBytes == null ? cacheBytes / 2 : cacheEntryBytes,
-          gatewayKeys,
-          runnerKey);
-    }
+  public static RunnerConfigBuilder builder() {
+    return new RunnerConfigBuilder();
   }
 
   /**
@@ -514,12 +245,12 @@ public record RunnerConfig(
    * @param port 0 to 65535; 0 picks a free port
    */
   public record HostPort(String host, int port) {
-    /** Parses {@code host:port}; the message names {@code variable}. */
-    static HostPort parse(String variable, String value) {
+    /** Parses {@code SPB_RUNNER_HEALTH}, {@code host:port}. */
+    static HostPort parse(String value) {
       Matcher m = Pattern.compile("([^:\\s]+):(\\d{1,5})").matcher(value);
       if (!m.matches() || Integer.parseInt(m.group(2)) > 65535) {
         throw new IllegalArgumentException(
-            variable + " must be host:port (e.g. 127.0.0.1:8081), got " + value);
+            "SPB_RUNNER_HEALTH must be host:port (e.g. 127.0.0.1:8081), got " + value);
       }
       return new HostPort(m.group(1), Integer.parseInt(m.group(2)));
     }
@@ -527,15 +258,6 @@ public record RunnerConfig(
     @Override
     public String toString() {
       return host + ":" + port;
-    }
-  }
-
-  private static String hostName() {
-    try {
-      String name = InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9._-]", "-");
-      return name.isEmpty() ? "runner" : name;
-    } catch (UnknownHostException e) {
-      return "runner";
     }
   }
 }

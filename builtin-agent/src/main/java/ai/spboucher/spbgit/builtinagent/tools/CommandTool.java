@@ -45,54 +45,16 @@ final class CommandTool {
       return ToolResult.failed("timeout_seconds must be at least 1");
     }
     int timeout = Math.min(timeoutSeconds, MAX_TIMEOUT);
-    ProcessBuilder builder =
-        new ProcessBuilder("sh", "-c", command)
-            .directory(workspace.root().toFile())
-            .redirectErrorStream(true)
-            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-    Map<String, String> env = builder.environment();
-    WITHHELD.forEach(env::remove);
-    env.put("PAGER", "cat");
-    env.put("GIT_PAGER", "cat");
     long started = System.nanoTime();
-    Process process = builder.start();
+    Process process = start(command);
     CappedOutput output = new CappedOutput(OUTPUT_HEAD, OUTPUT_TAIL);
     Thread reader = new Thread(() -> output.drain(process.getInputStream()), "run_command-output");
     reader.setDaemon(true);
     reader.start();
 
     Set<ProcessHandle> family = new HashSet<>();
-    String ending = null;
-    long deadline = started + TimeUnit.SECONDS.toNanos(timeout);
-    try {
-      while (!process.waitFor(POLL_MILLIS, TimeUnit.MILLISECONDS)) {
-        process.descendants().forEach(family::add);
-        Optional<String> reason = breach.reason();
-        if (reason.isPresent()) {
-          ending = "stopped: the runner signalled " + reason.get();
-          break;
-        }
-        if (System.nanoTime() > deadline) {
-          ending = "timed out after " + timeout + " s: killed";
-          break;
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      ending = "interrupted: killed";
-    }
-    process.descendants().forEach(family::add);
-    // Through the handle: Process.destroyForcibly() would also close the pipe before the reader
-    // drained it.
-    process.toHandle().destroyForcibly();
-    family.forEach(ProcessHandle::destroyForcibly);
-    try {
-      process.waitFor(5, TimeUnit.SECONDS);
-      // A process that escaped the kill may still hold the pipe open: do not wait for it forever.
-      reader.join(2000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    String ending = awaitEnding(process, family, started, timeout);
+    kill(process, family, reader);
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     String status = ending != null ? ending : "exit code " + process.exitValue();
     String note = timeoutSeconds > MAX_TIMEOUT ? " (timeout capped at " + MAX_TIMEOUT + " s)" : "";
@@ -105,6 +67,64 @@ final class CommandTool {
             + Sizes.human(output.total())
             + " output";
     return new ToolResult(content, false, detail);
+  }
+
+  /** Starts {@code command} in the workspace, with no input and the runner's secrets withheld. */
+  private Process start(String command) throws IOException {
+    ProcessBuilder builder =
+        new ProcessBuilder("sh", "-c", command)
+            .directory(workspace.root().toFile())
+            .redirectErrorStream(true)
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    Map<String, String> env = builder.environment();
+    WITHHELD.forEach(env::remove);
+    env.put("PAGER", "cat");
+    env.put("GIT_PAGER", "cat");
+    return builder.start();
+  }
+
+  /**
+   * Waits for {@code process} to exit, noting its descendants in {@code family} as they appear.
+   *
+   * @return null when it exited within {@code timeout} seconds of {@code started} ({@link
+   *     System#nanoTime}); else why it is to be stopped: the runner's breach notice, the timeout,
+   *     interruption
+   */
+  private String awaitEnding(
+      Process process, Set<ProcessHandle> family, long started, int timeout) {
+    long deadline = started + TimeUnit.SECONDS.toNanos(timeout);
+    try {
+      while (!process.waitFor(POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+        process.descendants().forEach(family::add);
+        Optional<String> reason = breach.reason();
+        if (reason.isPresent()) {
+          return "stopped: the runner signalled " + reason.get();
+        }
+        if (System.nanoTime() > deadline) {
+          return "timed out after " + timeout + " s: killed";
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "interrupted: killed";
+    }
+    return null;
+  }
+
+  /** Kills the process and everything it started, and lets the reader drain what they wrote. */
+  private static void kill(Process process, Set<ProcessHandle> family, Thread reader) {
+    process.descendants().forEach(family::add);
+    // Through the handle: Process.destroyForcibly() would also close the pipe before the reader
+    // drained it.
+    process.toHandle().destroyForcibly();
+    family.forEach(ProcessHandle::destroyForcibly);
+    try {
+      process.waitFor(5, TimeUnit.SECONDS);
+      // A process that escaped the kill may still hold the pipe open: do not wait for it forever.
+      reader.join(2000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -42,6 +43,36 @@ public final class ToolBox {
 
   /** The tools, as every provider is told about them. */
   public static List<ToolSpec> specs() {
+    List<ToolSpec> all = new ArrayList<>(readingSpecs());
+    all.addAll(writingSpecs());
+    all.addAll(
+        List.of(
+            spec(
+                "run_command",
+                "Run a shell command (sh -c) in the repository root, with no terminal and no input. "
+                    + "Returns the exit code and the combined output (at most 16 KiB: the start and the end). The "
+                    + "command and anything it started is killed after timeout_seconds (default "
+                    + CommandTool.DEFAULT_TIMEOUT
+                    + ", at most "
+                    + CommandTool.MAX_TIMEOUT
+                    + ") or when it returns.",
+                required("command", "string", "the shell command"),
+                optional(
+                    "timeout_seconds",
+                    "integer",
+                    "seconds before the command is killed (at most "
+                        + CommandTool.MAX_TIMEOUT
+                        + ")")),
+            spec(
+                FINISH,
+                "End the work. Call it once the task is done, or when it cannot be done. The harness then "
+                    + "runs the owner's tests and commits every change in the working tree: do not commit yourself.",
+                required("summary", "string", "what you changed and why, or what stopped you"))));
+    return List.copyOf(all);
+  }
+
+  /** The tools that read the repository. */
+  private static List<ToolSpec> readingSpecs() {
     return List.of(
         spec(
             "list_files",
@@ -70,7 +101,12 @@ public final class ToolBox {
                 + " matches as path:line: text.",
             required("pattern", "string", "Java regular expression, e.g. \"class \\\\w+Test\""),
             optional(
-                "path", "string", "directory or file to search (default: the whole repository)")),
+                "path", "string", "directory or file to search (default: the whole repository)")));
+  }
+
+  /** The tools that change files of the repository. */
+  private static List<ToolSpec> writingSpecs() {
+    return List.of(
         spec(
             "write_file",
             "Create or overwrite a file with the given content (UTF-8, at most 1 MiB). Missing "
@@ -84,26 +120,7 @@ public final class ToolBox {
                 + "neighbouring lines to make it unique.",
             required("path", "string", "file path relative to the repository root"),
             required("old", "string", "the exact text to replace"),
-            required("new", "string", "the replacement text")),
-        spec(
-            "run_command",
-            "Run a shell command (sh -c) in the repository root, with no terminal and no input. "
-                + "Returns the exit code and the combined output (at most 16 KiB: the start and the end). The "
-                + "command and anything it started is killed after timeout_seconds (default "
-                + CommandTool.DEFAULT_TIMEOUT
-                + ", at most "
-                + CommandTool.MAX_TIMEOUT
-                + ") or when it returns.",
-            required("command", "string", "the shell command"),
-            optional(
-                "timeout_seconds",
-                "integer",
-                "seconds before the command is killed (at most " + CommandTool.MAX_TIMEOUT + ")")),
-        spec(
-            FINISH,
-            "End the work. Call it once the task is done, or when it cannot be done. The harness then "
-                + "runs the owner's tests and commits every change in the working tree: do not commit yourself.",
-            required("summary", "string", "what you changed and why, or what stopped you")));
+            required("new", "string", "the replacement text")));
   }
 
   /** Runs one call. Never throws: every failure is a result for the model. */

@@ -1,9 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
 import ai.spboucher.spbgit.runner.sockets.Refusal;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonStreamContext;
-import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -64,7 +61,7 @@ public enum ModelApi {
     }
 
     @Override
-    long textChars(TextField field) {
+    long textChars(TextScan.TextField field) {
       return switch (field.parent()) {
         case "delta" ->
             switch (field.name()) {
@@ -120,7 +117,7 @@ public enum ModelApi {
     }
 
     @Override
-    long textChars(TextField field) {
+    long textChars(TextScan.TextField field) {
       return field.depth() == 1 && field.name().equals("delta") ? field.chars() : 0;
     }
 
@@ -184,7 +181,7 @@ public enum ModelApi {
     }
 
     @Override
-    long textChars(TextField field) {
+    long textChars(TextScan.TextField field) {
       if (field.depth() != 2 || !field.parent().equals("delta")) {
         return 0;
       }
@@ -246,7 +243,6 @@ public enum ModelApi {
   };
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String USAGE = "\"usage\"";
 
   private final String path;
 
@@ -313,66 +309,22 @@ public enum ModelApi {
       read(event, ModelEndpoint.JSON.readTree(data), tally);
       return;
     }
-    long chars = 0;
-    String type = null;
-    // Without duplicate detection: these events are only estimated, never billed from.
-    try (JsonParser parser = JSON.createParser(data)) {
-      for (JsonToken token = parser.nextToken(); token != null; token = parser.nextToken()) {
-        if (token.isStructEnd() && parser.getParsingContext().inRoot()) {
-          // The event's object ended: what may follow is not read, as readTree does not.
-          break;
-        }
-        if (token != JsonToken.VALUE_STRING) {
-          continue;
-        }
-        JsonStreamContext object = parser.getParsingContext();
-        if (!object.inObject()) {
-          continue;
-        }
-        String name = object.getCurrentName();
-        JsonStreamContext outer = object.getParent();
-        String parent =
-            outer == null || outer.getCurrentName() == null ? "" : outer.getCurrentName();
-        int depth = object.getNestingDepth();
-        if (depth == 1 && name.equals("type") && type == null) {
-          type = parser.getText();
-          continue;
-        }
-        chars += textChars(new TextField(name, parent, depth, parser.getTextLength()));
-      }
-    }
-    if (chars > 0 && countsText(event, type)) {
-      tally.addTextChars(chars);
+    TextScan.Result scanned = TextScan.scan(data, this::textChars);
+    if (scanned.chars() > 0 && countsText(event, scanned.type())) {
+      tally.addTextChars(scanned.chars());
     }
   }
-
-  /**
-   * A string value in an event: its field's name, the name of the object holding it (or of the
-   * array holding that object), how deep that object is (1 for the event's own fields), and the
-   * value's length in chars.
-   */
-  record TextField(String name, String parent, int depth, int chars) {}
 
   /**
    * Whether an event may report usage, so it must be read whole: it has a {@code "usage"} object (a
    * {@code "usage":null}, which OpenAI's chunks carry, reports nothing).
    */
   boolean mayReportUsage(String event, String data) {
-    for (int at = data.indexOf(USAGE); at >= 0; at = data.indexOf(USAGE, at + 1)) {
-      int i = at + USAGE.length();
-      while (i < data.length()
-          && (data.charAt(i) == ':' || Character.isWhitespace(data.charAt(i)))) {
-        i++;
-      }
-      if (i == data.length() || data.charAt(i) != 'n') {
-        return true;
-      }
-    }
-    return false;
+    return TextScan.namesUsage(data);
   }
 
   /** How much of {@code field} is generated text, the same text {@link #read} counts. */
-  long textChars(TextField field) {
+  long textChars(TextScan.TextField field) {
     return 0;
   }
 

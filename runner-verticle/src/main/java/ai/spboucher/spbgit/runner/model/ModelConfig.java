@@ -1,6 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
-import ai.spboucher.spbgit.common.ConfigUnits;
+import ai.spboucher.spbgit.common.Settings;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -8,10 +8,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -40,6 +39,19 @@ public record ModelConfig(
     long tokenBudget,
     Duration timeout,
     int concurrency) {
+
+  /** The variables {@link #fromEnvironment} reads. */
+  public static final List<String> VARIABLES =
+      List.of(
+          "SPB_MODEL_PROVIDER",
+          "SPB_MODEL_URL",
+          "SPB_MODEL_API_KEY",
+          "SPB_MODEL_API_KEY_FILE",
+          "SPB_MODEL",
+          "SPB_MODELS",
+          "SPB_MODEL_TOKEN_BUDGET",
+          "SPB_MODEL_TIMEOUT",
+          "SPB_MODEL_CONCURRENCY");
 
   /** Default {@code SPB_MODEL_TOKEN_BUDGET}. */
   public static final long DEFAULT_TOKEN_BUDGET = 200_000;
@@ -124,8 +136,9 @@ public record ModelConfig(
    * malformed.
    */
   public static ModelConfig fromEnvironment(Map<String, String> env) {
-    String providerName = blankToNull(env.get("SPB_MODEL_PROVIDER"));
-    if (providerName == null) {
+    Settings s = Settings.keepingEmpty(env);
+    Optional<String> providerName = s.nonBlank("SPB_MODEL_PROVIDER");
+    if (providerName.isEmpty()) {
       for (String name :
           List.of(
               "SPB_MODEL_URL",
@@ -134,44 +147,28 @@ public record ModelConfig(
               "SPB_MODEL",
               "SPB_MODELS",
               "SPB_MODEL_CONCURRENCY")) {
-        if (blankToNull(env.get(name)) != null) {
+        if (s.nonBlank(name).isPresent()) {
           throw new IllegalArgumentException(name + " is set but SPB_MODEL_PROVIDER is not");
         }
       }
       return null;
     }
-    ModelProvider provider = ModelProvider.of(providerName);
-    String model = blankToNull(env.get("SPB_MODEL"));
-    if (model == null) {
-      throw new IllegalArgumentException("SPB_MODEL is required with SPB_MODEL_PROVIDER");
-    }
-    List<String> models =
-        new ArrayList<>(
-            Arrays.stream(env.getOrDefault("SPB_MODELS", "").split("[,\\s]+"))
-                .filter(s -> !s.isBlank())
-                .toList());
-    if (models.isEmpty()) {
-      models.add(model);
-    }
-    try {
-      return new ModelConfig(
-          provider,
-          baseUrl(env.getOrDefault("SPB_MODEL_URL", provider.defaultBaseUrl())),
-          apiKey(env),
-          model,
-          models,
-          Long.parseLong(
-              env.getOrDefault("SPB_MODEL_TOKEN_BUDGET", String.valueOf(DEFAULT_TOKEN_BUDGET))
-                  .trim()),
-          ConfigUnits.parseDuration(
-              env.getOrDefault("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT.toSeconds() + "s")),
-          Integer.parseInt(
-              env.getOrDefault("SPB_MODEL_CONCURRENCY", String.valueOf(DEFAULT_CONCURRENCY))
-                  .trim()));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          "invalid number in model configuration: " + e.getMessage(), e);
-    }
+    ModelProvider provider = ModelProvider.of(providerName.get());
+    String model =
+        s.nonBlank("SPB_MODEL")
+            .orElseThrow(
+                () ->
+                    new IllegalArgumentException("SPB_MODEL is required with SPB_MODEL_PROVIDER"));
+    List<String> models = s.list("SPB_MODELS");
+    return new ModelConfig(
+        provider,
+        s.parsed("SPB_MODEL_URL", baseUrl(provider.defaultBaseUrl()), ModelConfig::baseUrl),
+        apiKey(s),
+        model,
+        models.isEmpty() ? List.of(model) : models,
+        s.wholeNumber("SPB_MODEL_TOKEN_BUDGET", DEFAULT_TOKEN_BUDGET),
+        s.duration("SPB_MODEL_TIMEOUT", DEFAULT_TIMEOUT),
+        s.integer("SPB_MODEL_CONCURRENCY", DEFAULT_CONCURRENCY));
   }
 
   /** The model a job runs with: the one it asked for, or the default; refused when not allowed. */
@@ -226,7 +223,7 @@ public record ModelConfig(
   }
 
   private static URI baseUrl(String value) {
-    String trimmed = value.trim();
+    String trimmed = value.strip();
     while (trimmed.endsWith("/")) {
       trimmed = trimmed.substring(0, trimmed.length() - 1);
     }
@@ -237,10 +234,10 @@ public record ModelConfig(
     }
   }
 
-  private static String apiKey(Map<String, String> env) {
-    String file = blankToNull(env.get("SPB_MODEL_API_KEY_FILE"));
+  private static String apiKey(Settings s) {
+    String file = s.nonBlank("SPB_MODEL_API_KEY_FILE").orElse(null);
     if (file == null) {
-      return blankToNull(env.get("SPB_MODEL_API_KEY"));
+      return s.nonBlank("SPB_MODEL_API_KEY").orElse(null);
     }
     try {
       String key = Files.readString(Path.of(file), StandardCharsets.UTF_8);
@@ -253,9 +250,5 @@ public record ModelConfig(
       throw new IllegalArgumentException(
           "cannot read SPB_MODEL_API_KEY_FILE " + file + ": " + e.getClass().getSimpleName(), e);
     }
-  }
-
-  private static String blankToNull(String value) {
-    return value == null || value.isBlank() ? null : value.trim();
   }
 }

@@ -177,7 +177,7 @@ final class ModelExchange {
     }
     if (cause instanceof Refusal refusal) {
       refuse(refusal, false);
-    } else if (cause instanceof UpstreamCall.UpstreamFailure failure) {
+    } else if (cause instanceof UpstreamFailure failure) {
       answer(failure.refusal(), false);
       settle(
           new ModelEndpoint.Outcome(

@@ -1,7 +1,6 @@
 package ai.spboucher.spbgit.runner.model;
 
 import ai.spboucher.spbgit.runner.sockets.Refusal;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
@@ -9,7 +8,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
-import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpServerResponse;
 import java.io.IOException;
 import java.util.Locale;
@@ -321,12 +319,7 @@ final class UpstreamCall {
     }
     boolean silent = cause instanceof TimeoutException;
     String type = silent ? "upstream_timeout" : "upstream_dropped";
-    String message =
-        silent
-            ? "the provider sent nothing for "
-                + endpoint.upstream().config().timeout().toSeconds()
-                + " s (SPB_MODEL_TIMEOUT)"
-            : "the provider dropped the connection during its answer";
+    String message = ProviderFailures.duringAnswer(silent, timeoutSeconds());
     if (whole != null || !response.headWritten()) {
       // Nothing reached the agent yet: it gets the endpoint's own error instead.
       endpoint.vertx().cancelTimer(silenceTimer);
@@ -346,47 +339,16 @@ final class UpstreamCall {
   private void unanswered(Throwable cause) {
     Usage counted = claim.settle(Usage.NONE);
     Refusal refusal =
-        abandoned
-            ? new Refusal(
-                499,
-                "agent_disconnected",
-                "the agent closed its connection before the provider answered")
-            : cause instanceof TimeoutException
-                ? new Refusal(
-                    504,
-                    "upstream_timeout",
-                    "the provider did not answer within "
-                        + endpoint.upstream().config().timeout().toSeconds()
-                        + " s (SPB_MODEL_TIMEOUT)")
-                : request != null && cause instanceof HttpClosedException
-                    // Reached, sent the call, then closed without an answer: not unreachable.
-                    ? new Refusal(
-                        502,
-                        "upstream_dropped",
-                        "the provider closed the connection before answering")
-                    : new Refusal(
-                        502,
-                        "upstream_unreachable",
-                        "cannot reach the provider: " + cause.getClass().getSimpleName());
+        ProviderFailures.beforeAnswer(cause, abandoned, request != null, timeoutSeconds());
     outcome.fail(new UpstreamFailure(refusal, 0, counted));
   }
 
   private String errorOf(byte[] answered) {
-    int status = answer.statusCode();
-    if (status / 100 == 2) {
-      return null;
-    }
-    String kind = "";
-    if (answered != null) {
-      try {
-        JsonNode error = ModelEndpoint.JSON.readTree(answered).path("error");
-        JsonNode type = error.path("type").isTextual() ? error.path("type") : error.path("code");
-        kind = type.isTextual() ? " (" + type.asText() + ")" : "";
-      } catch (IOException | RuntimeException e) {
-        // Not JSON: the status says enough.
-      }
-    }
-    return "provider answered " + status + kind;
+    return ProviderFailures.errorOf(answer.statusCode(), answered);
+  }
+
+  private long timeoutSeconds() {
+    return endpoint.upstream().config().timeout().toSeconds();
   }
 
   private void finish(Usage usage, String error, boolean streamed) {
@@ -399,33 +361,5 @@ final class UpstreamCall {
     outcome.complete(
         new ModelEndpoint.Outcome(
             answer.statusCode(), counted, error, true, true, body.length(), bytesDown, streamed));
-  }
-
-  /** The provider gave no answer the agent saw: the endpoint answers {@code refusal} instead. */
-  static final class UpstreamFailure extends Exception {
-    private static final long serialVersionUID = 1L;
-    private final transient Refusal refusal;
-    private final long bytesDown;
-    private final transient Usage counted;
-
-    UpstreamFailure(Refusal refusal, long bytesDown, Usage counted) {
-      super(refusal.describe(), null, false, false);
-      this.refusal = refusal;
-      this.bytesDown = bytesDown;
-      this.counted = counted;
-    }
-
-    /** What the meter counted for the call. */
-    Usage counted() {
-      return counted;
-    }
-
-    Refusal refusal() {
-      return refusal;
-    }
-
-    long bytesDown() {
-      return bytesDown;
-    }
   }
 }

@@ -22,10 +22,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -112,28 +109,16 @@ public final class JobSocket implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(JobSocket.class.getName());
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
-  private final Vertx vertx;
   private final Path socketPath;
   private final HttpServer server;
 
-  /**
-   * Open connections, each with the timer of its request head (-1 while a request is served, or
-   * once the head came on a socket without keep-alive).
-   */
-  private final Map<HttpConnection, Long> open = new ConcurrentHashMap<>();
-
-  /** Requests being answered, per connection kept alive. */
-  private final Map<HttpConnection, Integer> serving = new ConcurrentHashMap<>();
-
-  /** Connections kept alive whose client closed its side: no request comes on them any more. */
-  private final Set<HttpConnection> inputEnded = ConcurrentHashMap.newKeySet();
-
+  private final SocketConnections connections;
   private volatile boolean closed;
 
-  private JobSocket(Vertx vertx, Path socketPath, HttpServer server) {
-    this.vertx = vertx;
+  private JobSocket(Vertx vertx, Path socketPath, HttpServer server, Limits limits) {
     this.socketPath = socketPath;
     this.server = server;
+    this.connections = new SocketConnections(vertx, limits);
   }
 
   /**
@@ -169,14 +154,14 @@ public final class JobSocket implements AutoCloseable {
             .setCompressionSupported(false)
             .setDecompressionSupported(false);
     HttpServer server = vertx.createHttpServer(options);
-    JobSocket socket = new JobSocket(vertx, socketPath, server);
+    JobSocket socket = new JobSocket(vertx, socketPath, server, limits);
     server
         .connectionHandler(connection -> socket.admit(connection, options, limits, answers, busy))
         .requestHandler(
             request -> {
               if (limits.keepAlive()) {
-                socket.serveKeptAlive(request, limits, requests);
-              } else if (socket.headArrived(request.connection())) {
+                socket.connections.serveKeptAlive(request, requests);
+              } else if (socket.connections.headArrived(request.connection())) {
                 requests.handle(request);
               } else {
                 // One request per connection: a pipelined one is never served.
@@ -185,7 +170,7 @@ public final class JobSocket implements AutoCloseable {
             })
         .invalidRequestHandler(
             request -> {
-              socket.headArrived(request.connection());
+              socket.connections.headArrived(request.connection());
               Refusal refusal = invalidHead(request, limits);
               answerRaw(request.connection(), answer(answers, refusal));
               invalid.handle(refusal);
@@ -208,7 +193,7 @@ public final class JobSocket implements AutoCloseable {
 
   /** Connections currently open. */
   public int openConnections() {
-    return open.size();
+    return connections.size();
   }
 
   public boolean isClosed() {
@@ -222,7 +207,7 @@ public final class JobSocket implements AutoCloseable {
     }
     closed = true;
     try {
-      open.keySet().forEach(HttpConnection::close);
+      connections.closeAll();
       await(server.close(), "close " + socketPath);
     } catch (IOException e) {
       LOG.log(System.Logger.Level.WARNING, "cannot close " + socketPath + ": " + e.getMessage());
@@ -299,7 +284,7 @@ public final class JobSocket implements AutoCloseable {
       Limits limits,
       Answers answers,
       Refusal busy) {
-    if (closed || open.size() >= limits.maxConnections()) {
+    if (closed || connections.full()) {
       answerRaw(connection, answer(answers, busy));
       return;
     }
@@ -309,103 +294,14 @@ public final class JobSocket implements AutoCloseable {
     NettyChannels.allowHalfClosure(connection);
     if (limits.keepAlive()) {
       // Behind the decoder, which fires the requests it still holds before the event.
-      NettyChannels.onHalfClose(connection, () -> inputEnded(connection));
+      NettyChannels.onHalfClose(connection, () -> connections.inputEnded(connection));
     }
-    long timer =
-        vertx.setTimer(
-            limits.headTimeout().toMillis(),
-            id -> {
-              if (open.replace(connection, id, -1L)) {
-                answerRaw(
-                    connection,
-                    answer(
-                        answers,
-                        new Refusal(
-                            408,
-                            "request_timeout",
-                            "request head not received within "
-                                + limits.headTimeout().toMillis() / 1000.0
-                                + " s")));
-              }
-            });
-    open.put(connection, timer);
-    // The channel's, not the connection's: a connection turned into a tunnel no longer reports its
-    // close.
-    NettyChannels.whenClosed(
-        connection,
-        () -> {
-          serving.remove(connection);
-          inputEnded.remove(connection);
-          Long pending = open.remove(connection);
-          if (pending != null && pending >= 0) {
-            vertx.cancelTimer(pending);
-          }
-        });
-  }
-
-  private void serveKeptAlive(
-      HttpServerRequest request, Limits limits, Handler<HttpServerRequest> requests) {
-    HttpConnection connection = request.connection();
-    headArrived(connection);
-    serving.merge(connection, 1, Integer::sum);
-    request
-        .response()
-        .endHandler(
-            v -> {
-              Integer left = serving.computeIfPresent(connection, (c, n) -> n - 1);
-              if (left != null && left == 0) {
-                if (inputEnded.contains(connection)) {
-                  connection.close();
-                } else {
-                  awaitNextHead(connection, limits);
-                }
-              }
-            });
-    requests.handle(request);
-  }
-
-  /**
-   * Once every answer ended on a connection kept alive: the next request head must come within the
-   * head timeout, or the connection is closed.
-   */
-  private void awaitNextHead(HttpConnection connection, Limits limits) {
-    long timer =
-        vertx.setTimer(
-            limits.headTimeout().toMillis(),
-            id -> {
-              if (open.remove(connection, id)) {
-                connection.close();
-              }
-            });
-    if (!open.replace(connection, -1L, timer)) {
-      // Closed meanwhile, or the next (pipelined) request came already.
-      vertx.cancelTimer(timer);
-    }
-  }
-
-  /**
-   * Notes that the client of a connection kept alive closed its side, and closes the connection at
-   * once when no answer is being written on it (else {@link #serveKeptAlive} does, after the last).
-   */
-  private void inputEnded(HttpConnection connection) {
-    inputEnded.add(connection);
-    if (serving.getOrDefault(connection, 0) == 0) {
-      // Vert.x's close, which first writes what an earlier answer left queued.
-      connection.close();
-    }
-  }
-
-  /**
-   * Stops the connection's head timer; false when a request had come on it already (and, on a
-   * socket that keeps connections alive, is still being answered).
-   */
-  private boolean headArrived(HttpConnection connection) {
-    Long timer = open.replace(connection, -1L);
-    if (timer != null && timer >= 0) {
-      vertx.cancelTimer(timer);
-      return true;
-    }
-    return false;
+    Refusal late =
+        new Refusal(
+            408,
+            "request_timeout",
+            "request head not received within " + limits.headTimeout().toMillis() / 1000.0 + " s");
+    connections.track(connection, () -> answerRaw(connection, answer(answers, late)));
   }
 
   private static Refusal invalidHead(HttpServerRequest request, Limits limits) {
