@@ -10,6 +10,7 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
@@ -206,17 +207,12 @@ class ReviewCommentsIT {
 
   @Test
   void aJobTakesAtMostTwoHundredComments() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        Connection runner = Nats.connect(nats.url());
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
-      gateway.awaitReady();
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      gateway.createRepo(REPO);
-      Path work = git.workTree(tmp, "work");
-      git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      Connection runner = stack.natsConnection();
+      GitCli git = stack.git();
+      Path work = stack.createRepo(REPO, "work");
       String id = createJob(gateway);
       String jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
       JobRequest request = RunnerStandIn.takeRequest(runner);
