@@ -9,10 +9,8 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
 import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -41,18 +39,16 @@ class ReviewCommentsIT {
   @Test
   void commentsOnTheDiffAreCheckedAuditedReplayedAndMarkedOutdatedWhenTheProposalMoves()
       throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        Connection runner = Nats.connect(nats.url())) {
-      JsonObject config = new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test");
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      Path work = git.workTree(tmp, "work");
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      Connection runner = stack.natsConnection();
+      GitCli git = stack.git();
+      Path work = stack.createRepo(REPO, "work");
       String id;
       String proposal;
       String jobPath;
-      try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), config)) {
-        gateway.awaitReady();
-        gateway.createRepo(REPO);
-        git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+      {
+        TestGateway gateway = stack.gateway(TestGateway.class);
         String base = git.ok(work, "rev-parse", "HEAD").output().strip();
         id = createJob(gateway);
         jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
@@ -175,7 +171,9 @@ class ReviewCommentsIT {
       }
 
       // A restart rebuilds the comments from the audit log alone.
-      try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), config)) {
+      stack.stopGateway();
+      {
+        TestGateway gateway = (TestGateway) stack.startGateway();
         JsonArray listed = comments(gateway, jobPath);
         assertEquals(4, listed.size(), listed.encodePrettily());
         JsonObject first = listed.getJsonObject(0);
