@@ -77,16 +77,7 @@ final class GatewayOnNats implements BeforeAllCallback, AfterAllCallback {
 
   /** Reports job {@code id} finished ok (its second status event), as a runner does. */
   void reportFinishedOk(String id) throws Exception {
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        2,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.FINISHED)
-            .setExitReason("ok")
-            .setRunnerId("r1")
-            .setContainerId("c0ffee")
-            .build());
+    RunnerStandIn.publishFinishedOk(runner, id, "c0ffee");
   }
 
   @Override

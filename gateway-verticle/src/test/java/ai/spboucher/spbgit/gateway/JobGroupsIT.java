@@ -286,15 +286,7 @@ class JobGroupsIT {
   }
 
   private static void start(Connection runner, String id) throws Exception {
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        1,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.STARTED)
-            .setRunnerId("r1")
-            .setContainerId("c-" + id)
-            .build());
+    RunnerStandIn.publishStarted(runner, id, "c-" + id);
   }
 
   private static void finish(Connection runner, String id, long inputTokens) throws Exception {

@@ -56,15 +56,7 @@ class PartialWorkIT {
       JobRequest request = RunnerStandIn.takeRequest(runner);
       assertEquals(id, request.getJobId());
       assertEquals(Mode.MODE_LLM, request.getMode());
-      RunnerStandIn.publishStatus(
-          runner,
-          id,
-          1,
-          StatusChange.newBuilder()
-              .setStatus(JobStatus.STARTED)
-              .setRunnerId("r1")
-              .setContainerId("c0ffee")
-              .build());
+      RunnerStandIn.publishStarted(runner, id, "c0ffee");
       Files.writeString(work.resolve("README.md"), "hello work\nhello agent\n");
       git.ok(work, "commit", "-q", "-am", "Greet in the README\n\nAgent-Job: " + id);
       String partial = git.ok(work, "rev-parse", "HEAD").output().strip();

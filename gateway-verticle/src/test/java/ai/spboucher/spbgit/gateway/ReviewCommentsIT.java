@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.proto.JobRequest;
-import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
@@ -296,24 +294,7 @@ class ReviewCommentsIT {
   }
 
   private static void finish(Connection runner, String id) throws Exception {
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        1,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.STARTED)
-            .setRunnerId("r1")
-            .setContainerId("c0ffee")
-            .build());
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        2,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.FINISHED)
-            .setExitReason("ok")
-            .setRunnerId("r1")
-            .setContainerId("c0ffee")
-            .build());
+    RunnerStandIn.publishStarted(runner, id, "c0ffee");
+    RunnerStandIn.publishFinishedOk(runner, id, "c0ffee");
   }
 }
