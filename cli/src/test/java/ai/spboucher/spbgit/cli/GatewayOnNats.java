@@ -8,9 +8,8 @@ import ai.spboucher.spbgit.gateway.TestGateway;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -34,7 +33,7 @@ final class GatewayOnNats implements BeforeAllCallback, AfterAllCallback {
 
   static final String REPO = "demo";
 
-  NatsServer nats;
+  Stack stack;
   TestGateway gateway;
 
   /** The test's own NATS connection, to take job requests and report as a runner does. */
@@ -50,17 +49,11 @@ final class GatewayOnNats implements BeforeAllCallback, AfterAllCallback {
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
     dir = Files.createTempDirectory("spbgit-cli-it");
-    nats = NatsServer.start(dir.resolve("nats"));
-    gateway =
-        TestGateway.start(
-            dir.resolve("data"),
-            new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
-    gateway.awaitReady();
-    runner = Nats.connect(nats.url());
-    git = new GitCli(Files.createDirectories(dir.resolve("git-home")));
-    gateway.createRepo(REPO);
-    work = git.workTree(dir, REPO);
-    git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+    stack = Stack.builder(dir).nats().gateway(new JsonObject().put("model", "gpt-test")).start();
+    gateway = stack.gateway(TestGateway.class);
+    runner = stack.natsConnection();
+    git = stack.git();
+    work = stack.createRepo(REPO, REPO);
   }
 
   /**
@@ -84,28 +77,13 @@ final class GatewayOnNats implements BeforeAllCallback, AfterAllCallback {
 
   /** Reports job {@code id} finished ok (its second status event), as a runner does. */
   void reportFinishedOk(String id) throws Exception {
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        2,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.FINISHED)
-            .setExitReason("ok")
-            .setRunnerId("r1")
-            .setContainerId("c0ffee")
-            .build());
+    RunnerStandIn.publishFinishedOk(runner, id, "c0ffee");
   }
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
-    if (runner != null) {
-      runner.close();
-    }
-    if (gateway != null) {
-      gateway.close();
-    }
-    if (nats != null) {
-      nats.close();
+    if (stack != null) {
+      stack.close();
     }
     if (dir != null) {
       try (Stream<Path> paths = Files.walk(dir)) {
@@ -118,7 +96,7 @@ final class GatewayOnNats implements BeforeAllCallback, AfterAllCallback {
 
   /** {@code spbgit} as the owner of this gateway. */
   CliProcess owner() throws Exception {
-    return CliProcess.owner(dir.resolve("home"), gateway);
+    return CliProcess.owner(dir.resolve("cli-home"), gateway);
   }
 
   /** Creates a job of {@link #REPO} through the API as the owner; its id. */

@@ -11,16 +11,13 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
-import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
 import io.nats.client.Message;
-import io.nats.client.Nats;
 import io.nats.client.PullSubscribeOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -45,22 +42,14 @@ class AgentJobsApiIT {
 
   @Test
   void recordsTheAgentAndItsVersionAndTheModelEndpointOfExecJobsAcrossARestart() throws Exception {
-    JsonObject config = new JsonObject().put("model", "gpt-test");
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        Connection runner = Nats.connect(nats.url())) {
-      config.put("natsUrl", nats.url());
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      Connection runner = stack.natsConnection();
       String claudeJob;
       String execJob;
-      try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), config)) {
-        gateway.awaitReady();
-        GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-        gateway.createRepo(REPO);
-        git.ok(
-            git.workTree(tmp, "work"),
-            "push",
-            "-q",
-            gateway.pushUrl(REPO, gateway.ownerToken),
-            "main");
+      {
+        TestGateway gateway = stack.gateway(TestGateway.class);
+        stack.createRepo(REPO, "work");
 
         assertRefused(
             create(gateway, new JsonObject().put("task", "t").put("agent", "aider")),
@@ -145,7 +134,9 @@ class AgentJobsApiIT {
         assertEquals(true, event(audit(gateway, execJob), "job_created").getBoolean("exec_model"));
       }
 
-      try (TestGateway restarted = TestGateway.start(tmp.resolve("data"), config)) {
+      stack.stopGateway();
+      {
+        TestGateway restarted = (TestGateway) stack.startGateway();
         restarted.awaitReady();
         JsonObject claude = job(restarted, claudeJob);
         assertEquals("claude-code", claude.getString("agent"));

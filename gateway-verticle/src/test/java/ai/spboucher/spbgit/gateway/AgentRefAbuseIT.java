@@ -9,11 +9,10 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
-import io.nats.client.Nats;
 import io.nats.client.PullSubscribeOptions;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -39,7 +38,7 @@ class AgentRefAbuseIT {
   private static final String REPO = "demo";
 
   @TempDir static Path tmp;
-  static NatsServer nats;
+  static Stack stack;
   static TestGateway gateway;
   static Connection runner;
   static GitCli git;
@@ -48,22 +47,17 @@ class AgentRefAbuseIT {
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServer.start(tmp.resolve("nats"));
-    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
-    runner = Nats.connect(nats.url());
-    awaitReady();
-    git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    gateway.createRepo(REPO);
-    work = git.workTree(tmp, "work");
-    git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+    stack = Stack.builder(tmp).nats().gateway(new JsonObject()).start();
+    gateway = stack.gateway(TestGateway.class);
+    runner = stack.natsConnection();
+    git = stack.git();
+    work = stack.createRepo(REPO, "work");
     head = git.ok(work, "rev-parse", "HEAD").output().strip();
   }
 
   @AfterAll
   static void stop() throws Exception {
-    runner.close();
-    gateway.close();
-    nats.close();
+    stack.close();
   }
 
   @Test
@@ -270,13 +264,5 @@ class AgentRefAbuseIT {
       job = new JsonObject(gateway.api("GET", jobPath, gateway.ownerToken, null).body());
     }
     assertTrue(done.test(job), job.encodePrettily());
-  }
-
-  private static void awaitReady() throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
   }
 }

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.OutputStream;
@@ -45,12 +45,10 @@ class DiffBudgetIT {
 
   @Test
   void aQuadraticDiffIsAnsweredTooLargeWithinItsBudgetAndComputedOncePerCommit() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
-      String jobPath = jobWithQuadraticProposal(gateway);
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      String jobPath = jobWithQuadraticProposal(stack);
       HttpClient http = HttpClient.newHttpClient();
       HttpRequest view =
           HttpRequest.newBuilder(URI.create(gateway.baseUrl + jobPath + "/diff"))
@@ -99,15 +97,13 @@ class DiffBudgetIT {
 
   @Test
   void aDiffStopsWhenItsOnlyClientGoesAway() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject()
-                    .put("natsUrl", nats.url())
-                    .put("model", "gpt-test")
-                    .put("diffTimeBudget", "10m"))) {
-      String jobPath = jobWithQuadraticProposal(gateway);
+    try (Stack stack =
+        Stack.builder(tmp)
+            .nats()
+            .gateway(new JsonObject().put("model", "gpt-test").put("diffTimeBudget", "10m"))
+            .start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      String jobPath = jobWithQuadraticProposal(stack);
       try (Socket client = new Socket("127.0.0.1", gateway.verticle.actualPort())) {
         OutputStream out = client.getOutputStream();
         out.write(
@@ -140,15 +136,14 @@ class DiffBudgetIT {
    * pairs: few distinct lines and a long edit script, the worst case of Myers' O(ND) diff that
    * histogram diff falls back to.
    */
-  private String jobWithQuadraticProposal(TestGateway gateway) throws Exception {
-    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    gateway.createRepo(REPO);
-    Path work = git.workTree(tmp, "work");
+  private static String jobWithQuadraticProposal(Stack stack) throws Exception {
+    TestGateway gateway = stack.gateway(TestGateway.class);
+    GitCli git = stack.git();
+    Path work = stack.createRepo(REPO, "work");
     Files.writeString(work.resolve("letters.txt"), letters(List.of("a", "b")));
     git.ok(work, "add", "letters.txt");
     git.ok(work, "commit", "-q", "-m", "Alternating letters");
     git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
-    gateway.awaitReady();
     HttpResponse<String> created =
         gateway.api(
             "POST",

@@ -12,9 +12,8 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -51,29 +50,22 @@ class JobEnvironmentIT {
       """;
 
   @TempDir static Path tmp;
-  private static NatsServer nats;
+  private static Stack stack;
   private static TestGateway gateway;
   private static Connection runner;
   private static GitCli git;
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServer.start(tmp.resolve("nats"));
-    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
-    runner = Nats.connect(nats.url());
-    git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
+    stack = Stack.builder(tmp).nats().gateway(new JsonObject()).start();
+    gateway = stack.gateway(TestGateway.class);
+    runner = stack.natsConnection();
+    git = stack.git();
   }
 
   @AfterAll
   static void stop() throws Exception {
-    runner.close();
-    gateway.close();
-    nats.close();
+    stack.close();
   }
 
   @Test

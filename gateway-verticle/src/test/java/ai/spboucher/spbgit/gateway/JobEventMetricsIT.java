@@ -10,18 +10,16 @@ import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.LogChunk;
 import ai.spboucher.spbgit.proto.LogStream;
 import ai.spboucher.spbgit.proto.Subjects;
-import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.LogFollower;
 import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import com.google.protobuf.ByteString;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -49,12 +47,11 @@ class JobEventMetricsIT {
 
   @Test
   void countsLogLinesAndEgressRefusalsOnceWhateverViewersReplay() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        TestGateway gateway =
-            TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
-        Connection runner = Nats.connect(nats.url())) {
-      gateway.awaitReady();
-      String id = startJob(gateway);
+    try (Stack stack = Stack.builder(tmp).nats().gateway(new JsonObject()).start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      Connection runner = stack.natsConnection();
+      NatsServer nats = stack.nats();
+      String id = startJob(stack);
       Map<String, Double> zero =
           Map.of(
               STDOUT_LINES,
@@ -206,17 +203,12 @@ class JobEventMetricsIT {
   }
 
   /** A real job, queued for a runner that never comes: the events below stand in for it. */
-  private static String startJob(TestGateway gateway) throws Exception {
-    gateway.createRepo("demo");
-    GitCli git = new GitCli(Files.createDirectories(gateway.dataDir.resolveSibling("home")));
-    Path work = git.workTree(gateway.dataDir.getParent(), "work");
-    git.ok(work, "push", "-q", gateway.pushUrl("demo", gateway.ownerToken), "main");
+  private static String startJob(Stack stack) throws Exception {
+    stack.createRepo("demo", "work");
     var created =
-        gateway.api(
-            "POST",
-            "/api/v1/repos/demo/agent-jobs",
-            gateway.ownerToken,
-            "{\"task\":\"count\",\"exec\":\"true\"}");
+        stack
+            .owner()
+            .post("/api/v1/repos/demo/agent-jobs", "{\"task\":\"count\",\"exec\":\"true\"}");
     assertEquals(201, created.statusCode(), created.body());
     return new JsonObject(created.body()).getString("id");
   }

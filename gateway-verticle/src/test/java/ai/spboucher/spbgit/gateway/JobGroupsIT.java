@@ -10,9 +10,8 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -39,19 +38,15 @@ class JobGroupsIT {
 
   @Test
   void threeAttemptsRunAsOrdinaryJobsAndApprovingOneSupersedesTheOthers() throws Exception {
-    Path data = tmp.resolve("data");
-    JsonObject settings;
-    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     List<String> ids = new ArrayList<>();
     String group;
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"))) {
-      settings = new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test");
-      try (TestGateway gateway = TestGateway.start(data, settings);
-          Connection runner = Nats.connect(nats.url())) {
-        gateway.awaitReady();
-        gateway.createRepo(REPO);
-        Path work = git.workTree(tmp, "work");
-        git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      GitCli git = stack.git();
+      {
+        TestGateway gateway = stack.gateway(TestGateway.class);
+        Connection runner = stack.natsConnection();
+        Path work = stack.createRepo(REPO, "work");
         String jobs = "/api/v1/repos/" + REPO + "/agent-jobs";
 
         for (Object bad : List.of(0, 5, "two")) {
@@ -213,7 +208,9 @@ class JobGroupsIT {
         assertTrue(new JsonObject(rejected.body()).getString("error").contains("superseded"));
       }
       // The decisions are in the audit log: a restarted gateway replays them.
-      try (TestGateway restarted = TestGateway.start(data, settings)) {
+      stack.stopGateway();
+      {
+        TestGateway restarted = (TestGateway) stack.startGateway();
         assertDecided(restarted, ids, ids.get(1));
         assertEquals(
             3,
@@ -233,16 +230,11 @@ class JobGroupsIT {
 
   @Test
   void oneAttemptKeepsTheLoneJobAnswer() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
-      gateway.awaitReady();
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      gateway.createRepo(REPO);
-      Path work = git.workTree(tmp, "work");
-      git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      GitCli git = stack.git();
+      Path work = stack.createRepo(REPO, "work");
       HttpResponse<String> created =
           gateway.api(
               "POST",
@@ -294,15 +286,7 @@ class JobGroupsIT {
   }
 
   private static void start(Connection runner, String id) throws Exception {
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        1,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.STARTED)
-            .setRunnerId("r1")
-            .setContainerId("c-" + id)
-            .build());
+    RunnerStandIn.publishStarted(runner, id, "c-" + id);
   }
 
   private static void finish(Connection runner, String id, long inputTokens) throws Exception {

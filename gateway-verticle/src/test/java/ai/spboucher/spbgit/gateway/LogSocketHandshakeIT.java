@@ -4,8 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.http.HttpErrors;
-import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -13,7 +12,6 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -38,7 +36,7 @@ class LogSocketHandshakeIT {
   private static final Logger ERRORS = Logger.getLogger(HttpErrors.class.getName());
 
   @TempDir static Path tmp;
-  static NatsServer nats;
+  static Stack stack;
   static TestGateway gateway;
   static String logs;
   static final List<String> severe = new CopyOnWriteArrayList<>();
@@ -60,21 +58,9 @@ class LogSocketHandshakeIT {
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServer.start(tmp.resolve("nats"));
-    gateway = TestGateway.start(tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()));
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200
-        && System.currentTimeMillis() < deadline) {
-      Thread.sleep(100);
-    }
-    gateway.createRepo("demo");
-    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    git.ok(
-        git.workTree(tmp, "work"),
-        "push",
-        "-q",
-        gateway.pushUrl("demo", gateway.ownerToken),
-        "main");
+    stack = Stack.builder(tmp).nats().gateway(new JsonObject()).start();
+    gateway = stack.gateway(TestGateway.class);
+    stack.createRepo("demo", "work");
     var created =
         gateway.api(
             "POST",
@@ -90,8 +76,7 @@ class LogSocketHandshakeIT {
   @AfterAll
   static void stop() throws Exception {
     ERRORS.removeHandler(recorder);
-    gateway.close();
-    nats.close();
+    stack.close();
   }
 
   @Test

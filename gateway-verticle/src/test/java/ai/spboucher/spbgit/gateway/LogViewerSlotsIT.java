@@ -3,13 +3,11 @@ package ai.spboucher.spbgit.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +29,7 @@ class LogViewerSlotsIT {
   private static final int PER_ADDRESS = 5;
 
   @TempDir static Path tmp;
-  static NatsServer nats;
+  static Stack stack;
   static TestGateway gateway;
   static String logs;
   static final HttpClient client =
@@ -39,27 +37,16 @@ class LogViewerSlotsIT {
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServer.start(tmp.resolve("nats"));
-    gateway =
-        TestGateway.start(
-            tmp.resolve("data"),
-            new JsonObject()
-                .put("natsUrl", nats.url())
-                .put("headTimeout", "1s")
-                .put("maxConnectionsPerAddress", String.valueOf(PER_ADDRESS)));
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200
-        && System.currentTimeMillis() < deadline) {
-      Thread.sleep(100);
-    }
-    gateway.createRepo("demo");
-    GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    git.ok(
-        git.workTree(tmp, "work"),
-        "push",
-        "-q",
-        gateway.pushUrl("demo", gateway.ownerToken),
-        "main");
+    stack =
+        Stack.builder(tmp)
+            .nats()
+            .gateway(
+                new JsonObject()
+                    .put("headTimeout", "1s")
+                    .put("maxConnectionsPerAddress", String.valueOf(PER_ADDRESS)))
+            .start();
+    gateway = stack.gateway(TestGateway.class);
+    stack.createRepo("demo", "work");
     // No runner takes it: the job stays queued and its log quiet.
     var created =
         gateway.api(
@@ -74,8 +61,7 @@ class LogViewerSlotsIT {
 
   @AfterAll
   static void stop() throws Exception {
-    gateway.close();
-    nats.close();
+    stack.close();
   }
 
   @Test

@@ -10,9 +10,8 @@ import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -37,17 +36,12 @@ class PartialWorkIT {
 
   @Test
   void aJobThatLeftOnlyPartialWorkShowsItsShaAndDiffButOffersNothingToApprove() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"));
-        Connection runner = Nats.connect(nats.url())) {
-      gateway.awaitReady();
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      gateway.createRepo(REPO);
-      Path work = git.workTree(tmp, "work");
-      git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      Connection runner = stack.natsConnection();
+      GitCli git = stack.git();
+      Path work = stack.createRepo(REPO, "work");
       String base = git.ok(work, "rev-parse", "HEAD").output().strip();
       HttpResponse<String> created =
           gateway.api(
@@ -62,15 +56,7 @@ class PartialWorkIT {
       JobRequest request = RunnerStandIn.takeRequest(runner);
       assertEquals(id, request.getJobId());
       assertEquals(Mode.MODE_LLM, request.getMode());
-      RunnerStandIn.publishStatus(
-          runner,
-          id,
-          1,
-          StatusChange.newBuilder()
-              .setStatus(JobStatus.STARTED)
-              .setRunnerId("r1")
-              .setContainerId("c0ffee")
-              .build());
+      RunnerStandIn.publishStarted(runner, id, "c0ffee");
       Files.writeString(work.resolve("README.md"), "hello work\nhello agent\n");
       git.ok(work, "commit", "-q", "-am", "Greet in the README\n\nAgent-Job: " + id);
       String partial = git.ok(work, "rev-parse", "HEAD").output().strip();

@@ -6,15 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,31 +31,22 @@ class RepositoryInstructionsIT {
   private static final String OWNERS = "# Agents\n\nRun `mvn -q verify` before finishing.\n";
 
   @TempDir static Path tmp;
-  private static NatsServerProcess nats;
+  private static Stack stack;
   private static TestGateway gateway;
   private static Connection runner;
   private static GitCli git;
 
   @BeforeAll
   static void start() throws Exception {
-    nats = NatsServerProcess.start(tmp.resolve("nats"));
-    gateway =
-        TestGateway.start(
-            tmp.resolve("data"), new JsonObject().put("natsUrl", nats.url()).put("model", "m"));
-    runner = Nats.connect(nats.url());
-    git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gateway.api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
+    stack = Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "m")).start();
+    gateway = stack.gateway(TestGateway.class);
+    runner = stack.natsConnection();
+    git = stack.git();
   }
 
   @AfterAll
   static void stop() throws Exception {
-    runner.close();
-    gateway.close();
-    nats.close();
+    stack.close();
   }
 
   @Test

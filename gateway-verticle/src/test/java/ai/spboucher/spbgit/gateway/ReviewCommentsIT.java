@@ -6,12 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.http.ApiRoutes;
 import ai.spboucher.spbgit.proto.JobRequest;
-import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -40,18 +37,16 @@ class ReviewCommentsIT {
   @Test
   void commentsOnTheDiffAreCheckedAuditedReplayedAndMarkedOutdatedWhenTheProposalMoves()
       throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        Connection runner = Nats.connect(nats.url())) {
-      JsonObject config = new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test");
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      Path work = git.workTree(tmp, "work");
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      Connection runner = stack.natsConnection();
+      GitCli git = stack.git();
+      Path work = stack.createRepo(REPO, "work");
       String id;
       String proposal;
       String jobPath;
-      try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), config)) {
-        gateway.awaitReady();
-        gateway.createRepo(REPO);
-        git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+      {
+        TestGateway gateway = stack.gateway(TestGateway.class);
         String base = git.ok(work, "rev-parse", "HEAD").output().strip();
         id = createJob(gateway);
         jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
@@ -174,7 +169,9 @@ class ReviewCommentsIT {
       }
 
       // A restart rebuilds the comments from the audit log alone.
-      try (TestGateway gateway = TestGateway.start(tmp.resolve("data"), config)) {
+      stack.stopGateway();
+      {
+        TestGateway gateway = (TestGateway) stack.startGateway();
         JsonArray listed = comments(gateway, jobPath);
         assertEquals(4, listed.size(), listed.encodePrettily());
         JsonObject first = listed.getJsonObject(0);
@@ -206,17 +203,12 @@ class ReviewCommentsIT {
 
   @Test
   void aJobTakesAtMostTwoHundredComments() throws Exception {
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        Connection runner = Nats.connect(nats.url());
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject().put("natsUrl", nats.url()).put("model", "gpt-test"))) {
-      gateway.awaitReady();
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      gateway.createRepo(REPO);
-      Path work = git.workTree(tmp, "work");
-      git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
+    try (Stack stack =
+        Stack.builder(tmp).nats().gateway(new JsonObject().put("model", "gpt-test")).start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      Connection runner = stack.natsConnection();
+      GitCli git = stack.git();
+      Path work = stack.createRepo(REPO, "work");
       String id = createJob(gateway);
       String jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
       JobRequest request = RunnerStandIn.takeRequest(runner);
@@ -302,24 +294,7 @@ class ReviewCommentsIT {
   }
 
   private static void finish(Connection runner, String id) throws Exception {
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        1,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.STARTED)
-            .setRunnerId("r1")
-            .setContainerId("c0ffee")
-            .build());
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        2,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.FINISHED)
-            .setExitReason("ok")
-            .setRunnerId("r1")
-            .setContainerId("c0ffee")
-            .build());
+    RunnerStandIn.publishStarted(runner, id, "c0ffee");
+    RunnerStandIn.publishFinishedOk(runner, id, "c0ffee");
   }
 }

@@ -6,6 +6,7 @@ import ai.spboucher.spbgit.common.EcKeys;
 import ai.spboucher.spbgit.common.TokenSeal;
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobRequest;
+import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.SealedJobToken;
 import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.proto.Subjects;
@@ -82,6 +83,41 @@ public final class RunnerStandIn {
             Subjects.statusEvents(id),
             event.toByteArray(),
             PublishOptions.builder().messageId(id + ".status." + sequence).build());
+  }
+
+  /**
+   * Reports job {@code id} started on runner r1 in container {@code containerId} (empty: none
+   * named), as its status event 1, as a runner does.
+   */
+  public static void publishStarted(Connection nats, String id, String containerId)
+      throws Exception {
+    publishStatus(
+        nats,
+        id,
+        1,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.STARTED)
+            .setRunnerId("r1")
+            .setContainerId(containerId)
+            .build());
+  }
+
+  /**
+   * Reports job {@code id} finished ok on runner r1 in container {@code containerId} (empty: none
+   * named), as its status event 2, as a runner does.
+   */
+  public static void publishFinishedOk(Connection nats, String id, String containerId)
+      throws Exception {
+    publishStatus(
+        nats,
+        id,
+        2,
+        StatusChange.newBuilder()
+            .setStatus(JobStatus.FINISHED)
+            .setExitReason("ok")
+            .setRunnerId("r1")
+            .setContainerId(containerId)
+            .build());
   }
 
   /**

@@ -14,12 +14,10 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.SealedJobToken;
 import ai.spboucher.spbgit.proto.Signatures;
 import ai.spboucher.spbgit.proto.Subjects;
-import ai.spboucher.spbgit.testsupport.GitCli;
-import ai.spboucher.spbgit.testsupport.NatsServer;
+import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
-import io.nats.client.Nats;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.Subscription;
 import io.vertx.core.json.JsonObject;
@@ -76,27 +74,18 @@ class SignedRequestsIT {
     GATEWAY.addHandler(recorder);
     SIGNER.addHandler(recorder);
     Path runnerKeys = Files.createDirectories(tmp.resolve("runner-keys"));
-    try (NatsServer nats = NatsServer.start(tmp.resolve("nats"));
-        Connection runner = Nats.connect(nats.url());
-        TestGateway gateway =
-            TestGateway.start(
-                tmp.resolve("data"),
-                new JsonObject()
-                    .put("natsUrl", nats.url())
-                    .put("runnerKeys", runnerKeys.toString()))) {
-      gateway.awaitReady();
+    try (Stack stack =
+        Stack.builder(tmp)
+            .nats()
+            .gateway(new JsonObject().put("runnerKeys", runnerKeys.toString()))
+            .start()) {
+      TestGateway gateway = stack.gateway(TestGateway.class);
+      Connection runner = stack.natsConnection();
       assertTrue(
           warnings.stream().anyMatch(w -> w.startsWith("no runner key is registered in")),
           "warned at start: " + warnings);
       Function<String, PublicKey> jobBusKeys = jobBusKeys(gateway);
-      gateway.createRepo(REPO);
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      git.ok(
-          git.workTree(tmp, "work"),
-          "push",
-          "-q",
-          gateway.pushUrl(REPO, gateway.ownerToken),
-          "main");
+      stack.createRepo(REPO, "work");
 
       String unsealed = create(gateway);
       Message first = take(runner);

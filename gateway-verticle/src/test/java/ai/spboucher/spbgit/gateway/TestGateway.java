@@ -1,17 +1,17 @@
 package ai.spboucher.spbgit.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.testsupport.RestClient;
+import ai.spboucher.spbgit.testsupport.Stack;
+import ai.spboucher.spbgit.testsupport.StackGateway;
+import ai.spboucher.spbgit.testsupport.StackLaunchers;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -23,15 +23,14 @@ import java.time.Duration;
  * runner keys are ({@code runnerKeys}), its jobs' tokens are sealed to a stand-in runner key of its
  * data directory, which {@link RunnerStandIn#jobToken} opens.
  */
-public final class TestGateway implements AutoCloseable {
+public final class TestGateway implements StackGateway {
 
   public final Vertx vertx;
   public final Path dataDir;
   public final GatewayVerticle verticle;
   public final String baseUrl;
   public final String ownerToken;
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final RestClient rest;
 
   private TestGateway(Vertx vertx, Path dataDir, GatewayVerticle verticle) throws IOException {
     this.vertx = vertx;
@@ -39,6 +38,35 @@ public final class TestGateway implements AutoCloseable {
     this.verticle = verticle;
     this.baseUrl = "http://127.0.0.1:" + verticle.actualPort();
     this.ownerToken = Files.readString(dataDir.resolve(DataDir.INITIAL_OWNER_TOKEN)).strip();
+    this.rest = new RestClient(baseUrl, null);
+  }
+
+  /** How a {@link Stack} starts a gateway: {@link #start(Path, JsonObject, Clock)}. */
+  public static final class Launcher implements StackLaunchers.Gateway {
+    @Override
+    public StackGateway start(Path dataDir, JsonObject config, Clock clock) throws Exception {
+      return TestGateway.start(dataDir, config, clock);
+    }
+  }
+
+  @Override
+  public String baseUrl() {
+    return baseUrl;
+  }
+
+  @Override
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  @Override
+  public String ownerToken() {
+    return ownerToken;
+  }
+
+  /** The gateway's API, as {@code token} (null: anonymous). */
+  public RestClient rest(String token) {
+    return rest.as(token);
   }
 
   public static TestGateway start(Path dataDir) throws Exception {
@@ -83,21 +111,7 @@ public final class TestGateway implements AutoCloseable {
 
   public HttpResponse<String> api(String method, String path, String token, String body)
       throws Exception {
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(baseUrl + path))
-            .timeout(Duration.ofSeconds(30))
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-    if (token != null) {
-      b.header("Authorization", "Bearer " + token);
-    }
-    if (body != null) {
-      b.header("Content-Type", "application/json");
-    }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return rest.as(token).send(method, path, body);
   }
 
   /**
@@ -125,16 +139,12 @@ public final class TestGateway implements AutoCloseable {
   }
 
   public HttpResponse<byte[]> raw(HttpRequest request) throws Exception {
-    return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+    return rest.raw(request);
   }
 
   /** Waits up to 30 s for {@code /readyz} to answer 200: the gateway has connected to NATS. */
   public void awaitReady() throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (api("GET", "/readyz", null, null).statusCode() != 200) {
-      assertTrue(System.nanoTime() < deadline, "the gateway did not connect to NATS");
-      Thread.sleep(100);
-    }
+    rest.awaitReady(Duration.ofSeconds(30));
   }
 
   /** Waits up to 30 s for the job at {@code jobPath} to show finished; its JSON then. */

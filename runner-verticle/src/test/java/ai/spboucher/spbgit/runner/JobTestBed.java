@@ -19,6 +19,7 @@ import ai.spboucher.spbgit.runner.trust.RunnerKey;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import ai.spboucher.spbgit.testsupport.Prerequisites;
+import ai.spboucher.spbgit.testsupport.Stack;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import io.nats.client.Connection;
@@ -79,7 +80,13 @@ public final class JobTestBed implements AutoCloseable {
   public TestGateway gateway;
 
   public final GitCli git;
-  private final List<Vertx> runners = new ArrayList<>();
+
+  /** What the bed brought up: NATS (unless started elsewhere), the gateway, the runners. */
+  private final Stack stack;
+
+  /** The runners {@link #startRunner} started, by the Vert.x it handed out. */
+  private final Map<Vertx, InJvmRunner> runners = new ConcurrentHashMap<>();
+
   private final JsonObject gatewayOverrides;
 
   /** The key the bed's runners share unless given their own ({@code SPB_RUNNER_KEY}). */
@@ -88,22 +95,28 @@ public final class JobTestBed implements AutoCloseable {
   /** The tokens {@link #request} minted, by job id, for {@link #publish} to seal. */
   private final Map<String, String> tokens = new ConcurrentHashMap<>();
 
-  private JobTestBed(
-      Path tmp,
-      NatsServer nats,
-      String natsUrl,
-      TestGateway gateway,
-      GitCli git,
-      JsonObject gatewayOverrides)
-      throws Exception {
+  private JobTestBed(Path tmp, Stack stack, JsonObject gatewayOverrides) throws Exception {
     this.tmp = tmp;
-    this.nats = nats;
-    this.natsUrl = natsUrl;
-    this.gateway = gateway;
-    this.git = git;
+    this.stack = stack;
+    this.nats = stack.nats();
+    this.natsUrl = stack.natsUrl();
+    this.gateway = stack.gateway(TestGateway.class);
+    this.git = stack.git();
     this.gatewayOverrides = gatewayOverrides;
     this.runnerKey = RunnerKey.loadOrCreate(tmp.resolve("runner-key.pem"));
     registerRunnerKey("bed", runnerKey.publicFile());
+  }
+
+  /** A bed on {@code stack}'s gateway; the stack is closed if the bed cannot be made. */
+  private static JobTestBed on(Path tmp, Stack.Builder stack, JsonObject gatewayOverrides)
+      throws Exception {
+    Stack started = stack.gatewayDir("gateway").gateway(gatewayOverrides).start();
+    try {
+      return new JobTestBed(tmp, started, gatewayOverrides);
+    } catch (Exception | Error e) {
+      started.close();
+      throw e;
+    }
   }
 
   /**
@@ -122,20 +135,9 @@ public final class JobTestBed implements AutoCloseable {
   public static JobTestBed start(Path tmp, String wallLimit, JsonObject gatewayOverrides)
       throws Exception {
     requireDocker();
-    NatsServer nats = NatsServer.start(tmp.resolve("nats"));
     JsonObject overrides =
-        new JsonObject()
-            .put("natsUrl", nats.url())
-            .put("jobWallLimit", wallLimit)
-            .mergeIn(gatewayOverrides);
-    TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
-    return new JobTestBed(
-        tmp,
-        nats,
-        nats.url(),
-        gateway,
-        new GitCli(Files.createDirectories(tmp.resolve("home"))),
-        overrides);
+        new JsonObject().put("jobWallLimit", wallLimit).mergeIn(gatewayOverrides);
+    return on(tmp, Stack.builder(tmp).nats(), overrides);
   }
 
   /**
@@ -146,18 +148,8 @@ public final class JobTestBed implements AutoCloseable {
       Path tmp, String natsUrl, String wallLimit, JsonObject gatewayOverrides) throws Exception {
     requireDocker();
     JsonObject overrides =
-        new JsonObject()
-            .put("natsUrl", natsUrl)
-            .put("jobWallLimit", wallLimit)
-            .mergeIn(gatewayOverrides);
-    TestGateway gateway = TestGateway.start(tmp.resolve("gateway"), overrides.copy());
-    return new JobTestBed(
-        tmp,
-        null,
-        natsUrl,
-        gateway,
-        new GitCli(Files.createDirectories(tmp.resolve("home"))),
-        overrides);
+        new JsonObject().put("jobWallLimit", wallLimit).mergeIn(gatewayOverrides);
+    return on(tmp, Stack.builder(tmp).natsAt(natsUrl), overrides);
   }
 
   /** The NATS URL (or comma-separated URLs) everything in this bed connects to. */
@@ -212,11 +204,17 @@ public final class JobTestBed implements AutoCloseable {
   public Vertx startRunner(String id, Map<String, String> env) {
     Map<String, String> all = new HashMap<>(runnerEnv(id));
     all.putAll(env);
-    RunnerConfig config = RunnerConfig.from(RunnerConfig.fromEnvironment(all));
-    // As Main starts it: on NIO the job sockets could not half-close, unlike the runner's.
-    Vertx vertx = Vertx.vertx(Main.vertxOptions());
-    vertx.deployVerticle(new RunnerVerticle(config, Clock.systemUTC())).await();
-    runners.add(vertx);
+    InJvmRunner runner;
+    try {
+      runner = (InJvmRunner) stack.startRunner(id, all);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    Vertx vertx = runner.vertx();
+    runners.put(vertx, runner);
+    RunnerConfig config = runner.config();
     if (!config.runnerKey().equals(runnerKey.privateFile())) {
       try {
         registerRunnerKey(id, EcKeys.publicFileBeside(config.runnerKey()));
@@ -249,8 +247,13 @@ public final class JobTestBed implements AutoCloseable {
    * runner_lost).
    */
   public void stopRunner(Vertx runner) {
-    if (runners.remove(runner)) {
-      runner.close().await();
+    InJvmRunner started = runners.remove(runner);
+    if (started != null) {
+      try {
+        stack.stopRunner(started);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
     }
   }
 
@@ -424,7 +427,7 @@ public final class JobTestBed implements AutoCloseable {
    * Closes the gateway (its HTTP server, NATS consumer and audit log), keeping its data directory.
    */
   public void stopGateway() {
-    gateway.close();
+    stack.stopGateway();
   }
 
   /** Starts a gateway again on the same data directory and settings; it listens on a new port. */
@@ -434,7 +437,8 @@ public final class JobTestBed implements AutoCloseable {
 
   /** Like {@link #startGateway()}, with a gateway that reads the time from {@code clock}. */
   public void startGateway(Clock clock) throws Exception {
-    gateway = TestGateway.start(gateway.dataDir, gatewayOverrides.copy(), clock);
+    stack.startGateway(clock);
+    gateway = stack.gateway(TestGateway.class);
   }
 
   /** {@link #stopGateway} then {@link #startGateway(Clock)}. */
@@ -776,12 +780,6 @@ public final class JobTestBed implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
-    for (Vertx runner : runners) {
-      runner.close().await();
-    }
-    gateway.close();
-    if (nats != null) {
-      nats.close();
-    }
+    stack.close();
   }
 }

@@ -1,11 +1,13 @@
 package ai.spboucher.spbgit.runner;
 
 import ai.spboucher.spbgit.common.EcKeys;
+import ai.spboucher.spbgit.testsupport.JvmProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A runner as its own operating-system process, started from the packaged {@code
@@ -16,12 +18,18 @@ import java.util.concurrent.TimeUnit;
 public final class RunnerProcess implements AutoCloseable {
 
   static final Path JAR = Path.of("target", "spb-runner.jar");
-  private static final long READY_TIMEOUT_MS = 60_000;
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+  /**
+   * A small heap and the client compiler: this is one of several JVMs sharing two cores in the
+   * tests.
+   */
+  private static final List<String> JVM =
+      List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
   private final Map<String, String> env;
   private final Path logDir;
-  private Process process;
-  private Path logFile;
+  private JvmProcess process;
   private int starts;
 
   private RunnerProcess(Map<String, String> env, Path logDir) {
@@ -47,42 +55,21 @@ public final class RunnerProcess implements AutoCloseable {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException("the runner process is still running");
     }
-    logFile = logDir.resolve("runner-" + env.get("SPB_RUNNER_ID") + "-" + (++starts) + ".log");
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    // A small heap and the client compiler: this is one of several JVMs sharing two cores in the
-    // tests.
-    ProcessBuilder builder =
-        new ProcessBuilder(
-                java,
-                "-Xmx192m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-jar",
-                JAR.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(logFile.toFile());
-    builder.environment().putAll(env);
-    process = builder.start();
-    String ready = "runner " + env.get("SPB_RUNNER_ID") + " ready";
-    long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
-    while (!log().contains(ready)) {
-      if (!process.isAlive()) {
-        throw new IOException("the runner exited with " + process.exitValue() + ":\n" + log());
-      }
-      if (System.currentTimeMillis() > deadline) {
-        throw new IOException(
-            "the runner was not ready within " + READY_TIMEOUT_MS + " ms:\n" + log());
-      }
-      Thread.sleep(100);
-    }
+    String id = env.get("SPB_RUNNER_ID");
+    process =
+        JvmProcess.start(
+            "the runner",
+            JAR,
+            JVM,
+            env,
+            logDir.resolve("runner-" + id + "-" + (++starts) + ".log"),
+            READY_TIMEOUT,
+            log -> log.contains("runner " + id + " ready"));
   }
 
   /** SIGKILL, like a crash or the OOM killer: no shutdown hook runs. */
   public void kill() throws InterruptedException {
-    process.destroyForcibly();
-    if (!process.waitFor(10, TimeUnit.SECONDS)) {
-      throw new IllegalStateException("the runner did not die from SIGKILL");
-    }
+    process.kill();
   }
 
   /**
@@ -107,17 +94,14 @@ public final class RunnerProcess implements AutoCloseable {
 
   /** What the current (or last) start printed. */
   public String log() throws IOException {
-    return logFile == null || !Files.exists(logFile) ? "" : Files.readString(logFile);
+    return process == null ? "" : process.log();
   }
 
   /** SIGTERM, so the runner stops its jobs and closes; SIGKILL if it has not exited after 60 s. */
   @Override
   public void close() throws InterruptedException {
-    if (process != null && process.isAlive()) {
-      process.destroy();
-      if (!process.waitFor(60, TimeUnit.SECONDS)) {
-        kill();
-      }
+    if (process != null) {
+      process.stop(Duration.ofSeconds(60));
     }
   }
 }

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -36,7 +37,7 @@ public final class GatewayProcess implements AutoCloseable {
   public static final List<String> TEST_JVM =
       List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
-  private static final long READY_TIMEOUT_MS = 60_000;
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
 
   private final Path jar;
   private final List<String> jvmOptions;
@@ -45,8 +46,7 @@ public final class GatewayProcess implements AutoCloseable {
   private final int port;
   private final Map<String, String> env;
   private HttpClient http;
-  private Process process;
-  private Path logFile;
+  private JvmProcess process;
   private Path gcLog;
   private int starts;
 
@@ -122,39 +122,29 @@ public final class GatewayProcess implements AutoCloseable {
             .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5))
             .build();
-    logFile = logDir.resolve("gateway-" + (++starts) + ".log");
-    gcLog = logDir.resolve("gateway-" + starts + "-gc.log");
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java));
-    command.addAll(jvmOptions);
-    command.addAll(List.of("-Xlog:gc:file=" + gcLog, "-jar", jar.toString()));
-    ProcessBuilder builder =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
-    builder.environment().putAll(env);
-    builder.environment().put("SPB_DATA_DIR", dataDir.toString());
-    builder.environment().put("SPB_HTTP_PORT", String.valueOf(port));
-    process = builder.start();
-    long deadline = System.currentTimeMillis() + READY_TIMEOUT_MS;
+    gcLog = logDir.resolve("gateway-" + (++starts) + "-gc.log");
+    List<String> options = new ArrayList<>(jvmOptions);
+    options.add("-Xlog:gc:file=" + gcLog);
+    Map<String, String> all = new HashMap<>(env);
+    all.put("SPB_DATA_DIR", dataDir.toString());
+    all.put("SPB_HTTP_PORT", String.valueOf(port));
     boolean withNats = env.containsKey("SPB_NATS_URL");
-    while (!(log().contains("listening on http://127.0.0.1:" + port)
-        && (!withNats || log().contains("connected to NATS")))) {
-      if (!process.isAlive()) {
-        throw new IOException("the gateway exited with " + process.exitValue() + ":\n" + log());
-      }
-      if (System.currentTimeMillis() > deadline) {
-        throw new IOException(
-            "the gateway was not ready within " + READY_TIMEOUT_MS + " ms:\n" + log());
-      }
-      Thread.sleep(100);
-    }
+    process =
+        JvmProcess.start(
+            "the gateway",
+            jar,
+            options,
+            all,
+            logDir.resolve("gateway-" + starts + ".log"),
+            READY_TIMEOUT,
+            log ->
+                log.contains("listening on http://127.0.0.1:" + port)
+                    && (!withNats || log.contains("connected to NATS")));
   }
 
   /** SIGKILL: no shutdown hook runs, an append in progress stops wherever it is. */
   public void kill() throws InterruptedException {
-    process.destroyForcibly();
-    if (!process.waitFor(10, TimeUnit.SECONDS)) {
-      throw new IllegalStateException("the gateway did not die from SIGKILL");
-    }
+    process.kill();
   }
 
   public boolean isAlive() {
@@ -216,7 +206,7 @@ public final class GatewayProcess implements AutoCloseable {
 
   /** CPU time the gateway process has used so far, all its threads together. */
   public double cpuMillis() {
-    return process.info().totalCpuDuration().orElseThrow().toNanos() / 1e6;
+    return process.cpuMillis();
   }
 
   /** The clone URL of {@code repo}, with {@code token} as the Basic password when not null. */
@@ -315,16 +305,13 @@ public final class GatewayProcess implements AutoCloseable {
 
   /** What the current (or last) start printed. */
   public String log() throws IOException {
-    return logFile == null || !Files.exists(logFile) ? "" : Files.readString(logFile);
+    return process == null ? "" : process.log();
   }
 
   @Override
   public void close() throws InterruptedException {
-    if (process != null && process.isAlive()) {
-      process.destroy();
-      if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        kill();
-      }
+    if (process != null) {
+      process.stop(Duration.ofSeconds(30));
     }
   }
 }

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.page;
+package ai.spboucher.spbgit.system.page;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -127,16 +127,7 @@ class EnvironmentPageIT {
         "-q",
         gateway.pushUrl("py", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        2,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.FINISHED)
-            .setExitReason("ok")
-            .setRunnerId("r1")
-            .setContainerId("c1")
-            .build());
+    RunnerStandIn.publishFinishedOk(runner, id, "c1");
 
     browser.waitFor(d -> d.findElement(By.id("environment-warning")).isDisplayed() ? true : null);
     assertEquals(WARNING, browser.text("environment-warning"));
@@ -236,9 +227,7 @@ class EnvironmentPageIT {
             .text("cache-restored")
             .contains("kept by job mx0producer-1 from " + base.substring(0, 12)),
         browser.text("cache-restored"));
-    assertEquals(
-        "/repos/js/agent-jobs/mx0producer-1",
-        browser.byId("cache-producer").getDomAttribute("href"));
+    assertEquals("/repos/js/agent-jobs/mx0producer-1", browser.attribute("cache-producer", "href"));
     assertEquals("not cached: 1048576 bytes over the limit", browser.text("cache-note"));
     browser.byId("setup-changes").findElement(By.tagName("summary")).click();
     String changes = browser.text("setup-changes");

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.page;
+package ai.spboucher.spbgit.system.page;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -45,14 +45,8 @@ class AgentPageIT {
     gateway = bed.gateway;
     runner = bed.runner;
     browser = bed.browser;
-    git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-    gateway.createRepo("demo");
-    git.ok(
-        git.workTree(tmp, "demo"),
-        "push",
-        "-q",
-        gateway.pushUrl("demo", gateway.ownerToken),
-        "main");
+    git = bed.stack.git();
+    bed.stack.createRepo("demo", "demo");
   }
 
   @AfterAll

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.page;
+package ai.spboucher.spbgit.system.page;
 
 import ai.spboucher.spbgit.testsupport.Prerequisites;
 import java.io.File;
@@ -111,6 +111,15 @@ final class Browser implements AutoCloseable {
    */
   String text(String id) {
     return (String) js("return document.getElementById(arguments[0]).innerText", id);
+  }
+
+  /**
+   * The attribute {@code name} of the element with {@code id} as written, found and read in one
+   * script.
+   */
+  String attribute(String id, String name) {
+    return (String)
+        js("return document.getElementById(arguments[0]).getAttribute(arguments[1])", id, name);
   }
 
   WebElement byId(String id) {

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.page;
+package ai.spboucher.spbgit.system.page;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.page;
+package ai.spboucher.spbgit.system.page;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -32,10 +32,8 @@ class GroupPageIT {
   @Test
   void startsAGroupFromTheFormAndComparesItsAttempts() throws Exception {
     try (PageBed bed = PageBed.start(tmp, new JsonObject())) {
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      bed.gateway.createRepo("demo");
-      Path work = git.workTree(tmp, "demo");
-      git.ok(work, "push", "-q", bed.gateway.pushUrl("demo", bed.gateway.ownerToken), "main");
+      GitCli git = bed.stack.git();
+      Path work = bed.stack.createRepo("demo", "demo");
       Browser browser = bed.browser;
       browser.open("/repos/demo/agent-jobs");
       browser.byId("task").sendKeys("Say hello three ways");
@@ -63,11 +61,7 @@ class GroupPageIT {
               ids.get(2),
               Map.of("hello.txt", "hello\nworld\n", "README.md", "hi demo\n"));
       for (String id : ids) {
-        RunnerStandIn.publishStatus(
-            bed.runner,
-            id,
-            1,
-            StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1").build());
+        RunnerStandIn.publishStarted(bed.runner, id, "");
         if (changes.containsKey(id)) {
           git.ok(work, "checkout", "-q", "-B", "attempt-" + id, "main");
           for (var file : changes.get(id).entrySet()) {

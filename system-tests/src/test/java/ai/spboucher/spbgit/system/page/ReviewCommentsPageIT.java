@@ -1,12 +1,10 @@
-package ai.spboucher.spbgit.runner.page;
+package ai.spboucher.spbgit.system.page;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.gateway.RunnerStandIn;
 import ai.spboucher.spbgit.gateway.TestGateway;
-import ai.spboucher.spbgit.proto.JobStatus;
-import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import io.nats.client.Connection;
 import io.vertx.core.json.JsonArray;
@@ -45,7 +43,7 @@ class ReviewCommentsPageIT {
     gateway = bed.gateway;
     runner = bed.runner;
     browser = bed.browser;
-    git = new GitCli(Files.createDirectories(tmp.resolve("home")));
+    git = bed.stack.git();
     gateway.createRepo("demo");
   }
 
@@ -178,19 +176,7 @@ class ReviewCommentsPageIT {
   }
 
   private static void finish(String id) throws Exception {
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        1,
-        StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1").build());
-    RunnerStandIn.publishStatus(
-        runner,
-        id,
-        2,
-        StatusChange.newBuilder()
-            .setStatus(JobStatus.FINISHED)
-            .setExitReason("ok")
-            .setRunnerId("r1")
-            .build());
+    RunnerStandIn.publishStarted(runner, id, "");
+    RunnerStandIn.publishFinishedOk(runner, id, "");
   }
 }

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.page;
+package ai.spboucher.spbgit.system.page;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -40,10 +40,8 @@ class RevisionPageIT {
     try (PageBed bed = PageBed.start(tmp, new JsonObject())) {
       TestGateway gateway = bed.gateway;
       Browser browser = bed.browser;
-      GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
-      gateway.createRepo("demo");
-      Path work = git.workTree(tmp, "demo");
-      git.ok(work, "push", "-q", gateway.pushUrl("demo", gateway.ownerToken), "main");
+      GitCli git = bed.stack.git();
+      Path work = bed.stack.createRepo("demo", "demo");
       String base = git.ok(work, "rev-parse", "HEAD").output().strip();
 
       HttpResponse<String> created =
@@ -320,11 +318,7 @@ class RevisionPageIT {
     String token =
         RunnerStandIn.jobToken(
             bed.gateway, RunnerStandIn.queuedRequest(bed.runner, bed.gateway, id));
-    RunnerStandIn.publishStatus(
-        bed.runner,
-        id,
-        1,
-        StatusChange.newBuilder().setStatus(JobStatus.STARTED).setRunnerId("r1").build());
+    RunnerStandIn.publishStarted(bed.runner, id, "");
     Files.writeString(work.resolve(file), file + "\n");
     git.ok(work, "add", file);
     git.ok(work, "commit", "-q", "-m", "Add " + file + "\n\nAgent-Job: " + id);
