@@ -30,9 +30,13 @@ public sealed interface AuditEvent
   String job();
 
   /**
-   * The event as the log stores it, without the {@code seq}, {@code ts} and {@code prev} it adds.
+   * The event as the log stores it, without the {@code seq}, {@code ts} and {@code prev} it adds:
+   * by default its record components in order ({@link EventFields#of}); an event whose entry is
+   * shaped otherwise writes its own.
    */
-  JsonObject toJson();
+  default JsonObject toJson() {
+    return EventFields.of(this);
+  }
 
   /**
    * The job as this event leaves it; {@code at} is the entry's {@code ts}. Events that would move a

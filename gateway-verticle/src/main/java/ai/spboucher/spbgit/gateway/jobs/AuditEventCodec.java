@@ -17,17 +17,17 @@ public final class AuditEventCodec {
   private static final Map<String, Function<JsonObject, AuditEvent>> READERS =
       Map.ofEntries(
           Map.entry(JobCreated.EVENT, JobCreated::from),
-          Map.entry(JobDispatched.EVENT, JobDispatched::from),
-          Map.entry(JobStarted.EVENT, JobStarted::from),
+          Map.entry(JobDispatched.EVENT, e -> EventFields.read(JobDispatched.class, e)),
+          Map.entry(JobStarted.EVENT, e -> EventFields.read(JobStarted.class, e)),
           Map.entry(RefsWritten.EVENT, RefsWritten::from),
           Map.entry(JobFinished.EVENT, JobFinished::from),
-          Map.entry(JobApproved.EVENT, JobApproved::from),
-          Map.entry(JobRejected.EVENT, JobRejected::from),
-          Map.entry(JobSuperseded.EVENT, JobSuperseded::from),
-          Map.entry(RefsDeleted.EVENT, RefsDeleted::from),
-          Map.entry(ReviewComment.EVENT, ReviewComment::from),
-          Map.entry(JobRevised.EVENT, JobRevised::from),
-          Map.entry(JobRefused.EVENT, JobRefused::from));
+          Map.entry(JobApproved.EVENT, e -> EventFields.read(JobApproved.class, e)),
+          Map.entry(JobRejected.EVENT, e -> EventFields.read(JobRejected.class, e)),
+          Map.entry(JobSuperseded.EVENT, e -> EventFields.read(JobSuperseded.class, e)),
+          Map.entry(RefsDeleted.EVENT, e -> EventFields.read(RefsDeleted.class, e)),
+          Map.entry(ReviewComment.EVENT, e -> EventFields.read(ReviewComment.class, e)),
+          Map.entry(JobRevised.EVENT, e -> EventFields.read(JobRevised.class, e)),
+          Map.entry(JobRefused.EVENT, e -> EventFields.read(JobRefused.class, e)));
 
   private AuditEventCodec() {}
 

@@ -1,7 +1,5 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import io.vertx.core.json.JsonObject;
-
 /**
  * The owner approved the job's proposal: {@code branch} was fast-forwarded to {@code sha} ({@code
  * result} says how the branch moved).
@@ -15,26 +13,6 @@ record JobApproved(
   @Override
   public String event() {
     return EVENT;
-  }
-
-  @Override
-  public JsonObject toJson() {
-    return EventFields.head(this)
-        .put("repo", repo)
-        .put("branch", branch)
-        .put("sha", sha)
-        .put("approver", approver)
-        .put("result", result);
-  }
-
-  static JobApproved from(JsonObject e) {
-    return new JobApproved(
-        e.getString("job"),
-        e.getString("repo"),
-        e.getString("branch"),
-        e.getString("sha"),
-        e.getString("approver"),
-        e.getString("result"));
   }
 
   @Override

@@ -1,7 +1,5 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import io.vertx.core.json.JsonObject;
-
 /** The queue stored the job's request as message {@code queueSeq}. */
 record JobDispatched(String job, long queueSeq) implements AuditEvent {
 
@@ -10,16 +8,6 @@ record JobDispatched(String job, long queueSeq) implements AuditEvent {
   @Override
   public String event() {
     return EVENT;
-  }
-
-  @Override
-  public JsonObject toJson() {
-    return EventFields.head(this).put("queue_seq", queueSeq);
-  }
-
-  static JobDispatched from(JsonObject e) {
-    Long sequence = e.getLong("queue_seq", 0L);
-    return new JobDispatched(e.getString("job"), sequence == null ? 0 : sequence);
   }
 
   @Override

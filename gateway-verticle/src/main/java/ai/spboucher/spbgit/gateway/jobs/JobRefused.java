@@ -1,7 +1,5 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import io.vertx.core.json.JsonObject;
-
 /**
  * A runner refused a request for the job (forged, altered, replayed...): recorded for the owner's
  * eyes, it changes nothing about the job (the genuine request may still run; a replay of a finished
@@ -14,15 +12,5 @@ record JobRefused(String job, String repo, String runner, String reason) impleme
   @Override
   public String event() {
     return EVENT;
-  }
-
-  @Override
-  public JsonObject toJson() {
-    return EventFields.head(this).put("repo", repo).put("runner", runner).put("reason", reason);
-  }
-
-  static JobRefused from(JsonObject e) {
-    return new JobRefused(
-        e.getString("job"), e.getString("repo"), e.getString("runner"), e.getString("reason"));
   }
 }

@@ -29,32 +29,6 @@ record JobStarted(
   }
 
   @Override
-  public JsonObject toJson() {
-    return EventFields.head(this)
-        .put("runner", runner)
-        .put("container", container)
-        .put("image_digest", imageDigest)
-        .put("cache", cache)
-        .put("agent", agent)
-        .put("agent_version", agentVersion)
-        .put("cache_key", cacheKey)
-        .put("cache_producer", cacheProducer);
-  }
-
-  static JobStarted from(JsonObject e) {
-    return new JobStarted(
-        e.getString("job"),
-        e.getString("runner"),
-        e.getString("container"),
-        e.getString("image_digest"),
-        e.getString("cache"),
-        e.getString("agent"),
-        e.getString("agent_version"),
-        e.getString("cache_key"),
-        e.getJsonObject("cache_producer"));
-  }
-
-  @Override
   public Job applyTo(Job job, String at) {
     if (job.isFinished() || job.state() == JobState.STARTED) {
       return job;

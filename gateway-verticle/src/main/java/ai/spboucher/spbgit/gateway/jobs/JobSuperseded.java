@@ -1,7 +1,5 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
-import io.vertx.core.json.JsonObject;
-
 /** Another attempt of the job's group, {@code supersededBy}, was approved. */
 record JobSuperseded(String job, String repo, String group, String supersededBy, String approver)
     implements AuditEvent {
@@ -11,24 +9,6 @@ record JobSuperseded(String job, String repo, String group, String supersededBy,
   @Override
   public String event() {
     return EVENT;
-  }
-
-  @Override
-  public JsonObject toJson() {
-    return EventFields.head(this)
-        .put("repo", repo)
-        .put("group", group)
-        .put("superseded_by", supersededBy)
-        .put("approver", approver);
-  }
-
-  static JobSuperseded from(JsonObject e) {
-    return new JobSuperseded(
-        e.getString("job"),
-        e.getString("repo"),
-        e.getString("group"),
-        e.getString("superseded_by"),
-        e.getString("approver"));
   }
 
   /**

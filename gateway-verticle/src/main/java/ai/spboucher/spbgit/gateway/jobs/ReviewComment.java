@@ -25,32 +25,6 @@ public record ReviewComment(
     return EVENT;
   }
 
-  @Override
-  public JsonObject toJson() {
-    return EventFields.head(this)
-        .put("repo", repo)
-        .put("commit", commit)
-        .put("kind", kind)
-        .put("path", path)
-        .put("side", side)
-        .put("line", line)
-        .put("body", body)
-        .put("author", author);
-  }
-
-  static ReviewComment from(JsonObject e) {
-    return new ReviewComment(
-        e.getString("job"),
-        e.getString("repo"),
-        e.getString("commit"),
-        e.getString("kind"),
-        e.getString("path"),
-        e.getString("side"),
-        e.getInteger("line"),
-        e.getString("body"),
-        e.getString("author"));
-  }
-
   /** The comment as the API lists it, logged as entry {@code seq} at {@code at}. */
   JsonObject listed(Long seq, String at) {
     return new JsonObject()
