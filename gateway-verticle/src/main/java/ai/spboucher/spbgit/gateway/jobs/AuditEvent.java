@@ -23,8 +23,10 @@ public sealed interface AuditEvent
         JobRefused,
         OtherEvent {
 
-  /** The event's name in the log, e.g. {@code job_created}. */
-  String event();
+  /** The event's name in the log, e.g. {@code job_created}: {@link AuditEventCodec} names each. */
+  default String event() {
+    return AuditEventCodec.nameOf(getClass());
+  }
 
   /** The id of the job the event is about, or null for an event about none. */
   String job();

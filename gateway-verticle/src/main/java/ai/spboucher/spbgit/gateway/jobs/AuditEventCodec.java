@@ -2,8 +2,10 @@ package ai.spboucher.spbgit.gateway.jobs;
 
 import ai.spboucher.spbgit.gateway.audit.AuditLog;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Reads audit log entries into {@link AuditEvent}s and writes them back: a line the gateway wrote
@@ -14,20 +16,36 @@ import java.util.function.Function;
  */
 public final class AuditEventCodec {
 
-  private static final Map<String, Function<JsonObject, AuditEvent>> READERS =
-      Map.ofEntries(
-          Map.entry(JobCreated.EVENT, JobCreated::from),
-          Map.entry(JobDispatched.EVENT, e -> EventFields.read(JobDispatched.class, e)),
-          Map.entry(JobStarted.EVENT, e -> EventFields.read(JobStarted.class, e)),
-          Map.entry(RefsWritten.EVENT, RefsWritten::from),
-          Map.entry(JobFinished.EVENT, JobFinished::from),
-          Map.entry(JobApproved.EVENT, e -> EventFields.read(JobApproved.class, e)),
-          Map.entry(JobRejected.EVENT, e -> EventFields.read(JobRejected.class, e)),
-          Map.entry(JobSuperseded.EVENT, e -> EventFields.read(JobSuperseded.class, e)),
-          Map.entry(RefsDeleted.EVENT, e -> EventFields.read(RefsDeleted.class, e)),
-          Map.entry(ReviewComment.EVENT, e -> EventFields.read(ReviewComment.class, e)),
-          Map.entry(JobRevised.EVENT, e -> EventFields.read(JobRevised.class, e)),
-          Map.entry(JobRefused.EVENT, e -> EventFields.read(JobRefused.class, e)));
+  /** Each event's name in the log, its record, and how an entry is read into it. */
+  private record Kind(
+      String name, Class<? extends AuditEvent> type, Function<JsonObject, AuditEvent> reader) {
+
+    /** An event whose entry is its record's components ({@link EventFields#of}). */
+    static Kind ofFields(String name, Class<? extends AuditEvent> type) {
+      return new Kind(name, type, entry -> EventFields.read(type, entry));
+    }
+  }
+
+  private static final List<Kind> KINDS =
+      List.of(
+          new Kind("job_created", JobCreated.class, JobCreated::from),
+          Kind.ofFields("job_dispatched", JobDispatched.class),
+          Kind.ofFields("job_started", JobStarted.class),
+          new Kind("refs_written", RefsWritten.class, RefsWritten::from),
+          new Kind("job_finished", JobFinished.class, JobFinished::from),
+          Kind.ofFields("job_approved", JobApproved.class),
+          Kind.ofFields("job_rejected", JobRejected.class),
+          Kind.ofFields("job_superseded", JobSuperseded.class),
+          Kind.ofFields("refs_deleted", RefsDeleted.class),
+          Kind.ofFields("review_comment", ReviewComment.class),
+          Kind.ofFields("job_revised", JobRevised.class),
+          Kind.ofFields("job_refused", JobRefused.class));
+
+  private static final Map<String, Kind> BY_NAME =
+      KINDS.stream().collect(Collectors.toUnmodifiableMap(Kind::name, kind -> kind));
+
+  private static final Map<Class<?>, String> NAMES =
+      KINDS.stream().collect(Collectors.toUnmodifiableMap(Kind::type, Kind::name));
 
   private AuditEventCodec() {}
 
@@ -42,16 +60,24 @@ public final class AuditEventCodec {
 
   /** The event an entry holds; the envelope's fields are not part of it. */
   public static AuditEvent event(JsonObject entry) {
-    Function<JsonObject, AuditEvent> reader =
-        entry.getValue("event") instanceof String name ? READERS.get(name) : null;
-    if (reader == null) {
+    Kind kind = entry.getValue("event") instanceof String name ? BY_NAME.get(name) : null;
+    if (kind == null) {
       JsonObject fields = entry.copy();
       fields.remove("seq");
       fields.remove("ts");
       fields.remove("prev");
       return new OtherEvent(fields);
     }
-    return reader.apply(entry);
+    return kind.reader().apply(entry);
+  }
+
+  /** The name the log gives events of {@code type}, e.g. {@code job_created}. */
+  public static String nameOf(Class<? extends AuditEvent> type) {
+    String name = NAMES.get(type);
+    if (name == null) {
+      throw new IllegalArgumentException("no event name for " + type);
+    }
+    return name;
   }
 
   /** A stored entry with its envelope. */

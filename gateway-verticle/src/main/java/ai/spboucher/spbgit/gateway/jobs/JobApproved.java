@@ -8,13 +8,6 @@ record JobApproved(
     String job, String repo, String branch, String sha, String approver, String result)
     implements AuditEvent {
 
-  public static final String EVENT = "job_approved";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   @Override
   public Job applyTo(Job job, String at) {
     return job.with(b -> b.decided = Decision.approved(branch, sha, approver, at));

@@ -20,19 +20,19 @@ import java.util.Optional;
 public final class JobBook {
 
   /** Audit event names. */
-  public static final String CREATED = JobCreated.EVENT;
+  public static final String CREATED = AuditEventCodec.nameOf(JobCreated.class);
 
-  public static final String DISPATCHED = JobDispatched.EVENT;
-  public static final String STARTED = JobStarted.EVENT;
-  public static final String REFS_WRITTEN = RefsWritten.EVENT;
-  public static final String FINISHED = JobFinished.EVENT;
-  public static final String APPROVED = JobApproved.EVENT;
-  public static final String REJECTED = JobRejected.EVENT;
-  public static final String SUPERSEDED = JobSuperseded.EVENT;
-  public static final String REFS_DELETED = RefsDeleted.EVENT;
-  public static final String REVIEW_COMMENT = ReviewComment.EVENT;
-  public static final String REVISED = JobRevised.EVENT;
-  public static final String REFUSED = JobRefused.EVENT;
+  public static final String DISPATCHED = AuditEventCodec.nameOf(JobDispatched.class);
+  public static final String STARTED = AuditEventCodec.nameOf(JobStarted.class);
+  public static final String REFS_WRITTEN = AuditEventCodec.nameOf(RefsWritten.class);
+  public static final String FINISHED = AuditEventCodec.nameOf(JobFinished.class);
+  public static final String APPROVED = AuditEventCodec.nameOf(JobApproved.class);
+  public static final String REJECTED = AuditEventCodec.nameOf(JobRejected.class);
+  public static final String SUPERSEDED = AuditEventCodec.nameOf(JobSuperseded.class);
+  public static final String REFS_DELETED = AuditEventCodec.nameOf(RefsDeleted.class);
+  public static final String REVIEW_COMMENT = AuditEventCodec.nameOf(ReviewComment.class);
+  public static final String REVISED = AuditEventCodec.nameOf(JobRevised.class);
+  public static final String REFUSED = AuditEventCodec.nameOf(JobRefused.class);
 
   /** Refs listed per job: as many as a job may have at once. */
   static final int MAX_REFS_LISTED = RefsWritten.MAX_REFS_LISTED;

@@ -35,13 +35,6 @@ public record JobCreated(
     Job.Revision revision)
     implements AuditEvent {
 
-  public static final String EVENT = "job_created";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   @Override
   public JsonObject toJson() {
     JsonObject json =

@@ -3,13 +3,6 @@ package ai.spboucher.spbgit.gateway.jobs;
 /** The queue stored the job's request as message {@code queueSeq}. */
 record JobDispatched(String job, long queueSeq) implements AuditEvent {
 
-  public static final String EVENT = "job_dispatched";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   @Override
   public Job applyTo(Job job, String at) {
     return job.state() != JobState.QUEUED

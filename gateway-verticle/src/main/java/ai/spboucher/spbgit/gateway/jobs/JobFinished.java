@@ -22,13 +22,6 @@ record JobFinished(
     Spend spend)
     implements AuditEvent {
 
-  public static final String EVENT = "job_finished";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   @Override
   public JsonObject toJson() {
     JsonObject json =

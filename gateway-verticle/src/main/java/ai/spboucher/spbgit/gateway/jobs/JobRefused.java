@@ -5,12 +5,4 @@ package ai.spboucher.spbgit.gateway.jobs;
  * eyes, it changes nothing about the job (the genuine request may still run; a replay of a finished
  * job's leaves it finished).
  */
-record JobRefused(String job, String repo, String runner, String reason) implements AuditEvent {
-
-  public static final String EVENT = "job_refused";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-}
+record JobRefused(String job, String repo, String runner, String reason) implements AuditEvent {}

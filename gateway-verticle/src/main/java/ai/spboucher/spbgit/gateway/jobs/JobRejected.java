@@ -3,13 +3,6 @@ package ai.spboucher.spbgit.gateway.jobs;
 /** The owner rejected the job's work. */
 record JobRejected(String job, String repo, String approver) implements AuditEvent {
 
-  public static final String EVENT = "job_rejected";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   @Override
   public Job applyTo(Job job, String at) {
     return job.with(b -> b.decided = Decision.rejected(approver, at));

@@ -2,12 +2,4 @@ package ai.spboucher.spbgit.gateway.jobs;
 
 /** On the revised job: {@code revisedBy} now revises its work. */
 record JobRevised(String job, String repo, String revisedBy, String requester)
-    implements AuditEvent {
-
-  public static final String EVENT = "job_revised";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-}
+    implements AuditEvent {}

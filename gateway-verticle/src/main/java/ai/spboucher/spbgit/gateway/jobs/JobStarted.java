@@ -21,13 +21,6 @@ record JobStarted(
     JsonObject cacheProducer)
     implements AuditEvent {
 
-  public static final String EVENT = "job_started";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   @Override
   public Job applyTo(Job job, String at) {
     if (job.isFinished() || job.state() == JobState.STARTED) {

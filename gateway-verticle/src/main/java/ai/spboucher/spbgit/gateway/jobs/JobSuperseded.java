@@ -4,13 +4,6 @@ package ai.spboucher.spbgit.gateway.jobs;
 record JobSuperseded(String job, String repo, String group, String supersededBy, String approver)
     implements AuditEvent {
 
-  public static final String EVENT = "job_superseded";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   /**
    * Only an undecided attempt is superseded: the approval of a sibling never overrides the owner's
    * own decision on this one.

@@ -14,15 +14,8 @@ import java.util.Map;
  */
 record RefsWritten(String job, String repo, String tokenId, JsonArray refs) implements AuditEvent {
 
-  public static final String EVENT = "refs_written";
-
   /** Refs listed per job: as many as a job may have at once. */
   static final int MAX_REFS_LISTED = PushGate.MAX_REFS_PER_JOB;
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
 
   @Override
   public JsonObject toJson() {

@@ -18,13 +18,6 @@ public record ReviewComment(
     String author)
     implements AuditEvent {
 
-  public static final String EVENT = "review_comment";
-
-  @Override
-  public String event() {
-    return EVENT;
-  }
-
   /** The comment as the API lists it, logged as entry {@code seq} at {@code at}. */
   JsonObject listed(Long seq, String at) {
     return new JsonObject()
