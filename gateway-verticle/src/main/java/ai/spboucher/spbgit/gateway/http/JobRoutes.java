@@ -1,6 +1,5 @@
 package ai.spboucher.spbgit.gateway.http;
 
-import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobCreation;
 import ai.spboucher.spbgit.gateway.jobs.JobLedger;
@@ -95,11 +94,7 @@ public final class JobRoutes {
   }
 
   private void listAll(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
-    views
-        .acrossRepos(ledger.list(null))
-        .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
-        .onFailure(ctx::fail);
+    Responses.answer(ctx, 200, views.acrossRepos(ledger.list(null)));
   }
 
   /** One job, or with {@code attempts} of 2 or more a best-of-N group of them. */
@@ -109,24 +104,21 @@ public final class JobRoutes {
     JsonObject body = Responses.jsonBody(ctx);
     int attempts = body.getInteger("attempts", 1);
     NewJob request = newJob(body);
-    if (attempts == 1) {
-      creation
-          .create(repo, request, owner)
-          // A job this new has pushed nothing yet: no repository read for its proposal.
-          .map(job -> job.toJson(WorkShas.NONE))
-          .onSuccess(job -> Responses.json(ctx, 201, job))
-          .onFailure(ctx::fail);
-      return;
-    }
-    creation
-        .createGroup(repo, request, owner, attempts)
-        .map(
-            group ->
-                new JsonObject()
-                    .put("group", group.getKey())
-                    .put("jobs", new JsonArray(group.getValue().stream().map(Job::id).toList())))
-        .onSuccess(group -> Responses.json(ctx, 201, group))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        201,
+        attempts == 1
+            // A job this new has pushed nothing yet: no repository read for its proposal.
+            ? creation.create(repo, request, owner).map(job -> job.toJson(WorkShas.NONE))
+            : creation
+                .createGroup(repo, request, owner, attempts)
+                .map(
+                    group ->
+                        new JsonObject()
+                            .put("group", group.getKey())
+                            .put(
+                                "jobs",
+                                new JsonArray(group.getValue().stream().map(Job::id).toList()))));
   }
 
   /**
@@ -135,26 +127,26 @@ public final class JobRoutes {
    */
   private static NewJob newJob(JsonObject body) {
     return new NewJob(
-        Responses.requiredString(body, "task", NewJob.MAX_TASK_LENGTH),
-        Responses.optionalString(body, "exec", NewJob.MAX_COMMAND_LENGTH),
-        Responses.optionalString(body, "model", NewJob.MAX_NAME_LENGTH),
-        Responses.optionalString(body, "test_command", NewJob.MAX_COMMAND_LENGTH),
-        Responses.optionalString(body, "base", NewJob.MAX_NAME_LENGTH),
-        Responses.optionalString(body, "agent", NewJob.MAX_NAME_LENGTH));
+        Responses.string(body, "task"),
+        Responses.string(body, "exec"),
+        Responses.string(body, "model"),
+        Responses.string(body, "test_command"),
+        Responses.string(body, "base"),
+        Responses.string(body, "agent"));
   }
 
   private void list(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
-    vertx
-        .executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
-        .compose(
-            exists ->
-                exists
-                    ? views.of(repo, ledger.list(repo.value()))
-                    : Future.failedFuture(repo.notFound()))
-        .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        200,
+        vertx
+            .executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
+            .compose(
+                exists ->
+                    exists
+                        ? views.of(repo, ledger.list(repo.value()))
+                        : Future.failedFuture(repo.notFound())));
   }
 
   /**
@@ -162,26 +154,26 @@ public final class JobRoutes {
    * revision's number, id, status, work and decision), first job first.
    */
   private void show(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     Job job = jobOf(ctx);
     List<Job> chain = ledger.revisions(job);
-    views
-        .of(RepoName.of(job.repo()), chain)
-        .map(
-            list -> {
-              JsonObject shown =
-                  list.stream()
-                      .filter(j -> j.getString("id").equals(job.id()))
-                      .findFirst()
-                      .orElseThrow();
-              return chain.size() == 1
-                  ? shown
-                  : shown.put(
-                      "revisions",
-                      new JsonArray(list.stream().map(JobRoutes::revisionOf).toList()));
-            })
-        .onSuccess(json -> Responses.json(ctx, 200, json))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        200,
+        views
+            .of(RepoName.of(job.repo()), chain)
+            .map(
+                list -> {
+                  JsonObject shown =
+                      list.stream()
+                          .filter(j -> j.getString("id").equals(job.id()))
+                          .findFirst()
+                          .orElseThrow();
+                  return chain.size() == 1
+                      ? shown
+                      : shown.put(
+                          "revisions",
+                          new JsonArray(list.stream().map(JobRoutes::revisionOf).toList()));
+                }));
   }
 
   private static JsonObject revisionOf(JsonObject job) {
@@ -198,7 +190,6 @@ public final class JobRoutes {
   }
 
   private void auditLog(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     String repo = ctx.request().getParam("repo");
     String job = ctx.request().getParam("job");
     if ("lines".equals(ctx.request().getParam("format"))) {
@@ -211,19 +202,10 @@ public final class JobRoutes {
           .onFailure(ctx::fail);
       return;
     }
-    ledger
-        .auditEntries(repo, job)
-        .onSuccess(entries -> Responses.json(ctx, 200, new JsonArray(entries)))
-        .onFailure(ctx::fail);
+    Responses.answer(ctx, 200, ledger.auditEntries(repo, job));
   }
 
   private Job jobOf(RoutingContext ctx) {
-    RepoName repo = RepoName.of(ctx.pathParam("name"));
-    String id = ctx.pathParam("id");
-    return ledger
-        .get(id)
-        .filter(j -> j.repo().equals(repo.value()))
-        .orElseThrow(
-            () -> new RequestException.NotFound("no job " + id + " in repository " + repo));
+    return ledger.get(RepoName.of(ctx.pathParam("name")).value(), ctx.pathParam("id"));
   }
 }
