@@ -30,7 +30,16 @@ import java.util.function.Function;
  * OpenAPI document ({@link ApiContract}) before its handler runs. Blocking work (files, JGit) runs
  * through {@code executeBlocking}.
  */
-public final class ApiRoutes {
+public record ApiRoutes(
+    Vertx vertx,
+    ApiContract contract,
+    Authenticator authenticator,
+    RepositoryStore repos,
+    TokenStore pats,
+    JobTokens jobTokens,
+    Sessions sessions,
+    Function<RepoName, String> cloneUrl,
+    Clock clock) {
 
   static final String PRINCIPAL = "principal";
   static final String VIA_SESSION = "via_session";
@@ -42,37 +51,6 @@ public final class ApiRoutes {
   public static final String CSRF_HEADER = "X-CSRF-Token";
 
   private static final int MAX_BODY_BYTES = 64 << 10;
-
-  private final Vertx vertx;
-  private final Authenticator authenticator;
-  private final RepositoryStore repos;
-  private final TokenStore pats;
-  private final JobTokens jobTokens;
-  private final Function<RepoName, String> cloneUrl;
-  private final Clock clock;
-  private final Sessions sessions;
-  private final ApiContract contract;
-
-  public ApiRoutes(
-      Vertx vertx,
-      ApiContract contract,
-      Authenticator authenticator,
-      RepositoryStore repos,
-      TokenStore pats,
-      JobTokens jobTokens,
-      Sessions sessions,
-      Function<RepoName, String> cloneUrl,
-      Clock clock) {
-    this.vertx = vertx;
-    this.contract = contract;
-    this.authenticator = authenticator;
-    this.repos = repos;
-    this.pats = pats;
-    this.jobTokens = jobTokens;
-    this.cloneUrl = cloneUrl;
-    this.clock = clock;
-    this.sessions = sessions;
-  }
 
   public void mount(Router router) {
     // Not on GET: a websocket upgrade must reach its handler with the request unread.

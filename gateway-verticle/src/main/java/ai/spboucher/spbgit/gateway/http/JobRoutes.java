@@ -2,7 +2,6 @@ package ai.spboucher.spbgit.gateway.http;
 
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobCreation;
-import ai.spboucher.spbgit.gateway.jobs.JobLedger;
 import ai.spboucher.spbgit.gateway.jobs.JobLifecycle;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.NewJob;
@@ -29,47 +28,26 @@ import java.util.stream.Collectors;
  * (PAT or signed-in session with CSRF token); job tokens are refused like on every other API route.
  * Every request's shape is checked against the API's document before its handler runs.
  */
-public final class JobRoutes {
-
-  private final Vertx vertx;
-  private final ApiContract contract;
-  private final JobLedger ledger;
-  private final JobCreation creation;
-  private final JobViews views;
-  private final RepositoryStore repos;
-  private final JobOutputRoutes outputs;
-  private final JobGroupRoutes groups;
-  private final JobDecisionRoutes decisions;
-  private final ReviewCommentRoutes comments;
-
-  public JobRoutes(
-      Vertx vertx,
-      ApiContract contract,
-      JobLifecycle jobs,
-      JobViews views,
-      ProposalDiffs diffs,
-      ReviewComments comments,
-      RepositoryStore repos,
-      Supplier<JobLogs> logs) {
-    this.vertx = vertx;
-    this.contract = contract;
-    this.ledger = jobs.ledger();
-    this.creation = jobs.creation();
-    this.views = views;
-    this.repos = repos;
-    this.outputs = new JobOutputRoutes(vertx, diffs, logs, this::jobOf);
-    this.groups = new JobGroupRoutes(vertx, ledger, views, diffs);
-    this.decisions = new JobDecisionRoutes(jobs.decisions(), jobs.revisions(), views, this::jobOf);
-    this.comments = new ReviewCommentRoutes(contract, comments, this::jobOf);
-  }
+public record JobRoutes(
+    Vertx vertx,
+    ApiContract contract,
+    JobLifecycle jobs,
+    JobViews views,
+    ProposalDiffs diffs,
+    ReviewComments comments,
+    RepositoryStore repos,
+    Supplier<JobLogs> logs) {
 
   /** Mount after {@link ApiRoutes}' body and authentication handlers, before its fallback. */
   public void mount(Router router) {
-    String jobs = "/api/v1/repos/:name/agent-jobs";
-    String job = jobs + "/:id";
+    var outputs = new JobOutputRoutes(vertx, diffs, logs, this::jobOf);
+    var groups = new JobGroupRoutes(vertx, jobs.ledger(), views, diffs);
+    var decisions = new JobDecisionRoutes(jobs.decisions(), jobs.revisions(), views, this::jobOf);
+    String repoJobs = "/api/v1/repos/:name/agent-jobs";
+    String job = repoJobs + "/:id";
     contract.validated(router.get("/api/v1/jobs"), "listAllJobs").handler(this::listAll);
-    contract.validated(router.post(jobs), "createJob").handler(this::create);
-    contract.validated(router.get(jobs), "listJobs").handler(this::list);
+    contract.validated(router.post(repoJobs), "createJob").handler(this::create);
+    contract.validated(router.get(repoJobs), "listJobs").handler(this::list);
     contract.validated(router.get(job), "getJob").handler(this::show);
     contract.validated(router.post(job + "/cancel"), "cancelJob").handler(decisions::cancel);
     contract.validated(router.post(job + "/revise"), "reviseJob").handler(decisions::revise);
@@ -87,14 +65,14 @@ public final class JobRoutes {
     contract
         .validated(router.get("/api/v1/repos/:name/agent-groups/:gid"), "getJobGroup")
         .handler(groups::group);
-    comments.mount(router, job);
+    new ReviewCommentRoutes(contract, comments, this::jobOf).mount(router, job);
     contract
         .validated(router.get("/api/v1/agent-jobs"), "listAuditEntries")
         .handler(this::auditLog);
   }
 
   private void listAll(RoutingContext ctx) {
-    Responses.answer(ctx, 200, views.acrossRepos(ledger.list(null)));
+    Responses.answer(ctx, 200, views.acrossRepos(jobs.ledger().list(null)));
   }
 
   /** One job, or with {@code attempts} of 2 or more a best-of-N group of them. */
@@ -109,8 +87,8 @@ public final class JobRoutes {
         201,
         attempts == 1
             // A job this new has pushed nothing yet: no repository read for its proposal.
-            ? creation.create(repo, request, owner).map(job -> job.toJson(WorkShas.NONE))
-            : creation
+            ? jobs.creation().create(repo, request, owner).map(job -> job.toJson(WorkShas.NONE))
+            : jobs.creation()
                 .createGroup(repo, request, owner, attempts)
                 .map(
                     group ->
@@ -145,7 +123,7 @@ public final class JobRoutes {
             .compose(
                 exists ->
                     exists
-                        ? views.of(repo, ledger.list(repo.value()))
+                        ? views.of(repo, jobs.ledger().list(repo.value()))
                         : Future.failedFuture(repo.notFound())));
   }
 
@@ -155,7 +133,7 @@ public final class JobRoutes {
    */
   private void show(RoutingContext ctx) {
     Job job = jobOf(ctx);
-    List<Job> chain = ledger.revisions(job);
+    List<Job> chain = jobs.ledger().revisions(job);
     Responses.answer(
         ctx,
         200,
@@ -194,7 +172,7 @@ public final class JobRoutes {
     String job = ctx.request().getParam("job");
     if ("lines".equals(ctx.request().getParam("format"))) {
       // The stored lines themselves, so a verifier hashes the bytes the chain was built from.
-      ledger
+      jobs.ledger()
           .auditLines(repo, job)
           .map(lines -> lines.stream().map(line -> line + "\n").collect(Collectors.joining()))
           .onSuccess(
@@ -202,10 +180,10 @@ public final class JobRoutes {
           .onFailure(ctx::fail);
       return;
     }
-    Responses.answer(ctx, 200, ledger.auditEntries(repo, job));
+    Responses.answer(ctx, 200, jobs.ledger().auditEntries(repo, job));
   }
 
   private Job jobOf(RoutingContext ctx) {
-    return ledger.get(RepoName.of(ctx.pathParam("name")).value(), ctx.pathParam("id"));
+    return jobs.ledger().get(RepoName.of(ctx.pathParam("name")).value(), ctx.pathParam("id"));
   }
 }
