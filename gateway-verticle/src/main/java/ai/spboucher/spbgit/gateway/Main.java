@@ -117,18 +117,11 @@ public final class Main {
    * expire.
    */
   static int rotateSigningKey(GatewayConfig config) {
-    try {
-      SigningKey key = SigningKey.rotate(config.dataDir().resolve(DataDir.KEYS));
-      System.out.println(
-          "new job-token signing key "
-              + key.keyId()
-              + "; restart the gateway to use it (the old "
-              + "key keeps verifying its tokens until they expire)");
-      return 0;
-    } catch (IOException | GeneralSecurityException e) {
-      System.err.println("spb-gateway: cannot rotate the signing key: " + e.getMessage());
-      return 1;
-    }
+    return rotate(
+        () -> SigningKey.rotate(config.dataDir().resolve(DataDir.KEYS)),
+        "job-token signing key",
+        "the old key keeps verifying its tokens until they expire",
+        "the signing key");
   }
 
   /**
@@ -137,18 +130,34 @@ public final class Main {
    * request.
    */
   static int rotateJobBusKey(GatewayConfig config) {
+    Path keys = config.dataDir().resolve(DataDir.KEYS);
+    return rotate(
+        () -> SigningKey.rotate(SigningKey.KeyFiles.jobBus(keys)),
+        "job-bus signing key",
+        "runners given "
+            + keys.resolve(SigningKey.JOB_BUS_DIR)
+            + " read it when it first signs a request",
+        "the job-bus key");
+  }
+
+  /** A key rotation, which reads and writes the data directory. */
+  private interface Rotation {
+    SigningKey rotate() throws IOException, GeneralSecurityException;
+  }
+
+  private static int rotate(Rotation rotation, String key, String note, String failing) {
     try {
-      SigningKey key =
-          SigningKey.rotate(SigningKey.KeyFiles.jobBus(config.dataDir().resolve(DataDir.KEYS)));
       System.out.println(
-          "new job-bus signing key "
-              + key.keyId()
-              + "; restart the gateway to use it (runners given "
-              + config.dataDir().resolve(DataDir.KEYS).resolve(SigningKey.JOB_BUS_DIR)
-              + " read it when it first signs a request)");
+          "new "
+              + key
+              + " "
+              + rotation.rotate().keyId()
+              + "; restart the gateway to use it ("
+              + note
+              + ")");
       return 0;
     } catch (IOException | GeneralSecurityException e) {
-      System.err.println("spb-gateway: cannot rotate the job-bus key: " + e.getMessage());
+      System.err.println("spb-gateway: cannot rotate " + failing + ": " + e.getMessage());
       return 1;
     }
   }

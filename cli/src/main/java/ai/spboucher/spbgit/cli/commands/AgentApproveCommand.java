@@ -6,7 +6,6 @@ import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code spbgit agent approve <repo> <job>}: fast-forwards a branch to the job's proposal. */
@@ -17,9 +16,7 @@ import picocli.CommandLine.Option;
       "The commit is the job's current proposal_sha unless --sha pins the one you reviewed; the gateway refuses "
           + "(exit 5) if the proposal moved, or if the branch has commits the proposal lacks."
     })
-final class AgentApproveCommand extends ApiCommand {
-
-  @Mixin JobArguments job;
+final class AgentApproveCommand extends JobCommand {
 
   @Option(
       names = "--branch",
@@ -32,17 +29,17 @@ final class AgentApproveCommand extends ApiCommand {
 
   @Override
   int run(ApiClient api) {
-    String target = branch != null ? branch : "agent/" + job.id;
+    String target = branch != null ? branch : "agent/" + id;
     String commit = sha != null ? sha : currentProposal(api);
     JsonNode approved =
         api.post(
-            job.path() + "/approve",
+            path() + "/approve",
             ApiClient.JSON.createObjectNode().put("branch", target).put("sha", commit));
     return print(
         approved,
         () ->
             "approved job "
-                + AnsiFilter.plain(job.id)
+                + AnsiFilter.plain(id)
                 + ": "
                 + AnsiFilter.plain(target)
                 + " is at "
@@ -50,12 +47,12 @@ final class AgentApproveCommand extends ApiCommand {
   }
 
   private String currentProposal(ApiClient api) {
-    JsonNode current = JobReport.requireObject(api.get(job.path()), "the job");
+    JsonNode current = JobReport.requireObject(api.get(path()), "the job");
     if (!current.path("proposal_sha").isTextual()) {
       throw new CliException(
           ExitCode.CONFLICT,
           "job "
-              + job.id
+              + id
               + " has no proposal to approve ("
               + JobReport.statusLine(current)
               + ")"

@@ -7,7 +7,6 @@ import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -23,9 +22,7 @@ import picocli.CommandLine.Parameters;
       "The gateway refuses a line its diff does not show (exit 1), more than 8 KiB of text, and a job with "
           + "nothing to comment on yet (exit 5)."
     })
-final class AgentCommentCommand extends ApiCommand {
-
-  @Mixin JobArguments job;
+final class AgentCommentCommand extends JobCommand {
 
   @Parameters(index = "2", paramLabel = "<text>", description = "The comment.")
   String text;
@@ -55,7 +52,7 @@ final class AgentCommentCommand extends ApiCommand {
     if (file != null) {
       body.put("path", file).put("line", line).put("side", old ? "old" : "new");
     }
-    JsonNode comment = api.post(job.path() + "/comments", body);
+    JsonNode comment = api.post(path() + "/comments", body);
     return print(
         comment,
         () ->

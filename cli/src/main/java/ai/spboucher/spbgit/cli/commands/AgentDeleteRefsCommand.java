@@ -13,30 +13,28 @@ import picocli.CommandLine.Mixin;
     description =
         "Delete the job's refs (refs/agents/<job>/*). Asks for confirmation unless --yes; refuses "
             + "(exit 2) when it cannot ask because stdin is not a terminal.")
-final class AgentDeleteRefsCommand extends ApiCommand {
-
-  @Mixin JobArguments job;
+final class AgentDeleteRefsCommand extends JobCommand {
   @Mixin Confirmation confirmation;
 
   @Override
   void check() {
-    String refs = "refs/agents/" + job.id + "/*";
+    String refs = "refs/agents/" + id + "/*";
     confirmation.ask(
         cli,
-        "Delete " + AnsiFilter.plain(refs) + " in " + AnsiFilter.plain(job.repo) + "?",
+        "Delete " + AnsiFilter.plain(refs) + " in " + AnsiFilter.plain(repo) + "?",
         "delete " + refs);
   }
 
   @Override
   int run(ApiClient api) {
-    JsonNode result = api.delete(job.path() + "/refs");
+    JsonNode result = api.delete(path() + "/refs");
     if (cli.json()) {
       cli.printJson(result);
       return ExitCode.OK;
     }
     JsonNode deleted = result == null ? null : result.path("deleted");
     if (deleted == null || deleted.isEmpty()) {
-      cli.out().println("job " + AnsiFilter.plain(job.id) + " has no refs left");
+      cli.out().println("job " + AnsiFilter.plain(id) + " has no refs left");
     }
     if (deleted != null) {
       deleted.forEach(ref -> cli.out().println("deleted " + AnsiFilter.plain(ref.asText())));

@@ -4,7 +4,6 @@ import ai.spboucher.spbgit.cli.ExitCode;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code spbgit agent logs <repo> <job> [-f]}: a job's log so far, or followed live to the end. */
@@ -16,9 +15,7 @@ import picocli.CommandLine.Option;
           + "connections) and exit 0 only if it ended ok, like 'agent run --follow'.",
       "Colours are kept on a terminal; other escape sequences and control characters are removed."
     })
-final class AgentLogsCommand extends ApiCommand {
-
-  @Mixin JobArguments job;
+final class AgentLogsCommand extends JobCommand {
 
   @Option(
       names = {"-f", "--follow"},
@@ -28,9 +25,9 @@ final class AgentLogsCommand extends ApiCommand {
   @Override
   int run(ApiClient api) throws InterruptedException {
     if (follow) {
-      return JobReport.follow(cli, job.repo, job.id);
+      return JobReport.follow(cli, repo, id);
     }
-    String raw = api.getText(job.path() + "/log");
+    String raw = api.getText(path() + "/log");
     if (cli.json()) {
       cli.printJson(ApiClient.JSON.createObjectNode().put("log", raw));
       return ExitCode.OK;

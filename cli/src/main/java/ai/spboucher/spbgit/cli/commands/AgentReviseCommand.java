@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -28,9 +27,7 @@ import picocli.CommandLine.Parameters;
           + "has work (revise that one; exit 5), and an unknown comment (exit 1). Prints the new "
           + "job as agent run does; with --follow, its log to the end (exit 0 only if ok)."
     })
-final class AgentReviseCommand extends ApiCommand {
-
-  @Mixin JobArguments job;
+final class AgentReviseCommand extends JobCommand {
 
   @Parameters(
       index = "2",
@@ -92,8 +89,8 @@ final class AgentReviseCommand extends ApiCommand {
     putIfSet(body, "exec", exec);
     putIfSet(body, "test_command", testCommand);
     JsonNode created =
-        JobReport.requireObject(api.post(job.path() + "/revise", body), "the new revision");
-    return JobReport.started(cli, job.repo, created, follow);
+        JobReport.requireObject(api.post(path() + "/revise", body), "the new revision");
+    return JobReport.started(cli, repo, created, follow);
   }
 
   private boolean namesComments() {

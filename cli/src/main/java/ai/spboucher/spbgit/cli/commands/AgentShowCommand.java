@@ -6,7 +6,6 @@ import ai.spboucher.spbgit.cli.text.AnsiFilter;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintWriter;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 
 /** {@code spbgit agent show <repo> <job>}: one job's state, decision and proposal. */
 @Command(
@@ -14,13 +13,11 @@ import picocli.CommandLine.Mixin;
     description =
         "Show a job: status, commands, its place in a chain of revisions, runner, timestamps, decision,"
             + " review comments, and its proposal's diff stat.")
-final class AgentShowCommand extends ApiCommand {
-
-  @Mixin JobArguments job;
+final class AgentShowCommand extends JobCommand {
 
   @Override
   int run(ApiClient api) {
-    JsonNode node = JobReport.requireObject(api.get(job.path()), "the job");
+    JsonNode node = JobReport.requireObject(api.get(path()), "the job");
     if (cli.json()) {
       cli.printJson(node);
       return ExitCode.OK;
@@ -33,7 +30,7 @@ final class AgentShowCommand extends ApiCommand {
     if (decision.isObject()) {
       field(out, "decision", decisionLine(decision));
     }
-    for (JsonNode comment : api.get(job.path() + "/comments")) {
+    for (JsonNode comment : api.get(path() + "/comments")) {
       field(
           out,
           "comment",

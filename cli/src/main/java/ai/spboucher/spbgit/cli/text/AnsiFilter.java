@@ -137,22 +137,26 @@ public final class AnsiFilter {
       state = State.STRING;
     } else if (c >= 0x20 && c <= 0x2f) {
       state = State.ESCAPE_INTERMEDIATE;
-    } else if (c >= 0x30 && c <= 0x7e) {
-      end();
     } else {
-      // Not an escape sequence after all: drop the ESC, keep what follows.
-      end();
-      text(c, out);
+      finalOrText(c, out);
     }
   }
 
   private void escapeIntermediate(char c, StringBuilder out) {
     if (c >= 0x20 && c <= 0x2f) {
       count();
-    } else if (c >= 0x30 && c <= 0x7e) {
-      end();
     } else {
-      end();
+      finalOrText(c, out);
+    }
+  }
+
+  /**
+   * Ends an escape sequence at its final character; any other character means it was no escape
+   * sequence after all: the ESC is dropped and the character kept.
+   */
+  private void finalOrText(char c, StringBuilder out) {
+    end();
+    if (c < 0x30 || c > 0x7e) {
       text(c, out);
     }
   }

@@ -13,15 +13,7 @@ import java.util.Optional;
  * API, {@code Basic} (user name ignored, password = token) for git clients. CPU-only, safe on the
  * event loop.
  */
-public final class Authenticator {
-
-  private final TokenStore pats;
-  private final JobTokens jobTokens;
-
-  public Authenticator(TokenStore pats, JobTokens jobTokens) {
-    this.pats = pats;
-    this.jobTokens = jobTokens;
-  }
+public record Authenticator(TokenStore pats, JobTokens jobTokens) {
 
   /** The credential in the request, if it carries one. */
   public static Optional<String> credentialOf(HttpServerRequest request) {

@@ -51,15 +51,7 @@ public record AgentEnvironment(
 
   /** The environment as the API and the audit show it. */
   public JsonObject toJson() {
-    return new JsonObject()
-        .put("image", image)
-        .put("setup", setup)
-        .put("setup_egress", new JsonArray(setupEgress))
-        .put("egress", new JsonArray(egress))
-        .put("cache", new JsonArray(cache))
-        .put("cache_key_files", new JsonArray(cacheKeyFiles))
-        .put("test", test)
-        .put("hash", hash());
+    return fields().put("hash", hash());
   }
 
   /**
@@ -67,15 +59,7 @@ public record AgentEnvironment(
    * count): two jobs with the same hash ran in the same environment.
    */
   public String hash() {
-    JsonObject canonical =
-        new JsonObject()
-            .put("image", image)
-            .put("setup", setup)
-            .put("setup_egress", new JsonArray(setupEgress))
-            .put("egress", new JsonArray(egress))
-            .put("cache", new JsonArray(cache))
-            .put("cache_key_files", new JsonArray(cacheKeyFiles))
-            .put("test", test);
+    JsonObject canonical = fields();
     try {
       return HexFormat.of()
           .formatHex(
@@ -84,5 +68,16 @@ public record AgentEnvironment(
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every JVM must provide SHA-256", e);
     }
+  }
+
+  private JsonObject fields() {
+    return new JsonObject()
+        .put("image", image)
+        .put("setup", setup)
+        .put("setup_egress", new JsonArray(setupEgress))
+        .put("egress", new JsonArray(egress))
+        .put("cache", new JsonArray(cache))
+        .put("cache_key_files", new JsonArray(cacheKeyFiles))
+        .put("test", test);
   }
 }

@@ -2,10 +2,7 @@ package ai.spboucher.spbgit.gateway.environment;
 
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import org.eclipse.jgit.lib.Constants;
 import org.eclipse.jgit.lib.FileMode;
 import org.eclipse.jgit.lib.ObjectId;
@@ -73,14 +70,7 @@ public record EnvironmentReading(
     }
     byte[] bytes = reader.open(id, Constants.OBJ_BLOB).getCachedBytes(EnvironmentFile.MAX_BYTES);
     try {
-      String text =
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(bytes))
-              .toString();
-      return EnvironmentFile.parse(text, id.name());
+      return EnvironmentFile.parse(RepositoryInstructions.utf8(bytes), id.name());
     } catch (CharacterCodingException e) {
       throw new EnvironmentFileException(null, 0, "is not UTF-8 text");
     }

@@ -72,14 +72,21 @@ public record RepositoryInstructions(String blob, String text) {
     }
     byte[] bytes = reader.open(id, Constants.OBJ_BLOB).getCachedBytes(MAX_BYTES);
     try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes))
-          .toString();
+      return utf8(bytes);
     } catch (CharacterCodingException e) {
       throw new InstructionsFileException("is not UTF-8 text");
     }
+  }
+
+  /**
+   * {@code bytes} as UTF-8 text; a file of the repository that is not UTF-8 is refused, not mended.
+   */
+  static String utf8(byte[] bytes) throws CharacterCodingException {
+    return StandardCharsets.UTF_8
+        .newDecoder()
+        .onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT)
+        .decode(ByteBuffer.wrap(bytes))
+        .toString();
   }
 }

@@ -28,21 +28,10 @@ import org.eclipse.jgit.transport.UploadPack;
  * The JGit side of smart HTTP: ref advertisements, fetch and push, each in stateless-RPC form.
  * Every method blocks on repository I/O and on the streams: run it on the git worker pool.
  */
-final class PackTransport {
+record PackTransport(
+    RepositoryStore repos, long maxPushBytes, long maxObjectBytes, JobPushListener jobPushes) {
 
   private static final System.Logger LOG = System.getLogger(PackTransport.class.getName());
-  private final RepositoryStore repos;
-  private final long maxPushBytes;
-  private final long maxObjectBytes;
-  private final JobPushListener jobPushes;
-
-  PackTransport(
-      RepositoryStore repos, long maxPushBytes, long maxObjectBytes, JobPushListener jobPushes) {
-    this.repos = repos;
-    this.maxPushBytes = maxPushBytes;
-    this.maxObjectBytes = maxObjectBytes;
-    this.jobPushes = jobPushes;
-  }
 
   /**
    * Writes the {@code info/refs} advertisement; {@code protocol} holds the client's Git-Protocol
@@ -92,13 +81,6 @@ final class PackTransport {
       InputStream body =
           new FilterInputStream(in) {
             @Override
-            public int read() throws IOException {
-              byte[] one = new byte[1];
-              int n = read(one, 0, 1);
-              return n < 0 ? -1 : one[0] & 0xff;
-            }
-
-            @Override
             public int read(byte[] b, int off, int len) throws IOException {
               budget.checkpoint();
               int n = super.read(b, off, len);
@@ -106,6 +88,11 @@ final class PackTransport {
                 budget.uploadEnded();
               }
               return n;
+            }
+
+            @Override
+            public int read() throws IOException {
+              return ByteReads.one(this);
             }
           };
       ReceivePack rp = receivePack(repo, name, pusher, body, budget);

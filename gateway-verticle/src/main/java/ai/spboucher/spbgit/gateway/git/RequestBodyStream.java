@@ -76,13 +76,6 @@ final class RequestBodyStream extends InputStream {
   }
 
   @Override
-  public int read() throws IOException {
-    byte[] one = new byte[1];
-    int n = read(one, 0, 1);
-    return n < 0 ? -1 : one[0] & 0xff;
-  }
-
-  @Override
   public int read(byte[] b, int off, int len) throws IOException {
     if (len == 0) {
       return 0;
@@ -98,6 +91,11 @@ final class RequestBodyStream extends InputStream {
       throw new BodyTooLargeException(limit);
     }
     return n;
+  }
+
+  @Override
+  public int read() throws IOException {
+    return ByteReads.one(this);
   }
 
   private boolean fill() throws IOException {

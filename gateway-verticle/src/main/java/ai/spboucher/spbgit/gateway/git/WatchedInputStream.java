@@ -25,13 +25,6 @@ final class WatchedInputStream extends FilterInputStream {
   }
 
   @Override
-  public int read() throws IOException {
-    byte[] one = new byte[1];
-    int n = read(one, 0, 1);
-    return n < 0 ? -1 : one[0] & 0xff;
-  }
-
-  @Override
   public int read(byte[] b, int off, int len) throws IOException {
     try {
       int n = super.read(b, off, len);
@@ -45,6 +38,11 @@ final class WatchedInputStream extends FilterInputStream {
       }
       throw e;
     }
+  }
+
+  @Override
+  public int read() throws IOException {
+    return ByteReads.one(this);
   }
 
   /**

@@ -10,9 +10,9 @@ import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.repos.RepositoryStore;
 import ai.spboucher.spbgit.hooks.JobTokenVerifier;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -30,7 +30,16 @@ import java.util.function.Function;
  * OpenAPI document ({@link ApiContract}) before its handler runs. Blocking work (files, JGit) runs
  * through {@code executeBlocking}.
  */
-public final class ApiRoutes {
+public record ApiRoutes(
+    Vertx vertx,
+    ApiContract contract,
+    Authenticator authenticator,
+    RepositoryStore repos,
+    TokenStore pats,
+    JobTokens jobTokens,
+    Sessions sessions,
+    Function<RepoName, String> cloneUrl,
+    Clock clock) {
 
   static final String PRINCIPAL = "principal";
   static final String VIA_SESSION = "via_session";
@@ -42,39 +51,6 @@ public final class ApiRoutes {
   public static final String CSRF_HEADER = "X-CSRF-Token";
 
   private static final int MAX_BODY_BYTES = 64 << 10;
-  private static final int MAX_LABEL_LENGTH = 200;
-  private static final int MAX_DESCRIPTION_LENGTH = 1000;
-
-  private final Vertx vertx;
-  private final Authenticator authenticator;
-  private final RepositoryStore repos;
-  private final TokenStore pats;
-  private final JobTokens jobTokens;
-  private final Function<RepoName, String> cloneUrl;
-  private final Clock clock;
-  private final Sessions sessions;
-  private final ApiContract contract;
-
-  public ApiRoutes(
-      Vertx vertx,
-      ApiContract contract,
-      Authenticator authenticator,
-      RepositoryStore repos,
-      TokenStore pats,
-      JobTokens jobTokens,
-      Sessions sessions,
-      Function<RepoName, String> cloneUrl,
-      Clock clock) {
-    this.vertx = vertx;
-    this.contract = contract;
-    this.authenticator = authenticator;
-    this.repos = repos;
-    this.pats = pats;
-    this.jobTokens = jobTokens;
-    this.cloneUrl = cloneUrl;
-    this.clock = clock;
-    this.sessions = sessions;
-  }
 
   public void mount(Router router) {
     // Not on GET: a websocket upgrade must reach its handler with the request unread.
@@ -172,36 +148,27 @@ public final class ApiRoutes {
   }
 
   private void listRepos(RoutingContext ctx) {
-    vertx
-        .executeBlocking(repos::list, false)
-        .map(list -> new JsonArray(list.stream().map(r -> repoJson(r)).toList()))
-        .onSuccess(json -> Responses.json(ctx, 200, json))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        200,
+        vertx
+            .executeBlocking(repos::list, false)
+            .map(list -> list.stream().map(this::repoJson).toList()));
   }
 
   private void createRepo(RoutingContext ctx) {
-    requireOwner(ctx);
     JsonObject body = Responses.jsonBody(ctx);
-    RepoName name = RepoName.of(Responses.requiredString(body, "name"));
-    String description = Responses.optionalString(body, "description", MAX_DESCRIPTION_LENGTH);
-    vertx
-        .executeBlocking(() -> repos.create(name, description), false)
-        .onSuccess(repo -> Responses.json(ctx, 201, repoJson(repo)))
-        .onFailure(ctx::fail);
+    RepoName name = RepoName.of(body.getString("name"));
+    String description = Responses.string(body, "description");
+    Responses.answer(
+        ctx,
+        201,
+        vertx.executeBlocking(() -> repos.create(name, description), false).map(this::repoJson));
   }
 
   private void deleteRepo(RoutingContext ctx) {
-    requireOwner(ctx);
     RepoName name = RepoName.of(ctx.pathParam("name"));
-    vertx
-        .executeBlocking(
-            () -> {
-              repos.delete(name);
-              return null;
-            },
-            false)
-        .onSuccess(v -> Responses.noContent(ctx))
-        .onFailure(ctx::fail);
+    answerNoContent(ctx, blocking(() -> repos.delete(name)));
   }
 
   /**
@@ -210,64 +177,53 @@ public final class ApiRoutes {
    * error, line and key).
    */
   private void agentEnvironment(RoutingContext ctx) {
-    requireOwner(ctx);
     RepoName name = RepoName.of(ctx.pathParam("name"));
-    vertx
-        .executeBlocking(
+    Responses.answer(
+        ctx,
+        200,
+        vertx.executeBlocking(
             () -> {
               try (var repository = repos.open(name)) {
                 return EnvironmentReading.of(repository).toJson();
               }
             },
-            false)
-        .onSuccess(json -> Responses.json(ctx, 200, json))
-        .onFailure(ctx::fail);
+            false));
   }
 
   private void listTokens(RoutingContext ctx) {
-    requireOwner(ctx);
-    Responses.json(
-        ctx, 200, new JsonArray(pats.list().stream().map(TokenStore.TokenRecord::toJson).toList()));
+    Responses.json(ctx, 200, pats.list().stream().map(TokenStore.TokenRecord::toJson).toList());
   }
 
   private void createToken(RoutingContext ctx) {
-    requireOwner(ctx);
-    JsonObject body = Responses.jsonBody(ctx);
-    String label = Responses.requiredString(body, "label");
-    if (label.length() > MAX_LABEL_LENGTH) {
-      throw new RequestException.Invalid(
-          "label is longer than " + MAX_LABEL_LENGTH + " characters");
-    }
-    vertx
-        .executeBlocking(() -> pats.create(label), false)
-        .onSuccess(
-            created ->
-                Responses.json(ctx, 201, created.record().toJson().put("token", created.secret())))
-        .onFailure(ctx::fail);
+    String label = Responses.jsonBody(ctx).getString("label");
+    Responses.answer(
+        ctx,
+        201,
+        vertx
+            .executeBlocking(() -> pats.create(label), false)
+            .map(created -> created.record().toJson().put("token", created.secret())));
   }
 
   private void revokeToken(RoutingContext ctx) {
-    requireOwner(ctx);
     String id = ctx.pathParam("id");
-    vertx
-        .executeBlocking(() -> pats.revoke(id), false)
-        .onSuccess(
-            found -> {
-              if (found) {
-                sessions.closeAllOf(id);
-                Responses.noContent(ctx);
-              } else {
-                ctx.fail(new RequestException.NotFound("no token with id " + id));
-              }
-            })
-        .onFailure(ctx::fail);
+    answerNoContent(
+        ctx,
+        vertx
+            .executeBlocking(() -> pats.revoke(id), false)
+            .map(
+                found -> {
+                  if (!found) {
+                    throw new RequestException.NotFound("no token with id " + id);
+                  }
+                  sessions.closeAllOf(id);
+                  return null;
+                }));
   }
 
   private void issueJobToken(RoutingContext ctx) {
-    requireOwner(ctx);
     JsonObject body = Responses.jsonBody(ctx);
-    RepoName repo = RepoName.of(Responses.requiredString(body, "repo"));
-    String job = Responses.requiredString(body, "job");
+    RepoName repo = RepoName.of(body.getString("repo"));
+    String job = body.getString("job");
     long ttl = body.getValue("ttl") instanceof Number n ? n.longValue() : 3600;
     String token = jobTokens.issue(job, repo.value(), Duration.ofSeconds(ttl));
     Responses.json(
@@ -281,20 +237,29 @@ public final class ApiRoutes {
   }
 
   private void revokeJobToken(RoutingContext ctx) {
-    requireOwner(ctx);
     String jti = ctx.pathParam("jti");
     // The expiry is unknown from the id alone; keeping the entry for the longest lifetime is always
     // enough.
     Instant keepUntil = clock.instant().plus(JobTokenVerifier.MAX_LIFETIME);
-    vertx
-        .executeBlocking(
-            () -> {
-              jobTokens.revoke(jti, keepUntil);
-              return null;
-            },
-            false)
-        .onSuccess(v -> Responses.noContent(ctx))
-        .onFailure(ctx::fail);
+    answerNoContent(ctx, blocking(() -> jobTokens.revoke(jti, keepUntil)));
+  }
+
+  private static void answerNoContent(RoutingContext ctx, Future<?> done) {
+    done.onSuccess(v -> Responses.noContent(ctx)).onFailure(ctx::fail);
+  }
+
+  /** A change to files, run on a worker. */
+  private interface Change {
+    void run() throws Exception;
+  }
+
+  private Future<Void> blocking(Change change) {
+    return vertx.executeBlocking(
+        () -> {
+          change.run();
+          return null;
+        },
+        false);
   }
 
   private JsonObject repoJson(RepositoryStore.RepoInfo repo) {

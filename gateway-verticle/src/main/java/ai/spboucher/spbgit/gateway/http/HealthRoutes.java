@@ -12,15 +12,7 @@ import java.util.function.BooleanSupplier;
  * {@code /metrics} (Prometheus). Unauthenticated by design, and they reveal no repository or job
  * data; put them behind the proxy's access rules if the gateway is exposed.
  */
-public final class HealthRoutes {
-
-  private final BooleanSupplier natsConnected;
-  private final PrometheusMeterRegistry registry;
-
-  public HealthRoutes(BooleanSupplier natsConnected, PrometheusMeterRegistry registry) {
-    this.natsConnected = natsConnected;
-    this.registry = registry;
-  }
+public record HealthRoutes(BooleanSupplier natsConnected, PrometheusMeterRegistry registry) {
 
   public void mount(Router router) {
     router

@@ -4,7 +4,6 @@ import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobDecisions;
 import ai.spboucher.spbgit.gateway.jobs.JobRevisions;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
-import ai.spboucher.spbgit.gateway.jobs.NewJob;
 import ai.spboucher.spbgit.gateway.jobs.NewRevision;
 import ai.spboucher.spbgit.gateway.jobs.WorkShas;
 import io.vertx.core.json.JsonArray;
@@ -18,31 +17,14 @@ import java.util.function.Function;
  * {@link JobRoutes}; the request's shape was checked against the API's document before a handler
  * runs, and what may be decided is {@link JobDecisions}' and {@link JobRevisions}' to check.
  */
-final class JobDecisionRoutes {
-
-  private final JobDecisions decisions;
-  private final JobRevisions revisions;
-  private final JobViews views;
-  private final Function<RoutingContext, Job> jobOf;
-
-  JobDecisionRoutes(
-      JobDecisions decisions,
-      JobRevisions revisions,
-      JobViews views,
-      Function<RoutingContext, Job> jobOf) {
-    this.decisions = decisions;
-    this.revisions = revisions;
-    this.views = views;
-    this.jobOf = jobOf;
-  }
+record JobDecisionRoutes(
+    JobDecisions decisions,
+    JobRevisions revisions,
+    JobViews views,
+    Function<RoutingContext, Job> jobOf) {
 
   void cancel(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
-    decisions
-        .cancel(jobOf.apply(ctx).id())
-        .compose(views::of)
-        .onSuccess(job -> Responses.json(ctx, 202, job))
-        .onFailure(ctx::fail);
+    Responses.answer(ctx, 202, decisions.cancel(jobOf.apply(ctx).id()).compose(views::of));
   }
 
   /**
@@ -52,11 +34,12 @@ final class JobDecisionRoutes {
   void revise(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
     Job previous = jobOf.apply(ctx);
-    revisions
-        .revise(previous, newRevision(Responses.jsonBody(ctx)), owner)
-        .map(job -> job.toJson(WorkShas.NONE))
-        .onSuccess(job -> Responses.json(ctx, 201, job))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        201,
+        revisions
+            .revise(previous, newRevision(Responses.jsonBody(ctx)), owner)
+            .map(job -> job.toJson(WorkShas.NONE)));
   }
 
   /** The body as the API's document admitted it ({@code NewRevision}). */
@@ -65,41 +48,36 @@ final class JobDecisionRoutes {
     List<Long> ids =
         comments == null ? null : comments.stream().map(id -> ((Number) id).longValue()).toList();
     return new NewRevision(
-        Responses.optionalString(body, "task", NewJob.MAX_TASK_LENGTH),
+        Responses.string(body, "task"),
         ids,
-        Responses.optionalString(body, "exec", NewJob.MAX_COMMAND_LENGTH),
-        Responses.optionalString(body, "test_command", NewJob.MAX_COMMAND_LENGTH));
+        Responses.string(body, "exec"),
+        Responses.string(body, "test_command"));
   }
 
   void approve(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
     JsonObject body = Responses.jsonBody(ctx);
     Job job = jobOf.apply(ctx);
-    String branch = Responses.requiredString(body, "branch");
-    String sha = Responses.requiredString(body, "sha");
-    decisions
-        .approve(job, branch, sha, owner)
-        .compose(views::of)
-        .onSuccess(j -> Responses.json(ctx, 200, j))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        200,
+        decisions
+            .approve(job, body.getString("branch"), body.getString("sha"), owner)
+            .compose(views::of));
   }
 
   void reject(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
-    decisions
-        .reject(jobOf.apply(ctx), owner)
-        .compose(views::of)
-        .onSuccess(j -> Responses.json(ctx, 200, j))
-        .onFailure(ctx::fail);
+    Responses.answer(ctx, 200, decisions.reject(jobOf.apply(ctx), owner).compose(views::of));
   }
 
   void deleteRefs(RoutingContext ctx) {
     var owner = ApiRoutes.requireOwner(ctx);
-    decisions
-        .deleteRefs(jobOf.apply(ctx), owner)
-        .onSuccess(
-            deleted ->
-                Responses.json(ctx, 200, new JsonObject().put("deleted", new JsonArray(deleted))))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        200,
+        decisions
+            .deleteRefs(jobOf.apply(ctx), owner)
+            .map(deleted -> new JsonObject().put("deleted", new JsonArray(deleted))));
   }
 }

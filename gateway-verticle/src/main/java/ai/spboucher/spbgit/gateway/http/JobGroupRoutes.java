@@ -9,7 +9,6 @@ import ai.spboucher.spbgit.gateway.repos.RepoName;
 import ai.spboucher.spbgit.gateway.review.DiffStat;
 import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,21 +21,9 @@ import java.util.List;
 /**
  * A best-of-N group's attempts side by side ({@code getJobGroup}); mounted by {@link JobRoutes}.
  */
-final class JobGroupRoutes {
+record JobGroupRoutes(Vertx vertx, JobLedger ledger, JobViews views, ProposalDiffs diffs) {
 
   private static final System.Logger LOG = System.getLogger(JobGroupRoutes.class.getName());
-
-  private final Vertx vertx;
-  private final JobLedger ledger;
-  private final JobViews views;
-  private final ProposalDiffs diffs;
-
-  JobGroupRoutes(Vertx vertx, JobLedger ledger, JobViews views, ProposalDiffs diffs) {
-    this.vertx = vertx;
-    this.ledger = ledger;
-    this.views = views;
-    this.diffs = diffs;
-  }
 
   /**
    * The attempts of a best-of-N group side by side: how each ended, its tests, the size of its
@@ -44,7 +31,6 @@ final class JobGroupRoutes {
    * diffs behind the sizes, as it does the diff view's.
    */
   void group(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
     String group = ctx.pathParam("gid");
     List<Job> attempts =
@@ -52,27 +38,21 @@ final class JobGroupRoutes {
     if (attempts.isEmpty()) {
       throw new RequestException.NotFound("no group " + group + " in " + repo);
     }
-    Promise<Void> clientGone = Promise.promise();
-    ctx.response().closeHandler(closed -> clientGone.tryComplete());
-    views
-        .of(repo, attempts)
-        .compose(
-            list ->
-                diffStatsOf(attempts, list, clientGone.future())
-                    .map(
-                        stats ->
-                            new JsonObject()
-                                .put("group", group)
-                                .put("repo", repo.value())
-                                .put("task", attempts.get(0).task())
-                                .put("jobs", attemptsOf(repo, list, stats))))
-        .onSuccess(json -> Responses.json(ctx, 200, json))
-        .onFailure(
-            e -> {
-              if (!ctx.response().closed()) {
-                ctx.fail(e);
-              }
-            });
+    Responses.answerWhileConnected(
+        ctx,
+        clientGone ->
+            views
+                .of(repo, attempts)
+                .compose(
+                    list ->
+                        diffStatsOf(attempts, list, clientGone)
+                            .map(
+                                stats ->
+                                    new JsonObject()
+                                        .put("group", group)
+                                        .put("repo", repo.value())
+                                        .put("task", attempts.get(0).task())
+                                        .put("jobs", attemptsOf(repo, list, stats)))));
   }
 
   /**

@@ -6,8 +6,8 @@ import ai.spboucher.spbgit.gateway.jobs.WorkRef;
 import ai.spboucher.spbgit.gateway.nats.JobLogs;
 import ai.spboucher.spbgit.gateway.review.DiffScope;
 import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
+import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.Subjects;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -19,59 +19,24 @@ import java.util.function.Supplier;
  * What a job produced, for the owner's review: its diff, its log, its network attempts and its
  * model calls. Mounted by {@link JobRoutes}.
  */
-final class JobOutputRoutes {
-
-  private final Vertx vertx;
-  private final ProposalDiffs diffs;
-  private final Supplier<JobLogs> logs;
-  private final Function<RoutingContext, Job> jobOf;
-
-  JobOutputRoutes(
-      Vertx vertx,
-      ProposalDiffs diffs,
-      Supplier<JobLogs> logs,
-      Function<RoutingContext, Job> jobOf) {
-    this.vertx = vertx;
-    this.diffs = diffs;
-    this.logs = logs;
-    this.jobOf = jobOf;
-  }
+record JobOutputRoutes(
+    Vertx vertx, ProposalDiffs diffs, Supplier<JobLogs> logs, Function<RoutingContext, Job> jobOf) {
 
   /**
    * The proposal's diff, or with {@code ?ref=partial} the diff of the partial work a stopped job
    * left. A client that goes away stops the computation (unless another client waits for the same
-   * diff).
+   * diff). The document admits only the names of {@link WorkRef} and {@link DiffScope}.
    */
   void diff(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
-    WorkRef which =
-        WorkRef.named(ctx.request().getParam("ref"))
-            .orElseThrow(
-                () -> new RequestException.Invalid("'ref' must be 'proposal' or 'partial'"));
-    DiffScope scope =
-        DiffScope.named(ctx.request().getParam("scope"))
-            .orElseThrow(
-                () -> new RequestException.Invalid("'scope' must be 'cumulative' or 'revision'"));
-    Promise<Void> clientGone = Promise.promise();
-    ctx.response().closeHandler(closed -> clientGone.tryComplete());
-    diffs
-        .diff(jobOf.apply(ctx), which, scope, clientGone.future())
-        .onSuccess(diff -> Responses.json(ctx, 200, diff))
-        .onFailure(
-            e -> {
-              if (!ctx.response().closed()) {
-                ctx.fail(e);
-              }
-            });
+    WorkRef which = WorkRef.named(ctx.request().getParam("ref")).orElseThrow();
+    DiffScope scope = DiffScope.named(ctx.request().getParam("scope")).orElseThrow();
+    Job job = jobOf.apply(ctx);
+    Responses.answerWhileConnected(ctx, clientGone -> diffs.diff(job, which, scope, clientGone));
   }
 
   void log(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     Job job = jobOf.apply(ctx);
-    JobLogs jobLogs = logs.get();
-    if (jobLogs == null) {
-      throw new RequestException.Unavailable("the job log store (NATS) is not reachable");
-    }
+    JobLogs jobLogs = requireLogs("log");
     ctx.response()
         .setChunked(true)
         .putHeader("Content-Type", "text/plain; charset=utf-8")
@@ -96,32 +61,25 @@ final class JobOutputRoutes {
 
   /** Every attempt the job made to reach something outside its sandbox, allowed or refused. */
   void egress(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
-    Job job = jobOf.apply(ctx);
-    JsonArray attempts = new JsonArray();
-    requireLogs()
-        .replaySubject(
-            Subjects.egressEvents(job.id()),
-            vertx.getOrCreateContext(),
-            event -> {
-              var e = event.getEgress();
-              attempts.add(
-                  new JsonObject()
-                      .put("seq", event.getSequence())
-                      .put("method", e.getMethod())
-                      .put("host", e.getHost())
-                      .put("port", e.getPort())
-                      .put("allowed", e.getAllowed())
-                      .put("bytes_up", e.getBytesUp())
-                      .put("bytes_down", e.getBytesDown())
-                      .put("duration_ms", e.getDurationMs())
-                      .put("failure", e.getFailure())
-                      .put("started_epoch_ms", e.getStartedEpochMs())
-                      .put("via", e.getVia())
-                      .put("phase", e.getPhase().isEmpty() ? null : e.getPhase()));
-            })
-        .onSuccess(v -> Responses.json(ctx, 200, attempts))
-        .onFailure(ctx::fail);
+    answerEvents(
+        ctx,
+        Subjects::egressEvents,
+        event -> {
+          var e = event.getEgress();
+          return new JsonObject()
+              .put("seq", event.getSequence())
+              .put("method", e.getMethod())
+              .put("host", e.getHost())
+              .put("port", e.getPort())
+              .put("allowed", e.getAllowed())
+              .put("bytes_up", e.getBytesUp())
+              .put("bytes_down", e.getBytesDown())
+              .put("duration_ms", e.getDurationMs())
+              .put("failure", e.getFailure())
+              .put("started_epoch_ms", e.getStartedEpochMs())
+              .put("via", e.getVia())
+              .put("phase", e.getPhase().isEmpty() ? null : e.getPhase());
+        });
   }
 
   /**
@@ -129,37 +87,48 @@ final class JobOutputRoutes {
    * runner saw them.
    */
   void modelCalls(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
-    Job job = jobOf.apply(ctx);
-    JsonArray calls = new JsonArray();
-    requireLogs()
-        .replaySubject(
-            Subjects.modelEvents(job.id()),
-            vertx.getOrCreateContext(),
-            event -> {
-              var c = event.getModelCall();
-              calls.add(
-                  new JsonObject()
-                      .put("seq", event.getSequence())
-                      .put("ts", event.getTimestampEpochMs())
-                      .put("provider", c.getProvider())
-                      .put("model", c.getModel())
-                      .put("status", c.getStatus())
-                      .put("input_tokens", c.getInputTokens())
-                      .put("output_tokens", c.getOutputTokens())
-                      .put("duration_ms", c.getDurationMs())
-                      .put("error", c.getError())
-                      .put("request", c.getRequest().toStringUtf8())
-                      .put("truncated", c.getTruncated()));
-            })
-        .onSuccess(v -> Responses.json(ctx, 200, calls))
-        .onFailure(ctx::fail);
+    answerEvents(
+        ctx,
+        Subjects::modelEvents,
+        event -> {
+          var c = event.getModelCall();
+          return new JsonObject()
+              .put("seq", event.getSequence())
+              .put("ts", event.getTimestampEpochMs())
+              .put("provider", c.getProvider())
+              .put("model", c.getModel())
+              .put("status", c.getStatus())
+              .put("input_tokens", c.getInputTokens())
+              .put("output_tokens", c.getOutputTokens())
+              .put("duration_ms", c.getDurationMs())
+              .put("error", c.getError())
+              .put("request", c.getRequest().toStringUtf8())
+              .put("truncated", c.getTruncated());
+        });
   }
 
-  private JobLogs requireLogs() {
+  /** Answers the events of the job's subject, each as {@code toJson} shows it, oldest first. */
+  private void answerEvents(
+      RoutingContext ctx,
+      Function<String, String> subjectOf,
+      Function<JobEvent, JsonObject> toJson) {
+    Job job = jobOf.apply(ctx);
+    JsonArray events = new JsonArray();
+    Responses.answer(
+        ctx,
+        200,
+        requireLogs("event")
+            .replaySubject(
+                subjectOf.apply(job.id()),
+                vertx.getOrCreateContext(),
+                event -> events.add(toJson.apply(event)))
+            .map(v -> events));
+  }
+
+  private JobLogs requireLogs(String store) {
     JobLogs jobLogs = logs.get();
     if (jobLogs == null) {
-      throw new RequestException.Unavailable("the job event store (NATS) is not reachable");
+      throw new RequestException.Unavailable("the job " + store + " store (NATS) is not reachable");
     }
     return jobLogs;
   }

@@ -1,9 +1,7 @@
 package ai.spboucher.spbgit.gateway.http;
 
-import ai.spboucher.spbgit.gateway.errors.RequestException;
 import ai.spboucher.spbgit.gateway.jobs.Job;
 import ai.spboucher.spbgit.gateway.jobs.JobCreation;
-import ai.spboucher.spbgit.gateway.jobs.JobLedger;
 import ai.spboucher.spbgit.gateway.jobs.JobLifecycle;
 import ai.spboucher.spbgit.gateway.jobs.JobViews;
 import ai.spboucher.spbgit.gateway.jobs.NewJob;
@@ -30,47 +28,26 @@ import java.util.stream.Collectors;
  * (PAT or signed-in session with CSRF token); job tokens are refused like on every other API route.
  * Every request's shape is checked against the API's document before its handler runs.
  */
-public final class JobRoutes {
-
-  private final Vertx vertx;
-  private final ApiContract contract;
-  private final JobLedger ledger;
-  private final JobCreation creation;
-  private final JobViews views;
-  private final RepositoryStore repos;
-  private final JobOutputRoutes outputs;
-  private final JobGroupRoutes groups;
-  private final JobDecisionRoutes decisions;
-  private final ReviewCommentRoutes comments;
-
-  public JobRoutes(
-      Vertx vertx,
-      ApiContract contract,
-      JobLifecycle jobs,
-      JobViews views,
-      ProposalDiffs diffs,
-      ReviewComments comments,
-      RepositoryStore repos,
-      Supplier<JobLogs> logs) {
-    this.vertx = vertx;
-    this.contract = contract;
-    this.ledger = jobs.ledger();
-    this.creation = jobs.creation();
-    this.views = views;
-    this.repos = repos;
-    this.outputs = new JobOutputRoutes(vertx, diffs, logs, this::jobOf);
-    this.groups = new JobGroupRoutes(vertx, ledger, views, diffs);
-    this.decisions = new JobDecisionRoutes(jobs.decisions(), jobs.revisions(), views, this::jobOf);
-    this.comments = new ReviewCommentRoutes(contract, comments, this::jobOf);
-  }
+public record JobRoutes(
+    Vertx vertx,
+    ApiContract contract,
+    JobLifecycle jobs,
+    JobViews views,
+    ProposalDiffs diffs,
+    ReviewComments comments,
+    RepositoryStore repos,
+    Supplier<JobLogs> logs) {
 
   /** Mount after {@link ApiRoutes}' body and authentication handlers, before its fallback. */
   public void mount(Router router) {
-    String jobs = "/api/v1/repos/:name/agent-jobs";
-    String job = jobs + "/:id";
+    var outputs = new JobOutputRoutes(vertx, diffs, logs, this::jobOf);
+    var groups = new JobGroupRoutes(vertx, jobs.ledger(), views, diffs);
+    var decisions = new JobDecisionRoutes(jobs.decisions(), jobs.revisions(), views, this::jobOf);
+    String repoJobs = "/api/v1/repos/:name/agent-jobs";
+    String job = repoJobs + "/:id";
     contract.validated(router.get("/api/v1/jobs"), "listAllJobs").handler(this::listAll);
-    contract.validated(router.post(jobs), "createJob").handler(this::create);
-    contract.validated(router.get(jobs), "listJobs").handler(this::list);
+    contract.validated(router.post(repoJobs), "createJob").handler(this::create);
+    contract.validated(router.get(repoJobs), "listJobs").handler(this::list);
     contract.validated(router.get(job), "getJob").handler(this::show);
     contract.validated(router.post(job + "/cancel"), "cancelJob").handler(decisions::cancel);
     contract.validated(router.post(job + "/revise"), "reviseJob").handler(decisions::revise);
@@ -88,18 +65,14 @@ public final class JobRoutes {
     contract
         .validated(router.get("/api/v1/repos/:name/agent-groups/:gid"), "getJobGroup")
         .handler(groups::group);
-    comments.mount(router, job);
+    new ReviewCommentRoutes(contract, comments, this::jobOf).mount(router, job);
     contract
         .validated(router.get("/api/v1/agent-jobs"), "listAuditEntries")
         .handler(this::auditLog);
   }
 
   private void listAll(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
-    views
-        .acrossRepos(ledger.list(null))
-        .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
-        .onFailure(ctx::fail);
+    Responses.answer(ctx, 200, views.acrossRepos(jobs.ledger().list(null)));
   }
 
   /** One job, or with {@code attempts} of 2 or more a best-of-N group of them. */
@@ -109,24 +82,21 @@ public final class JobRoutes {
     JsonObject body = Responses.jsonBody(ctx);
     int attempts = body.getInteger("attempts", 1);
     NewJob request = newJob(body);
-    if (attempts == 1) {
-      creation
-          .create(repo, request, owner)
-          // A job this new has pushed nothing yet: no repository read for its proposal.
-          .map(job -> job.toJson(WorkShas.NONE))
-          .onSuccess(job -> Responses.json(ctx, 201, job))
-          .onFailure(ctx::fail);
-      return;
-    }
-    creation
-        .createGroup(repo, request, owner, attempts)
-        .map(
-            group ->
-                new JsonObject()
-                    .put("group", group.getKey())
-                    .put("jobs", new JsonArray(group.getValue().stream().map(Job::id).toList())))
-        .onSuccess(group -> Responses.json(ctx, 201, group))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        201,
+        attempts == 1
+            // A job this new has pushed nothing yet: no repository read for its proposal.
+            ? jobs.creation().create(repo, request, owner).map(job -> job.toJson(WorkShas.NONE))
+            : jobs.creation()
+                .createGroup(repo, request, owner, attempts)
+                .map(
+                    group ->
+                        new JsonObject()
+                            .put("group", group.getKey())
+                            .put(
+                                "jobs",
+                                new JsonArray(group.getValue().stream().map(Job::id).toList()))));
   }
 
   /**
@@ -135,26 +105,26 @@ public final class JobRoutes {
    */
   private static NewJob newJob(JsonObject body) {
     return new NewJob(
-        Responses.requiredString(body, "task", NewJob.MAX_TASK_LENGTH),
-        Responses.optionalString(body, "exec", NewJob.MAX_COMMAND_LENGTH),
-        Responses.optionalString(body, "model", NewJob.MAX_NAME_LENGTH),
-        Responses.optionalString(body, "test_command", NewJob.MAX_COMMAND_LENGTH),
-        Responses.optionalString(body, "base", NewJob.MAX_NAME_LENGTH),
-        Responses.optionalString(body, "agent", NewJob.MAX_NAME_LENGTH));
+        Responses.string(body, "task"),
+        Responses.string(body, "exec"),
+        Responses.string(body, "model"),
+        Responses.string(body, "test_command"),
+        Responses.string(body, "base"),
+        Responses.string(body, "agent"));
   }
 
   private void list(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     RepoName repo = RepoName.of(ctx.pathParam("name"));
-    vertx
-        .executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
-        .compose(
-            exists ->
-                exists
-                    ? views.of(repo, ledger.list(repo.value()))
-                    : Future.failedFuture(repo.notFound()))
-        .onSuccess(list -> Responses.json(ctx, 200, new JsonArray(list)))
-        .onFailure(ctx::fail);
+    Responses.answer(
+        ctx,
+        200,
+        vertx
+            .executeBlocking(() -> repos.pathOf(repo).toFile().isDirectory(), false)
+            .compose(
+                exists ->
+                    exists
+                        ? views.of(repo, jobs.ledger().list(repo.value()))
+                        : Future.failedFuture(repo.notFound())));
   }
 
   /**
@@ -162,26 +132,26 @@ public final class JobRoutes {
    * revision's number, id, status, work and decision), first job first.
    */
   private void show(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     Job job = jobOf(ctx);
-    List<Job> chain = ledger.revisions(job);
-    views
-        .of(RepoName.of(job.repo()), chain)
-        .map(
-            list -> {
-              JsonObject shown =
-                  list.stream()
-                      .filter(j -> j.getString("id").equals(job.id()))
-                      .findFirst()
-                      .orElseThrow();
-              return chain.size() == 1
-                  ? shown
-                  : shown.put(
-                      "revisions",
-                      new JsonArray(list.stream().map(JobRoutes::revisionOf).toList()));
-            })
-        .onSuccess(json -> Responses.json(ctx, 200, json))
-        .onFailure(ctx::fail);
+    List<Job> chain = jobs.ledger().revisions(job);
+    Responses.answer(
+        ctx,
+        200,
+        views
+            .of(RepoName.of(job.repo()), chain)
+            .map(
+                list -> {
+                  JsonObject shown =
+                      list.stream()
+                          .filter(j -> j.getString("id").equals(job.id()))
+                          .findFirst()
+                          .orElseThrow();
+                  return chain.size() == 1
+                      ? shown
+                      : shown.put(
+                          "revisions",
+                          new JsonArray(list.stream().map(JobRoutes::revisionOf).toList()));
+                }));
   }
 
   private static JsonObject revisionOf(JsonObject job) {
@@ -198,12 +168,11 @@ public final class JobRoutes {
   }
 
   private void auditLog(RoutingContext ctx) {
-    ApiRoutes.requireOwner(ctx);
     String repo = ctx.request().getParam("repo");
     String job = ctx.request().getParam("job");
     if ("lines".equals(ctx.request().getParam("format"))) {
       // The stored lines themselves, so a verifier hashes the bytes the chain was built from.
-      ledger
+      jobs.ledger()
           .auditLines(repo, job)
           .map(lines -> lines.stream().map(line -> line + "\n").collect(Collectors.joining()))
           .onSuccess(
@@ -211,19 +180,10 @@ public final class JobRoutes {
           .onFailure(ctx::fail);
       return;
     }
-    ledger
-        .auditEntries(repo, job)
-        .onSuccess(entries -> Responses.json(ctx, 200, new JsonArray(entries)))
-        .onFailure(ctx::fail);
+    Responses.answer(ctx, 200, jobs.ledger().auditEntries(repo, job));
   }
 
   private Job jobOf(RoutingContext ctx) {
-    RepoName repo = RepoName.of(ctx.pathParam("name"));
-    String id = ctx.pathParam("id");
-    return ledger
-        .get(id)
-        .filter(j -> j.repo().equals(repo.value()))
-        .orElseThrow(
-            () -> new RequestException.NotFound("no job " + id + " in repository " + repo));
+    return jobs.ledger().get(RepoName.of(ctx.pathParam("name")).value(), ctx.pathParam("id"));
   }
 }

@@ -19,22 +19,12 @@ import io.vertx.ext.web.handler.StaticHandler;
  * handed to the page by {@code GET /session}. Pages carry a strict Content-Security-Policy, so even
  * text that slipped into the DOM as markup could not run script.
  */
-public final class WebRoutes {
+public record WebRoutes(Authenticator authenticator, Sessions sessions, boolean secureCookies) {
 
   static final String CSP =
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
           + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
   private static final int MAX_BODY_BYTES = 8 << 10;
-
-  private final Authenticator authenticator;
-  private final Sessions sessions;
-  private final boolean secureCookies;
-
-  public WebRoutes(Authenticator authenticator, Sessions sessions, boolean secureCookies) {
-    this.authenticator = authenticator;
-    this.sessions = sessions;
-    this.secureCookies = secureCookies;
-  }
 
   public void mount(Router router) {
     router.route("/session").handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));

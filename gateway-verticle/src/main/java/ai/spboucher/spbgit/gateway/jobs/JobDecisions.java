@@ -17,22 +17,8 @@ import java.util.Optional;
  * <p>Threading: call on the gateway's context, as the {@link JobLedger}; the repository is read and
  * written, and the queue asked, on worker threads.
  */
-public final class JobDecisions {
-
-  private final Vertx vertx;
-  private final JobLedger ledger;
-  private final Proposals proposals;
-  private final QueueConnection queue;
-  private final JobEnding ending;
-
-  JobDecisions(
-      Vertx vertx, JobLedger ledger, Proposals proposals, QueueConnection queue, JobEnding ending) {
-    this.vertx = vertx;
-    this.ledger = ledger;
-    this.proposals = proposals;
-    this.queue = queue;
-    this.ending = ending;
-  }
+public record JobDecisions(
+    Vertx vertx, JobLedger ledger, Proposals proposals, QueueConnection queue, JobEnding ending) {
 
   /** Cancels a job that has not finished. */
   public Future<Job> cancel(String id) {

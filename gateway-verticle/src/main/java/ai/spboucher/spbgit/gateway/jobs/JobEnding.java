@@ -11,15 +11,7 @@ import java.time.Instant;
  * <p>Threading: on the gateway's context, as the {@link JobLedger}; the token is revoked on the
  * audit thread, after the end is stored.
  */
-final class JobEnding {
-
-  private final JobLedger ledger;
-  private final JobTokens tokens;
-
-  JobEnding(JobLedger ledger, JobTokens tokens) {
-    this.ledger = ledger;
-    this.tokens = tokens;
-  }
+record JobEnding(JobLedger ledger, JobTokens tokens) {
 
   /**
    * Ends a job: audits the end (with the model spend the runner metered, for llm jobs) and revokes

@@ -45,6 +45,14 @@ public final class JobLedger {
     return book.get(id);
   }
 
+  /** The job {@code id} of {@code repo}, or a {@link RequestException.NotFound} naming both. */
+  public Job get(String repo, String id) {
+    return get(id)
+        .filter(j -> j.repo().equals(repo))
+        .orElseThrow(
+            () -> new RequestException.NotFound("no job " + id + " in repository " + repo));
+  }
+
   /** The jobs of {@code repo}, or of every repository when null. */
   public List<Job> list(String repo) {
     return book.list(repo);

@@ -17,30 +17,16 @@ import java.util.function.Function;
  * JobLedger}.
  *
  * <p>Threading: open it on the gateway's context; every part is called there.
+ *
+ * @param queue the job queue, once {@link #attach attached}
  */
-public final class JobLifecycle {
-
-  private final JobLedger ledger;
-  private final JobCreation creation;
-  private final JobRevisions revisions;
-  private final JobDecisions decisions;
-  private final RunnerEvents runnerEvents;
-  private final QueueConnection queue;
-
-  private JobLifecycle(
-      JobLedger ledger,
-      JobCreation creation,
-      JobRevisions revisions,
-      JobDecisions decisions,
-      RunnerEvents runnerEvents,
-      QueueConnection queue) {
-    this.ledger = ledger;
-    this.creation = creation;
-    this.revisions = revisions;
-    this.decisions = decisions;
-    this.runnerEvents = runnerEvents;
-    this.queue = queue;
-  }
+public record JobLifecycle(
+    JobLedger ledger,
+    JobCreation creation,
+    JobRevisions revisions,
+    JobDecisions decisions,
+    RunnerEvents runnerEvents,
+    QueueConnection queue) {
 
   /**
    * Replays the audit log and wires the parts; creating and cancelling fail as unavailable until
@@ -94,25 +80,5 @@ public final class JobLifecycle {
   public void attach(JobQueue jobQueue) {
     queue.attach(jobQueue);
     runnerEvents.consume(jobQueue);
-  }
-
-  public JobLedger ledger() {
-    return ledger;
-  }
-
-  public JobCreation creation() {
-    return creation;
-  }
-
-  public JobRevisions revisions() {
-    return revisions;
-  }
-
-  public JobDecisions decisions() {
-    return decisions;
-  }
-
-  public RunnerEvents runnerEvents() {
-    return runnerEvents;
   }
 }

@@ -26,29 +26,11 @@ import org.eclipse.jgit.lib.ObjectId;
  * <p>Threading: {@link #prepare} blocks (JGit, signing); call it on a worker thread. It keeps no
  * state between calls.
  */
-final class JobPreparation {
+record JobPreparation(
+    RepositoryStore repos, Proposals proposals, JobTokens tokens, Duration wallLimit, Clock clock) {
 
   /** How long a job may wait in the queue on top of its wall-clock limit before it is given up. */
   static final Duration QUEUE_ALLOWANCE = Duration.ofMinutes(10);
-
-  private final RepositoryStore repos;
-  private final Proposals proposals;
-  private final JobTokens tokens;
-  private final Duration wallLimit;
-  private final Clock clock;
-
-  JobPreparation(
-      RepositoryStore repos,
-      Proposals proposals,
-      JobTokens tokens,
-      Duration wallLimit,
-      Clock clock) {
-    this.repos = repos;
-    this.proposals = proposals;
-    this.tokens = tokens;
-    this.wallLimit = wallLimit;
-    this.clock = clock;
-  }
 
   /**
    * A new job's id, deadline, signed token, base commit, environment and instructions (both from

@@ -18,15 +18,7 @@ import java.util.Map;
  * <p>Threading: call on any context; the refs are read (JGit) on a worker thread and the futures
  * complete on the calling context.
  */
-public final class JobViews {
-
-  private final Vertx vertx;
-  private final Proposals proposals;
-
-  public JobViews(Vertx vertx, Proposals proposals) {
-    this.vertx = vertx;
-    this.proposals = proposals;
-  }
+public record JobViews(Vertx vertx, Proposals proposals) {
 
   /** Jobs of one repository (one repository read for all of them). */
   public Future<List<JsonObject>> of(RepoName repo, List<Job> jobs) {

@@ -6,7 +6,7 @@ import java.util.Optional;
 
 /**
  * What an owner asks of a new job, as the API received it (checked for shape, not yet for what the
- * gateway allows): empty strings for the fields left out.
+ * gateway allows): empty strings for the fields left out. Their lengths are the API document's.
  *
  * @param task what to do, in words; never empty
  * @param exec the shell command of an exec-mode job; empty for an llm-mode job
@@ -19,15 +19,6 @@ import java.util.Optional;
  */
 public record NewJob(
     String task, String exec, String model, String testCommand, String base, String agent) {
-
-  /** The longest task, in characters. */
-  public static final int MAX_TASK_LENGTH = 20_000;
-
-  /** The longest exec or test command, in characters. */
-  public static final int MAX_COMMAND_LENGTH = 20_000;
-
-  /** The longest model, agent or base branch name, in characters. */
-  public static final int MAX_NAME_LENGTH = 200;
 
   public boolean isExec() {
     return !exec.isBlank();

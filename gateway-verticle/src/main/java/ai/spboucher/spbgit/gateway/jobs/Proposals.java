@@ -23,19 +23,13 @@ import org.eclipse.jgit.revwalk.RevWalk;
  * work shows is {@code review}'s. Every method does JGit I/O and blocks: call it from a worker
  * thread.
  */
-public final class Proposals {
+public record Proposals(RepositoryStore repos) {
 
   /** How an approval changed the branch. */
   public enum Approval {
     CREATED,
     FAST_FORWARDED,
     ALREADY_AT_PROPOSAL
-  }
-
-  private final RepositoryStore repos;
-
-  public Proposals(RepositoryStore repos) {
-    this.repos = repos;
   }
 
   /** The commit the branch points at now, or null. */

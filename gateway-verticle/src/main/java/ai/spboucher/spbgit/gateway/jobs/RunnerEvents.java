@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * What runners, pushes and the clock tell the gateway about its jobs, applied to the ledger: a
@@ -127,15 +128,10 @@ public final class RunnerEvents {
    * start-up, before status events are consumed.
    */
   public Future<Void> endInterruptedCreations() {
-    List<Future<Job>> ended =
-        ledger.unfinished().stream()
-            .filter(job -> job.state() == JobState.QUEUED)
-            .map(
-                job ->
-                    ending.endByGateway(
-                        job.id(), "runner_error", "the gateway stopped before the job was queued"))
-            .toList();
-    return Future.all(ended).mapEmpty();
+    return endUnfinished(
+        job -> job.state() == JobState.QUEUED,
+        "runner_error",
+        "the gateway stopped before the job was queued");
   }
 
   /**
@@ -144,16 +140,19 @@ public final class RunnerEvents {
    */
   public Future<Void> reapOverdueJobs() {
     Instant now = clock.instant();
+    return endUnfinished(
+        job ->
+            job.deadline() != null && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now),
+        "runner_lost",
+        "no runner reported an end by the deadline");
+  }
+
+  /** Ends the unfinished jobs {@code which} selects as the gateway's decision. */
+  private Future<Void> endUnfinished(Predicate<Job> which, String reason, String detail) {
     List<Future<Job>> ended =
         ledger.unfinished().stream()
-            .filter(
-                job ->
-                    job.deadline() != null
-                        && Instant.parse(job.deadline()).plus(LOST_AFTER).isBefore(now))
-            .map(
-                job ->
-                    ending.endByGateway(
-                        job.id(), "runner_lost", "no runner reported an end by the deadline"))
+            .filter(which)
+            .map(job -> ending.endByGateway(job.id(), reason, detail))
             .toList();
     return Future.all(ended).mapEmpty();
   }

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.jobs;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -39,14 +40,8 @@ public enum WorkRef {
    * The work ref named by {@code label}, the proposal when it is null; empty for any other name.
    */
   public static Optional<WorkRef> named(String label) {
-    if (label == null) {
-      return Optional.of(PROPOSAL);
-    }
-    for (WorkRef ref : values()) {
-      if (ref.label().equals(label)) {
-        return Optional.of(ref);
-      }
-    }
-    return Optional.empty();
+    return label == null
+        ? Optional.of(PROPOSAL)
+        : Arrays.stream(values()).filter(ref -> ref.label().equals(label)).findFirst();
   }
 }

@@ -36,23 +36,15 @@ import java.util.function.Consumer;
  * #follow} delivers on a NATS dispatcher thread: the listener must not block and is responsible for
  * hopping to its own context.
  */
-public final class JobLogs {
+public record JobLogs(Connection connection, WorkerExecutor replayPool) {
 
   private static final int BATCH = 256;
   private static final int CONSUMER_ATTEMPTS = 8;
-
-  private final Connection connection;
-  private final WorkerExecutor replayPool;
 
   /**
    * @param replayPool where replays read: each holds one of its threads while it waits for NATS and
    *     the viewer
    */
-  public JobLogs(Connection connection, WorkerExecutor replayPool) {
-    this.connection = connection;
-    this.replayPool = replayPool;
-  }
-
   /**
    * Calls {@code onChunk} on {@code context} with every log chunk of the job, in sequence order,
    * and completes once the stream holds no more (the log so far, for a running job).

@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.gateway.review;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -25,14 +26,8 @@ public enum DiffScope {
 
   /** The scope named by {@code label}, the cumulative one when null; empty for any other name. */
   public static Optional<DiffScope> named(String label) {
-    if (label == null) {
-      return Optional.of(CUMULATIVE);
-    }
-    for (DiffScope scope : values()) {
-      if (scope.label().equals(label)) {
-        return Optional.of(scope);
-      }
-    }
-    return Optional.empty();
+    return label == null
+        ? Optional.of(CUMULATIVE)
+        : Arrays.stream(values()).filter(scope -> scope.label().equals(label)).findFirst();
   }
 }

@@ -20,13 +20,7 @@ import org.eclipse.jgit.revwalk.filter.RevFilter;
  * Finds what a diff of a job's work compares ({@link DiffTarget}): the work's commit and the commit
  * it is compared against. Every method does JGit I/O and blocks: call it from a worker thread.
  */
-final class DiffTargets {
-
-  private final RepositoryStore repos;
-
-  DiffTargets(RepositoryStore repos) {
-    this.repos = repos;
-  }
+record DiffTargets(RepositoryStore repos) {
 
   /**
    * What the diff of the job's proposal or partial work compares: the work against the commit the

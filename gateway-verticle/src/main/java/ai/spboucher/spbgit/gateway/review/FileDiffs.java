@@ -24,16 +24,10 @@ import org.eclipse.jgit.util.io.DisabledOutputStream;
  * DiffBudget}: the engine under {@link ProposalDiffs}. Every method does JGit I/O and blocks: call
  * it from a worker thread.
  */
-final class FileDiffs {
+record FileDiffs(RepositoryStore repos) {
 
   /** The directory of the repository's job environment ({@code .spbgit/agent.yml}). */
   static final String ENVIRONMENT_DIR = ".spbgit";
-
-  private final RepositoryStore repos;
-
-  FileDiffs(RepositoryStore repos) {
-    this.repos = repos;
-  }
 
   /**
    * The diff of {@code target} as files with hunks of typed lines, labelled with the ref it shows,

@@ -69,13 +69,7 @@ public final class LogSocketRoutes {
   private void upgrade(RoutingContext ctx) {
     ApiRoutes.requireOwner(ctx);
     requireOwnOrigin(ctx);
-    RepoName repo = RepoName.of(ctx.pathParam("name"));
-    String id = ctx.pathParam("id");
-    Job job =
-        jobs.get(id)
-            .filter(j -> j.repo().equals(repo.value()))
-            .orElseThrow(
-                () -> new RequestException.NotFound("no job " + id + " in repository " + repo));
+    Job job = jobs.get(RepoName.of(ctx.pathParam("name")).value(), ctx.pathParam("id"));
     long after = parseAfter(ctx.request().getParam("after"));
     if (refusedAsNoHandshake(ctx)) {
       return;

@@ -3,8 +3,8 @@ package ai.spboucher.spbgit.cli.commands;
 import ai.spboucher.spbgit.cli.api.ApiClient;
 import picocli.CommandLine.Parameters;
 
-/** The {@code <repo> <job>} pair that names one job (a picocli mixin). */
-final class JobArguments {
+/** A command on one job, named by its {@code <repo> <job>} pair. */
+abstract class JobCommand extends ApiCommand {
 
   @Parameters(index = "0", paramLabel = "<repo>", description = "The repository.")
   String repo;
