@@ -121,10 +121,9 @@ public final class DetachedJws {
 
   /** Unpadded base64url in its one canonical spelling, so a signature has exactly one text. */
   private static byte[] decode(String part, String what) throws InvalidSignatureException {
-    try {
-      return Jose.decodeBase64url(part);
-    } catch (Jose.NotCanonical e) {
-      throw new InvalidSignatureException(Problem.MALFORMED, "signature " + what + " is garbled");
-    }
+    return Jose.decodeBase64url(
+        part,
+        why ->
+            new InvalidSignatureException(Problem.MALFORMED, "signature " + what + " is garbled"));
   }
 }

@@ -15,6 +15,7 @@ import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.security.Signature;
 import java.util.Base64;
+import java.util.function.Function;
 
 /**
  * The JOSE pieces the job token ({@code hooks}) and {@link DetachedJws} share, written against the
@@ -75,17 +76,19 @@ public final class Jose {
    * Decodes unpadded base64url (RFC 7515, section 2) and accepts only its one canonical spelling:
    * no padding and no stray low bits, so a signed text has exactly one spelling that verifies.
    *
-   * @throws NotCanonical when {@code part} is not base64url, or not in its canonical spelling
+   * @param refusal makes the exception for {@code "not base64url"} or {@code "not canonical
+   *     base64url"}
    */
-  public static byte[] decodeBase64url(String part) throws NotCanonical {
+  public static <E extends Exception> byte[] decodeBase64url(
+      String part, Function<String, E> refusal) throws E {
     byte[] bytes;
     try {
       bytes = Base64.getUrlDecoder().decode(part);
     } catch (IllegalArgumentException e) {
-      throw new NotCanonical(false);
+      throw refusal.apply("not base64url");
     }
     if (!base64url(bytes).equals(part)) {
-      throw new NotCanonical(true);
+      throw refusal.apply("not canonical base64url");
     }
     return bytes;
   }
@@ -137,21 +140,6 @@ public final class Jose {
       return es256.verify(signature);
     } catch (GeneralSecurityException e) {
       return false;
-    }
-  }
-
-  /** A base64url part that does not decode, or not from its canonical spelling. */
-  public static final class NotCanonical extends Exception {
-    private final boolean decodes;
-
-    NotCanonical(boolean decodes) {
-      super(decodes ? "not canonical base64url" : "not base64url", null, false, false);
-      this.decodes = decodes;
-    }
-
-    /** Whether the part decodes, but from a spelling other than the canonical one. */
-    public boolean decodes() {
-      return decodes;
     }
   }
 }

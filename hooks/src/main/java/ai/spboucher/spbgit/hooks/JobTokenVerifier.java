@@ -1,5 +1,7 @@
 package ai.spboucher.spbgit.hooks;
 
+import static ai.spboucher.spbgit.common.Jose.text;
+
 import ai.spboucher.spbgit.common.Jose;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -236,10 +238,6 @@ public final class JobTokenVerifier {
     return value;
   }
 
-  private static String text(JsonNode node, String field) {
-    return Jose.text(node, field);
-  }
-
   private static JsonNode decodeJson(String part, String what) throws InvalidJobTokenException {
     try {
       JsonNode node = Jose.jsonObject(decode(part, what));
@@ -255,10 +253,7 @@ public final class JobTokenVerifier {
   }
 
   private static byte[] decode(String part, String what) throws InvalidJobTokenException {
-    try {
-      return Jose.decodeBase64url(part);
-    } catch (Jose.NotCanonical e) {
-      throw new InvalidJobTokenException("job token " + what + " is " + e.getMessage());
-    }
+    return Jose.decodeBase64url(
+        part, why -> new InvalidJobTokenException("job token " + what + " is " + why));
   }
 }
