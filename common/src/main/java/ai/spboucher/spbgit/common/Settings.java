@@ -190,6 +190,14 @@ public final class Settings {
     return subset;
   }
 
+  /** {@code value}, when it is longer than zero; fails with {@code NAME must be positive}. */
+  public static Duration positive(String name, Duration value) {
+    if (value == null || value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive");
+    }
+    return value;
+  }
+
   /**
    * {@code value} when it lies from {@code min} to {@code max}; else fails with {@code VARIABLE
    * must be between MIN and MAX, got VALUE}.
