@@ -161,10 +161,28 @@ runner_log() {
   if [ "$runner_on_host" = true ]; then cat "$secrets/runner.log"; else docker logs "$name-runner" 2>&1; fi
 }
 base="http://$gateway_ip:8080"
-for _ in $(seq 120); do
-  curl -fsS "$base/readyz" >/dev/null 2>&1 && break
-  sleep 0.5
-done
+# Waits up to a minute for the gateway to answer /readyz.
+await_gateway() {
+  for _ in $(seq 120); do
+    curl -fsS "$base/readyz" >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+}
+# Starts a job of task $1 running $2 on the demo repository; sets job (the answer) and id.
+start_job() {
+  job=$(curl -fsS -H "$auth" -d "{\"task\":\"$1\",\"exec\":\"$2\"}" "$base/api/v1/repos/demo/agent-jobs")
+  id=$(printf '%s' "$job" | sed -n 's/.*"id" *: *"\([^"]*\)".*/\1/p')
+  [ -n "$id" ] || die "no job id in: $job"
+}
+# Waits up to two minutes for job $1 to finish; sets state to its last answer.
+await_job() {
+  for _ in $(seq 240); do
+    state=$(curl -fsS -H "$auth" "$base/api/v1/repos/demo/agent-jobs/$1")
+    printf '%s' "$state" | grep -q '"status" *: *"finished"' && break
+    sleep 0.5
+  done
+}
+await_gateway
 curl -fsS "$base/readyz" >/dev/null 2>&1 || { docker logs "$name-gateway" 2>&1 | tail -n 20 >&2; die "the gateway is not ready"; }
 say "gateway ready: $(curl -fsS "$base/readyz")"
 for _ in $(seq 120); do
@@ -187,16 +205,10 @@ git -C "$seed" -c user.name=try -c user.email=try@localhost commit -qm "Start th
 git -C "$seed" push -q "http://owner:$token@$gateway_ip:8080/demo.git" main
 say "pushed main to $base/demo.git"
 
-job=$(curl -fsS -H "$auth" -d '{"task":"t","exec":"echo hi > x"}' "$base/api/v1/repos/demo/agent-jobs")
-id=$(printf '%s' "$job" | sed -n 's/.*"id" *: *"\([^"]*\)".*/\1/p')
-[ -n "$id" ] || die "no job id in: $job"
+start_job t "echo hi > x"
 say "job $id: $job"
 state=""
-for _ in $(seq 240); do
-  state=$(curl -fsS -H "$auth" "$base/api/v1/repos/demo/agent-jobs/$id")
-  printf '%s' "$state" | grep -q '"status" *: *"finished"' && break
-  sleep 0.5
-done
+await_job "$id"
 say "job $id: $state"
 git -C "$seed" fetch -q "http://$gateway_ip:8080/demo.git" "refs/agents/$id/proposal"
 say "proposal: $(git -C "$seed" show --stat --format='%h %s' FETCH_HEAD | tr '\n' ' ')"
@@ -207,26 +219,18 @@ say "job $id log: $log_lines lines replayed from JetStream"
 
 # A job whose token was signed before a key rotation, still running while the gateway restarts: it must
 # push with the retired key and its end must be picked up by the restarted gateway.
-job=$(curl -fsS -H "$auth" -d '{"task":"t2","exec":"sleep 20; echo two > y"}' "$base/api/v1/repos/demo/agent-jobs")
-id2=$(printf '%s' "$job" | sed -n 's/.*"id" *: *"\([^"]*\)".*/\1/p')
+start_job t2 "sleep 20; echo two > y"
+id2=$id
 say "job $id2 started; rotating the signing key and restarting the gateway meanwhile"
 docker run --rm --network none -v "$name-gateway-data:/var/lib/spbgit" spbgit/gateway:latest rotate-signing-key
 docker restart "$name-gateway" >/dev/null
-for _ in $(seq 120); do
-  curl -fsS "$base/readyz" >/dev/null 2>&1 && break
-  sleep 0.5
-done
+await_gateway
 say "gateway back: $(curl -fsS "$base/readyz"); retired keys: $(docker exec "$name-gateway" ls /var/lib/spbgit/keys/retired)"
 for id in "$id2" third; do
   if [ "$id" = third ]; then
-    job=$(curl -fsS -H "$auth" -d '{"task":"t3","exec":"echo three > z"}' "$base/api/v1/repos/demo/agent-jobs")
-    id=$(printf '%s' "$job" | sed -n 's/.*"id" *: *"\([^"]*\)".*/\1/p')
+    start_job t3 "echo three > z"
   fi
-  for _ in $(seq 240); do
-    state=$(curl -fsS -H "$auth" "$base/api/v1/repos/demo/agent-jobs/$id")
-    printf '%s' "$state" | grep -q '"status" *: *"finished"' && break
-    sleep 0.5
-  done
+  await_job "$id"
   say "job $id: $(printf '%s' "$state" | grep -o '"exit_reason" *: *"[^"]*"'), $(printf '%s' "$state" | grep -o '"refs_written" *: *\[[^]]*\]' | grep -o 'refs/agents/[^"]*')"
   printf '%s' "$state" | grep -q '"exit_reason" *: *"ok"' || { runner_log | tail -n 30 >&2; die "job $id did not end ok"; }
   printf '%s' "$state" | grep -q "refs/agents/$id/proposal" || die "job $id pushed no proposal"
@@ -234,13 +238,8 @@ done
 
 # /work is the runner's own tmpfs (64 MiB here), mounted inside its container and seen by the engine:
 # overfilling it must end disk_limit, not the exit_code:<n> of Docker's tmpfs fallback.
-job=$(curl -fsS -H "$auth" -d '{"task":"t4","exec":"head -c 100000000 /dev/zero > big"}' "$base/api/v1/repos/demo/agent-jobs")
-id=$(printf '%s' "$job" | sed -n 's/.*"id" *: *"\([^"]*\)".*/\1/p')
-for _ in $(seq 240); do
-  state=$(curl -fsS -H "$auth" "$base/api/v1/repos/demo/agent-jobs/$id")
-  printf '%s' "$state" | grep -q '"status" *: *"finished"' && break
-  sleep 0.5
-done
+start_job t4 "head -c 100000000 /dev/zero > big"
+await_job "$id"
 say "job $id (writes 100 MB into a 64 MiB /work): $(printf '%s' "$state" | grep -o '"exit_reason" *: *"[^"]*"')"
 printf '%s' "$state" | grep -q '"exit_reason" *: *"disk_limit"' || { runner_log | tail -n 30 >&2; die "job $id did not end disk_limit"; }
 

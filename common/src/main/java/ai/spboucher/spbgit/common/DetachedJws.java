@@ -2,20 +2,11 @@ package ai.spboucher.spbgit.common;
 
 import ai.spboucher.spbgit.common.InvalidSignatureException.Problem;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.PublicKey;
-import java.security.Signature;
-import java.util.Base64;
 import java.util.Iterator;
 import java.util.Set;
 import java.util.function.Function;
@@ -36,33 +27,12 @@ import java.util.function.Function;
 public final class DetachedJws {
 
   /** The only algorithm. */
-  public static final String ALGORITHM = "ES256";
+  public static final String ALGORITHM = Jose.ES256_ALGORITHM;
 
   /** Longer than any header this class writes by far; longer values are refused unread. */
   private static final int MAX_LENGTH = 1024;
 
-  private static final int ES256_SIGNATURE_LENGTH = 64;
   private static final Set<String> HEADER_NAMES = Set.of("alg", "kid", "typ");
-
-  /** Strict, so that two JSON readers cannot read one signed header two ways. */
-  private static final ObjectMapper JSON =
-      JsonMapper.builder()
-          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-          .build();
-
-  private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
-
-  /** One per thread: JCA objects are not thread-safe; {@code init*} resets one before each use. */
-  private static final ThreadLocal<Signature> ES256 =
-      ThreadLocal.withInitial(
-          () -> {
-            try {
-              return Signature.getInstance("SHA256withECDSAinP1363Format");
-            } catch (GeneralSecurityException e) {
-              throw new IllegalStateException("ES256 is not available", e);
-            }
-          });
 
   private DetachedJws() {}
 
@@ -73,18 +43,10 @@ public final class DetachedJws {
    */
   public static String sign(String type, String keyId, PrivateKey key, byte[] payload) {
     String header =
-        BASE64URL.encodeToString(
-            JSON.createObjectNode()
-                .put("alg", ALGORITHM)
-                .put("kid", keyId)
-                .put("typ", type)
-                .toString()
-                .getBytes(StandardCharsets.UTF_8));
+        Jose.base64url(
+            Jose.JSON.createObjectNode().put("alg", ALGORITHM).put("kid", keyId).put("typ", type));
     try {
-      Signature es256 = ES256.get();
-      es256.initSign(key);
-      es256.update(signingInput(header, payload));
-      return header + ".." + BASE64URL.encodeToString(es256.sign());
+      return header + ".." + Jose.base64url(Jose.sign(key, signingInput(header, payload)));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("cannot sign with key " + keyId + ": " + e.getMessage(), e);
     }
@@ -112,7 +74,7 @@ public final class DetachedJws {
           Problem.MALFORMED, "signature is not a detached compact JWS");
     }
     JsonNode header = header(parts[0]);
-    if (!ALGORITHM.equals(text(header, "alg"))) {
+    if (!ALGORITHM.equals(Jose.text(header, "alg"))) {
       throw new InvalidSignatureException(Problem.ALGORITHM, "signature algorithm is not ES256");
     }
     for (Iterator<String> names = header.fieldNames(); names.hasNext(); ) {
@@ -123,77 +85,45 @@ public final class DetachedJws {
             Problem.ALGORITHM, "signature header has an unsupported parameter '" + name + "'");
       }
     }
-    if (!type.equals(text(header, "typ"))) {
+    if (!type.equals(Jose.text(header, "typ"))) {
       throw new InvalidSignatureException(
           Problem.TYPE, "signature is for another kind of message, not " + type);
     }
-    String kid = text(header, "kid");
+    String kid = Jose.text(header, "kid");
     PublicKey key = kid == null ? null : keys.apply(kid);
     if (key == null) {
       throw new InvalidSignatureException(
           Problem.UNKNOWN_KEY, "signed with an unknown key " + (kid == null ? "(no kid)" : kid));
     }
     byte[] signature = decode(parts[2], "signature");
-    if (signature.length != ES256_SIGNATURE_LENGTH || !matches(key, parts[0], payload, signature)) {
+    if (!Jose.verifies(key, signingInput(parts[0], payload), signature)) {
       throw new InvalidSignatureException(
           Problem.MISMATCH, "signature does not match the message (forged or altered)");
     }
     return kid;
   }
 
-  private static boolean matches(PublicKey key, String header, byte[] payload, byte[] signature) {
-    try {
-      Signature es256 = ES256.get();
-      es256.initVerify(key);
-      es256.update(signingInput(header, payload));
-      return es256.verify(signature);
-    } catch (GeneralSecurityException e) {
-      return false;
-    }
-  }
-
-  private static byte[] signingInput(String encodedHeader, byte[] payload) {
-    return (encodedHeader + "." + BASE64URL.encodeToString(payload))
-        .getBytes(StandardCharsets.US_ASCII);
+  private static String signingInput(String encodedHeader, byte[] payload) {
+    return encodedHeader + "." + Jose.base64url(payload);
   }
 
   private static JsonNode header(String part) throws InvalidSignatureException {
     try {
-      String text =
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(decode(part, "header")))
-              .toString();
-      JsonNode node = JSON.readTree(text);
-      if (node == null || !node.isObject()) {
-        throw new InvalidSignatureException(
-            Problem.MALFORMED, "signature header is not a JSON object");
+      JsonNode node = Jose.jsonObject(decode(part, "header"));
+      if (node != null) {
+        return node;
       }
-      return node;
     } catch (CharacterCodingException | JsonProcessingException e) {
-      throw new InvalidSignatureException(
-          Problem.MALFORMED, "signature header is not a JSON object");
+      // Reported below, as for a JSON value that is no object.
     }
-  }
-
-  private static String text(JsonNode node, String field) {
-    JsonNode value = node.get(field);
-    return value != null && value.isTextual() ? value.textValue() : null;
+    throw new InvalidSignatureException(Problem.MALFORMED, "signature header is not a JSON object");
   }
 
   /** Unpadded base64url in its one canonical spelling, so a signature has exactly one text. */
   private static byte[] decode(String part, String what) throws InvalidSignatureException {
-    byte[] bytes;
-    try {
-      bytes = Base64.getUrlDecoder().decode(part);
-    } catch (IllegalArgumentException e) {
-      throw new InvalidSignatureException(Problem.MALFORMED, "signature " + what + " is garbled");
-    }
-    if (!BASE64URL.encodeToString(bytes).equals(part)) {
-      throw new InvalidSignatureException(Problem.MALFORMED, "signature " + what + " is garbled");
-    }
-    return bytes;
+    return Jose.decodeBase64url(
+        part,
+        why ->
+            new InvalidSignatureException(Problem.MALFORMED, "signature " + what + " is garbled"));
   }
 }

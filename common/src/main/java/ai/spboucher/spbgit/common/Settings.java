@@ -113,7 +113,7 @@ public final class Settings {
 
   /** A whole number, or {@code fallback} when unset. */
   public int integer(String variable, int fallback) {
-    return parsed(variable, fallback, Settings::parseInt);
+    return parsed(variable, fallback, number(Integer::valueOf, "not a whole number"));
   }
 
   /** A whole number from {@code min} to {@code max}, or {@code fallback} when unset. */
@@ -123,12 +123,12 @@ public final class Settings {
 
   /** A whole number that may exceed an {@code int}, or {@code fallback} when unset. */
   public long wholeNumber(String variable, long fallback) {
-    return parsed(variable, fallback, Settings::parseLong);
+    return parsed(variable, fallback, number(Long::valueOf, "not a whole number"));
   }
 
   /** A decimal number, or {@code fallback} when unset. */
   public double decimal(String variable, double fallback) {
-    return parsed(variable, fallback, Settings::parseDouble);
+    return parsed(variable, fallback, number(Double::valueOf, "not a number"));
   }
 
   /** A size such as {@code 64k} or {@code 2g} ({@link ConfigUnits#parseBytes}), in bytes. */
@@ -190,6 +190,14 @@ public final class Settings {
     return subset;
   }
 
+  /** {@code value}, when it is longer than zero; fails with {@code NAME must be positive}. */
+  public static Duration positive(String name, Duration value) {
+    if (value == null || value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive");
+    }
+    return value;
+  }
+
   /**
    * {@code value} when it lies from {@code min} to {@code max}; else fails with {@code VARIABLE
    * must be between MIN and MAX, got VALUE}.
@@ -205,28 +213,15 @@ public final class Settings {
     return value;
   }
 
-  private static int parseInt(String value) {
-    try {
-      return Integer.parseInt(value);
-    } catch (NumberFormatException e) {
-      throw new NumberFormatException("not a whole number: '" + value + "'");
-    }
-  }
-
-  private static long parseLong(String value) {
-    try {
-      return Long.parseLong(value);
-    } catch (NumberFormatException e) {
-      throw new NumberFormatException("not a whole number: '" + value + "'");
-    }
-  }
-
-  private static double parseDouble(String value) {
-    try {
-      return Double.parseDouble(value);
-    } catch (NumberFormatException e) {
-      throw new NumberFormatException("not a number: '" + value + "'");
-    }
+  /** {@code parser}, failing with {@code what: 'VALUE'} rather than the JDK's message. */
+  private static <T> Function<String, T> number(Function<String, T> parser, String what) {
+    return value -> {
+      try {
+        return parser.apply(value);
+      } catch (NumberFormatException e) {
+        throw new NumberFormatException(what + ": '" + value + "'");
+      }
+    };
   }
 
   private static boolean parseFlag(String value) {

@@ -1,16 +1,13 @@
 package ai.spboucher.spbgit.hooks;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import ai.spboucher.spbgit.common.Jose;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
-import java.security.Signature;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
 
 /**
  * Signs job tokens: compact JWS with ES256 over the claims {@link JobTokenVerifier} requires, so
@@ -25,24 +22,7 @@ public final class JobTokenSigner {
   /** A token as issued, with the claims the gateway records about it (never the token itself). */
   public record Issued(String token, String tokenId, Instant expiresAt) {}
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
   private static final SecureRandom RANDOM = new SecureRandom();
-
-  /**
-   * The JOSE form (R || S), as the verifier reads it; one instance per thread, as JCA objects are
-   * not shared.
-   */
-  private static final ThreadLocal<Signature> ES256 =
-      ThreadLocal.withInitial(
-          () -> {
-            try {
-              return Signature.getInstance("SHA256withECDSAinP1363Format");
-            } catch (GeneralSecurityException e) {
-              throw new IllegalStateException(
-                  "ES256 (SHA256withECDSAinP1363Format) is not available", e);
-            }
-          });
 
   private final String keyId;
   private final PrivateKey key;
@@ -75,12 +55,14 @@ public final class JobTokenSigner {
     long expires = now + ttl.toSeconds();
     String tokenId = newTokenId();
     ObjectNode header =
-        JSON.createObjectNode()
+        Jose.JSON
+            .createObjectNode()
             .put("alg", JobTokenVerifier.ALGORITHM)
             .put("typ", "JWT")
             .put("kid", keyId);
     ObjectNode claims =
-        JSON.createObjectNode()
+        Jose.JSON
+            .createObjectNode()
             .put("iss", JobTokenVerifier.ISSUER)
             .put("aud", JobTokenVerifier.AUDIENCE)
             .put("sub", jobId)
@@ -90,32 +72,25 @@ public final class JobTokenSigner {
             .put("exp", expires);
     claims.putObject("scope").put("repo", repo).put("refs", scope.glob());
     claims.putArray("cap").add(JobTokenClaims.PUSH_AGENT_REF);
-    String signingInput = encode(header) + "." + encode(claims);
+    String signingInput = Jose.base64url(header) + "." + Jose.base64url(claims);
     return new Issued(
-        signingInput + "." + BASE64URL.encodeToString(signature(signingInput)),
+        signingInput + "." + Jose.base64url(signature(signingInput)),
         tokenId,
         Instant.ofEpochSecond(expires));
   }
 
   private byte[] signature(String signingInput) {
     try {
-      Signature es256 = ES256.get();
-      es256.initSign(key);
-      es256.update(signingInput.getBytes(StandardCharsets.US_ASCII));
-      return es256.sign();
+      return Jose.sign(key, signingInput);
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(
           "cannot sign a job token with key " + keyId + ": " + e.getMessage(), e);
     }
   }
 
-  private static String encode(ObjectNode json) {
-    return BASE64URL.encodeToString(json.toString().getBytes(StandardCharsets.UTF_8));
-  }
-
   private static String newTokenId() {
     byte[] bytes = new byte[16];
     RANDOM.nextBytes(bytes);
-    return BASE64URL.encodeToString(bytes);
+    return Jose.base64url(bytes);
   }
 }

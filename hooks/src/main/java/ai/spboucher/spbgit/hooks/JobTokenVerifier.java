@@ -1,23 +1,16 @@
 package ai.spboucher.spbgit.hooks;
 
+import static ai.spboucher.spbgit.common.Jose.text;
+
+import ai.spboucher.spbgit.common.Jose;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.PublicKey;
-import java.security.Signature;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -60,43 +53,12 @@ public final class JobTokenVerifier {
   public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
 
   /** The only accepted JWS algorithm. */
-  public static final String ALGORITHM = "ES256";
+  public static final String ALGORITHM = Jose.ES256_ALGORITHM;
 
   /** Enough for every job pushing at once; only tokens with a valid signature ever enter. */
   public static final int REMEMBERED_SIGNATURES = 256;
 
   private static final int MAX_TOKEN_LENGTH = 8192;
-  private static final int ES256_SIGNATURE_LENGTH = 64;
-
-  /**
-   * Strict on purpose: a duplicate member or anything after the object would let two JSON parsers
-   * read the same signed bytes differently (RFC 7515 section 4 allows rejecting duplicates; here
-   * they are always rejected).
-   */
-  private static final ObjectMapper JSON =
-      JsonMapper.builder()
-          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-          .build();
-
-  private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
-
-  /**
-   * ES256 verification taking the JOSE signature form (R || S) as it is, so no DER is built by
-   * hand. One instance per thread: a JCA object is not thread-safe, and looking one up through the
-   * providers on every verification was a measurable part of the gate's cost (docs/benchmarks.md);
-   * {@code initVerify} resets it before each use.
-   */
-  private static final ThreadLocal<Signature> ES256 =
-      ThreadLocal.withInitial(
-          () -> {
-            try {
-              return Signature.getInstance("SHA256withECDSAinP1363Format");
-            } catch (GeneralSecurityException e) {
-              throw new IllegalStateException(
-                  "ES256 (SHA256withECDSAinP1363Format) is not available", e);
-            }
-          });
 
   private final Map<String, PublicKey> keysById;
   private final Predicate<String> isRevoked;
@@ -167,18 +129,7 @@ public final class JobTokenVerifier {
 
   private static void verifySignature(PublicKey key, String[] parts)
       throws InvalidJobTokenException {
-    byte[] joseSignature = decode(parts[2], "signature");
-    if (joseSignature.length != ES256_SIGNATURE_LENGTH) {
-      throw new InvalidJobTokenException("job token signature is invalid");
-    }
-    try {
-      Signature ecdsa = ES256.get();
-      ecdsa.initVerify(key);
-      ecdsa.update((parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII));
-      if (!ecdsa.verify(joseSignature)) {
-        throw new InvalidJobTokenException("job token signature is invalid");
-      }
-    } catch (GeneralSecurityException e) {
+    if (!Jose.verifies(key, parts[0] + "." + parts[1], decode(parts[2], "signature"))) {
       throw new InvalidJobTokenException("job token signature is invalid");
     }
   }
@@ -287,24 +238,10 @@ public final class JobTokenVerifier {
     return value;
   }
 
-  private static String text(JsonNode node, String field) {
-    JsonNode value = node.get(field);
-    return value != null && value.isTextual() ? value.textValue() : null;
-  }
-
   private static JsonNode decodeJson(String part, String what) throws InvalidJobTokenException {
     try {
-      // JOSE headers and JWT claims are UTF-8 (RFC 7515, 7519); without this, Jackson would also
-      // guess UTF-16/32.
-      String text =
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(decode(part, what)))
-              .toString();
-      JsonNode node = JSON.readTree(text);
-      if (node == null || !node.isObject()) {
+      JsonNode node = Jose.jsonObject(decode(part, what));
+      if (node == null) {
         throw new InvalidJobTokenException("job token " + what + " is not a JSON object");
       }
       return node;
@@ -315,20 +252,8 @@ public final class JobTokenVerifier {
     }
   }
 
-  /**
-   * Decodes unpadded base64url (RFC 7515, section 2) and accepts only its one canonical spelling:
-   * no padding and no stray low bits, so a signed token has exactly one text that verifies.
-   */
   private static byte[] decode(String part, String what) throws InvalidJobTokenException {
-    byte[] bytes;
-    try {
-      bytes = Base64.getUrlDecoder().decode(part);
-    } catch (IllegalArgumentException e) {
-      throw new InvalidJobTokenException("job token " + what + " is not base64url");
-    }
-    if (!BASE64URL.encodeToString(bytes).equals(part)) {
-      throw new InvalidJobTokenException("job token " + what + " is not canonical base64url");
-    }
-    return bytes;
+    return Jose.decodeBase64url(
+        part, why -> new InvalidJobTokenException("job token " + what + " is " + why));
   }
 }

@@ -139,9 +139,7 @@ public record RunnerConfig(
     if (logCapBytes < (64 << 10)) {
       throw new IllegalArgumentException("SPB_LOG_CAP must be at least 64k");
     }
-    if (dockerCallTimeout.isNegative() || dockerCallTimeout.isZero()) {
-      throw new IllegalArgumentException("SPB_DOCKER_CALL_TIMEOUT must be positive");
-    }
+    Settings.positive("SPB_DOCKER_CALL_TIMEOUT", dockerCallTimeout);
     if (sandboxUid <= 0) {
       // A uid past 2^31 - 1 already failed to parse.
       throw new IllegalArgumentException(

@@ -69,16 +69,7 @@ final class FileTools {
 
   /** Sorted, depth first, without following symlinks, hiding .git and .spb. */
   private void walk(Path dir, int depth, List<String> entries, int[] more) throws IOException {
-    List<Path> children = new ArrayList<>();
-    try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
-      for (Path child : stream) {
-        if (!Workspace.hidden(child.getFileName().toString())) {
-          children.add(child);
-        }
-      }
-    }
-    children.sort(null);
-    for (Path child : children) {
+    for (Path child : visibleChildren(dir)) {
       if (entries.size() >= LIST_CAP) {
         more[0]++;
         continue;
@@ -218,8 +209,15 @@ final class FileTools {
     if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) || depth >= LIST_DEPTH) {
       return;
     }
+    for (Path child : visibleChildren(path)) {
+      collectFiles(child, depth + 1, files);
+    }
+  }
+
+  /** The entries of {@code dir} but .git and .spb, sorted. */
+  private static List<Path> visibleChildren(Path dir) throws IOException {
     List<Path> children = new ArrayList<>();
-    try (DirectoryStream<Path> stream = Files.newDirectoryStream(path)) {
+    try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
       for (Path child : stream) {
         if (!Workspace.hidden(child.getFileName().toString())) {
           children.add(child);
@@ -227,9 +225,7 @@ final class FileTools {
       }
     }
     children.sort(null);
-    for (Path child : children) {
-      collectFiles(child, depth + 1, files);
-    }
+    return children;
   }
 
   ToolResult write(String path, String content) throws IOException, PathRefusedException {

@@ -90,7 +90,7 @@ public final class ToolBox {
                 + FileTools.DEFAULT_READ_LINES
                 + ") starting at line `offset` (counted from 1), at most 64 KiB; "
                 + "a note at the end says how to read on.",
-            required("path", "string", "file path relative to the repository root"),
+            FILE_PATH,
             optional("offset", "integer", "first line to return (default 1)"),
             optional("limit", "integer", "most lines to return")),
         spec(
@@ -111,14 +111,14 @@ public final class ToolBox {
             "write_file",
             "Create or overwrite a file with the given content (UTF-8, at most 1 MiB). Missing "
                 + "parent directories are created. Prefer replace_in_file for small changes to an existing file.",
-            required("path", "string", "file path relative to the repository root"),
+            FILE_PATH,
             required("content", "string", "the complete new content of the file")),
         spec(
             "replace_in_file",
             "Replace one exact occurrence of `old` with `new` in a file. `old` must match "
                 + "the file exactly, whitespace and indentation included, and occur exactly once: include "
                 + "neighbouring lines to make it unique.",
-            required("path", "string", "file path relative to the repository root"),
+            FILE_PATH,
             required("old", "string", "the exact text to replace"),
             required("new", "string", "the replacement text")));
   }
@@ -195,6 +195,9 @@ public final class ToolBox {
   }
 
   private record Param(String name, String type, String description, boolean required) {}
+
+  private static final Param FILE_PATH =
+      required("path", "string", "file path relative to the repository root");
 
   private static Param required(String name, String type, String description) {
     return new Param(name, type, description, true);

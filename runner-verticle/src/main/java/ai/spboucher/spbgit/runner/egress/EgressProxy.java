@@ -1,5 +1,6 @@
 package ai.spboucher.spbgit.runner.egress;
 
+import ai.spboucher.spbgit.common.Settings;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.vertx.core.Vertx;
@@ -201,13 +202,13 @@ public final class EgressProxy implements AutoCloseable {
 
     /** Time from accepting a connection to its complete request head; a slower client gets 408. */
     public Builder headTimeout(Duration headTimeout) {
-      this.headTimeout = requirePositive(headTimeout, "headTimeout");
+      this.headTimeout = Settings.positive("headTimeout", headTimeout);
       return this;
     }
 
     /** Time to connect to the target, over all its addresses; beyond it the job gets 504. */
     public Builder connectTimeout(Duration connectTimeout) {
-      this.connectTimeout = requirePositive(connectTimeout, "connectTimeout");
+      this.connectTimeout = Settings.positive("connectTimeout", connectTimeout);
       return this;
     }
 
@@ -261,13 +262,6 @@ public final class EgressProxy implements AutoCloseable {
     private static int requirePositive(int value, String name) {
       if (value < 1) {
         throw new IllegalArgumentException(name + " must be at least 1");
-      }
-      return value;
-    }
-
-    private static Duration requirePositive(Duration value, String name) {
-      if (value == null || value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException(name + " must be positive");
       }
       return value;
     }

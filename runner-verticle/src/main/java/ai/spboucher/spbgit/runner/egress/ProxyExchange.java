@@ -15,8 +15,6 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -54,17 +52,13 @@ final class ProxyExchange {
 
   private final EgressProxy proxy;
   private final HttpServerRequest request;
-  private final Instant startedAt = Instant.now();
-  private final long startNanos = System.nanoTime();
+  private final EgressAttempt attempt;
   private HostPort target;
   private String authority;
   private String path;
-  private boolean allowed;
-  private String failure;
   private long bytesUp;
   private long bytesDown;
   private int directionsEnded;
-  private boolean recorded;
   private NetSocket jobSocket;
   private NetSocket targetSocket;
 
@@ -74,6 +68,7 @@ final class ProxyExchange {
   private ProxyExchange(EgressProxy proxy, HttpServerRequest request) {
     this.proxy = proxy;
     this.request = request;
+    this.attempt = new EgressAttempt(request.method().name());
   }
 
   /** Serves {@code request}; called on its event loop with the head just parsed. */
@@ -91,7 +86,7 @@ final class ProxyExchange {
       return;
     }
     if (!proxy.policy().admits(target)) {
-      failure = "not on the allow-list";
+      attempt.fail("not on the allow-list");
       refuse(new Refusal(403, "forbidden", "egress to " + target + " is not allowed for this job"));
       return;
     }
@@ -99,7 +94,7 @@ final class ProxyExchange {
     resolve()
         .onSuccess(
             addresses -> {
-              allowed = true;
+              attempt.allow();
               connect(
                   addresses,
                   0,
@@ -190,14 +185,14 @@ final class ProxyExchange {
   private void unresolved(Throwable e) {
     if (e instanceof Refusal refusal && refusal.type().equals("unknown_host")) {
       // Listed, so let through as far as the runner could take it.
-      allowed = true;
-      failure = "unknown host";
+      attempt.allow();
+      attempt.fail("unknown host");
       refuse(refusal);
     } else if (e instanceof Refusal refusal) {
-      failure = "resolves only to local addresses";
+      attempt.fail("resolves only to local addresses");
       refuse(refusal);
     } else {
-      failure = "proxy error: " + e;
+      attempt.fail("proxy error: " + e);
       refuse(new Refusal(500, "proxy_error", "proxy error"));
     }
   }
@@ -206,10 +201,12 @@ final class ProxyExchange {
   private void connect(List<InetAddress> addresses, int next, long deadline, Throwable last) {
     if (next == addresses.size() || System.nanoTime() >= deadline) {
       boolean timedOut = last == null || last instanceof ConnectTimeoutException;
-      failure = timedOut ? "connect timed out" : "cannot connect: " + last.getMessage();
+      attempt.fail(timedOut ? "connect timed out" : "cannot connect: " + last.getMessage());
       refuse(
           new Refusal(
-              timedOut ? 504 : 502, "upstream", "egress to " + target + " failed: " + failure));
+              timedOut ? 504 : 502,
+              "upstream",
+              "egress to " + target + " failed: " + attempt.failure()));
       return;
     }
     SocketAddress address =
@@ -244,7 +241,7 @@ final class ProxyExchange {
             })
         .onFailure(
             e -> {
-              failure = "proxy error: " + e.getMessage();
+              attempt.fail("proxy error: " + e.getMessage());
               closeAll();
             });
   }
@@ -255,15 +252,7 @@ final class ProxyExchange {
    * ended, or on an error, both sides are closed.
    */
   private void relay(NetSocket from, NetSocket to, boolean up) {
-    from.handler(
-        chunk -> {
-          count(chunk, up);
-          to.write(chunk);
-          if (to.writeQueueFull()) {
-            from.pause();
-            to.drainHandler(v -> from.resume());
-          }
-        });
+    HttpRelay.pump(from, to, chunk -> count(chunk, up));
     NettyChannels.onHalfClose(
         from,
         () ->
@@ -349,25 +338,9 @@ final class ProxyExchange {
   }
 
   private void finish() {
-    if (recorded) {
-      return;
-    }
-    recorded = true;
     long up = plain == null ? bytesUp : plain.bytesUp();
     long down = plain == null ? bytesDown : plain.bytesDown();
-    proxy
-        .recorder()
-        .record(
-            new EgressRecord(
-                startedAt,
-                request.method().name(),
-                target.host(),
-                target.port(),
-                allowed,
-                up,
-                down,
-                Duration.ofNanos(System.nanoTime() - startNanos),
-                failure));
+    attempt.record(target.host(), target.port(), up, down, proxy.recorder()::record);
   }
 
   private static boolean isLocal(InetAddress address) {

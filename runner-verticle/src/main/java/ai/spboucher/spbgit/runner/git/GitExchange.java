@@ -1,14 +1,12 @@
 package ai.spboucher.spbgit.runner.git;
 
-import ai.spboucher.spbgit.runner.egress.EgressRecord;
+import ai.spboucher.spbgit.runner.egress.EgressAttempt;
 import ai.spboucher.spbgit.runner.sockets.HttpRelay;
 import ai.spboucher.spbgit.runner.sockets.JobSocket;
 import ai.spboucher.spbgit.runner.sockets.Refusal;
 import io.netty.channel.ConnectTimeoutException;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.RequestOptions;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.Locale;
 
 /**
@@ -24,16 +22,13 @@ final class GitExchange {
   private final GitRelay relay;
   private final HttpServerRequest request;
   private final HttpRelay stream;
-  private final Instant startedAt = Instant.now();
-  private final long startNanos = System.nanoTime();
-  private boolean allowed;
-  private String failure;
-  private boolean recorded;
+  private final EgressAttempt attempt;
 
   private GitExchange(GitRelay relay, HttpServerRequest request) {
     this.relay = relay;
     this.request = request;
     this.stream = new HttpRelay(request, this::finish);
+    this.attempt = new EgressAttempt(request.method().name());
   }
 
   /** Serves {@code request}; called on its event loop with the head just parsed. */
@@ -47,7 +42,7 @@ final class GitExchange {
     String target = request.uri();
     // Origin form only: an absolute-form target names a host of its own choosing.
     if (!target.startsWith("/") || !relay.route().admits(method, request.path(), request.query())) {
-      failure = "not a git request for this job's repository: " + method + " " + target;
+      attempt.fail("not a git request for this job's repository: " + method + " " + target);
       refuse(
           new Refusal(
               403,
@@ -60,7 +55,7 @@ final class GitExchange {
                   + target));
       return;
     }
-    allowed = true;
+    attempt.allow();
     relay
         .gateway()
         .request(upstreamRequest(target))
@@ -97,7 +92,7 @@ final class GitExchange {
 
   private void unreachable(Throwable e) {
     boolean timedOut = e instanceof ConnectTimeoutException;
-    failure = timedOut ? "connect timed out" : "cannot reach the gateway: " + e;
+    attempt.fail(timedOut ? "connect timed out" : "cannot reach the gateway: " + e);
     refuse(
         new Refusal(
             timedOut ? 504 : 502,
@@ -110,21 +105,8 @@ final class GitExchange {
   }
 
   private void finish() {
-    if (recorded) {
-      return;
-    }
-    recorded = true;
     GitRelay.Origin origin = relay.origin();
-    relay.record(
-        new EgressRecord(
-            startedAt,
-            request.method().name(),
-            origin.host(),
-            origin.port(),
-            allowed,
-            stream.bytesUp(),
-            stream.bytesDown(),
-            Duration.ofNanos(System.nanoTime() - startNanos),
-            failure));
+    attempt.record(
+        origin.host(), origin.port(), stream.bytesUp(), stream.bytesDown(), relay::record);
   }
 }

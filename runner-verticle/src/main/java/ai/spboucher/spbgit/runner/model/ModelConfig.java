@@ -97,16 +97,8 @@ public record ModelConfig(
     if (tokenBudget < 1) {
       throw new IllegalArgumentException("SPB_MODEL_TOKEN_BUDGET must be at least 1");
     }
-    if (timeout.isNegative() || timeout.isZero()) {
-      throw new IllegalArgumentException("SPB_MODEL_TIMEOUT must be positive");
-    }
-    if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-      throw new IllegalArgumentException(
-          "SPB_MODEL_CONCURRENCY must be between 1 and "
-              + MAX_CONCURRENCY
-              + ", got "
-              + concurrency);
-    }
+    Settings.positive("SPB_MODEL_TIMEOUT", timeout);
+    Settings.inRange("SPB_MODEL_CONCURRENCY", concurrency, 1, MAX_CONCURRENCY);
   }
 
   /** A configuration with the default {@code SPB_MODEL_CONCURRENCY}. */

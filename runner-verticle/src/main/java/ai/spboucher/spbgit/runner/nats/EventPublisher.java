@@ -92,7 +92,7 @@ public final class EventPublisher {
 
   public void status(
       JobStatus status, String exitReason, String runnerId, String containerId, String detail) {
-    status(status, exitReason, runnerId, containerId, detail, null);
+    status(status, exitReason, runnerId, containerId, detail, null, StatusChange.newBuilder());
   }
 
   /**
@@ -122,19 +122,9 @@ public final class EventPublisher {
   }
 
   /**
-   * A status change; {@code spend} (null for exec jobs) goes into the FINISHED event of an llm job.
+   * A status change with the setup facts {@code facts} already holds; {@code spend} (null for exec
+   * jobs) goes into the FINISHED event of an llm job.
    */
-  public void status(
-      JobStatus status,
-      String exitReason,
-      String runnerId,
-      String containerId,
-      String detail,
-      Spend spend) {
-    status(status, exitReason, runnerId, containerId, detail, spend, StatusChange.newBuilder());
-  }
-
-  /** A status change as above, with the setup facts {@code facts} already holds. */
   public void status(
       JobStatus status,
       String exitReason,

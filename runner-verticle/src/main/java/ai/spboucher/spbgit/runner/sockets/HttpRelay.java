@@ -1,6 +1,7 @@
 package ai.spboucher.spbgit.runner.sockets;
 
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientRequest;
@@ -133,19 +134,7 @@ public final class HttpRelay {
   }
 
   private void stream(ReadStream<Buffer> from, WriteStream<Buffer> to, boolean up) {
-    from.handler(
-        chunk -> {
-          if (up) {
-            bytesUp += chunk.length();
-          } else {
-            bytesDown += chunk.length();
-          }
-          to.write(chunk);
-          if (to.writeQueueFull()) {
-            from.pause();
-            to.drainHandler(v -> from.resume());
-          }
-        });
+    pump(from, to, chunk -> count(chunk, up));
     from.endHandler(
         v ->
             to.end()
@@ -156,6 +145,29 @@ public final class HttpRelay {
                         end();
                       }
                     }));
+  }
+
+  /**
+   * Copies {@code from} to {@code to} with back-pressure, handing each chunk to {@code seen} first.
+   */
+  public static void pump(ReadStream<Buffer> from, WriteStream<Buffer> to, Handler<Buffer> seen) {
+    from.handler(
+        chunk -> {
+          seen.handle(chunk);
+          to.write(chunk);
+          if (to.writeQueueFull()) {
+            from.pause();
+            to.drainHandler(v -> from.resume());
+          }
+        });
+  }
+
+  private void count(Buffer chunk, boolean up) {
+    if (up) {
+      bytesUp += chunk.length();
+    } else {
+      bytesDown += chunk.length();
+    }
   }
 
   private void cut() {

@@ -8,6 +8,7 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.SealedJobToken;
 import ai.spboucher.spbgit.proto.Signatures;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Parser;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
@@ -68,18 +69,18 @@ public final class JobRequestCheck {
    */
   public JobRequest signedRequest(byte[] data, String signature) throws RequestRefused {
     verify(data, signature, Signatures.JOB_REQUEST, "request");
-    try {
-      return JobRequest.parseFrom(data);
-    } catch (InvalidProtocolBufferException e) {
-      throw new RequestRefused("signed but unreadable: " + e.getMessage());
-    }
+    return parse(JobRequest.parser(), data);
   }
 
   /** The cancel in {@code data}, once its {@code signature} is the gateway's. */
   public CancelJob signedCancel(byte[] data, String signature) throws RequestRefused {
     verify(data, signature, Signatures.CANCEL_JOB, "cancel");
+    return parse(CancelJob.parser(), data);
+  }
+
+  private static <T> T parse(Parser<T> parser, byte[] data) throws RequestRefused {
     try {
-      return CancelJob.parseFrom(data);
+      return parser.parseFrom(data);
     } catch (InvalidProtocolBufferException e) {
       throw new RequestRefused("signed but unreadable: " + e.getMessage());
     }
