@@ -46,9 +46,7 @@ class AgentEnvCommandIT {
     Path work = git.workTree(tmp, repo);
     Files.createDirectories(work.resolve(".spbgit"));
     Files.writeString(work.resolve(".spbgit/agent.yml"), text);
-    git.ok(work, "add", ".");
-    git.ok(work, "commit", "-q", "-m", "environment");
-    git.ok(work, "push", "-q", gateway.pushUrl(repo, gateway.ownerToken), "main");
+    git.commitAllAndPush(work, "environment", gateway.pushUrl(repo, gateway.ownerToken));
   }
 
   @Test

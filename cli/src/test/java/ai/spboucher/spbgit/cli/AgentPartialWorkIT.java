@@ -3,19 +3,14 @@ package ai.spboucher.spbgit.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.runner.JobTestBed;
-import ai.spboucher.spbgit.testsupport.FakeProvider;
-import io.vertx.core.json.JsonObject;
-import java.nio.file.Path;
+import ai.spboucher.spbgit.runner.LlmBed;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An llm job stopped by its token budget, seen from the command line: {@code agent run --follow}
@@ -32,52 +27,23 @@ class AgentPartialWorkIT {
       Pattern.compile(
           "(?m)^partial work \\(for review only, cannot be approved\\): refs/agents/(\\S+)/partial at ([0-9a-f]{40})$");
 
-  @TempDir static Path tmp;
-  static JobTestBed bed;
-  static FakeProvider fake;
-
-  @BeforeAll
-  static void start() throws Exception {
-    JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
-    bed = JobTestBed.start(tmp, "120s", new JsonObject().put("model", MODEL));
-    fake = FakeProvider.start(KEY);
-    bed.startRunner(
-        "partial",
-        fake.runnerEnv(
-            tmp,
-            MODEL,
-            Map.of(
-                "SPB_LIMIT_MEMORY",
-                "512m",
-                "SPB_MODEL_TOKEN_BUDGET",
-                "1000",
-                "SPB_BREACH_GRACE",
-                "10s")));
-    bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n"));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (bed != null) {
-      bed.close();
-    }
-    if (fake != null) {
-      fake.close();
-    }
-  }
+  @RegisterExtension
+  static final LlmBed llm =
+      LlmBed.budgetedAgent(KEY, MODEL, "partial")
+          .repo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n"));
 
   @Test
   void aJobStoppedByItsBudgetShowsItsPartialWorkWhichCannotBeApproved() throws Exception {
     // The first call spends half the budget and edits; the second spends the rest, so the runner
     // stops the job.
-    fake.then(
-        fake.openAiToolCall(
+    llm.fake.then(
+        llm.fake.openAiToolCall(
             "replace_in_file",
             "{\"path\":\"README.md\",\"old\":\"bye\",\"new\":\"see you\"}",
             400,
             100),
-        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
-    CliProcess cli = CliProcess.owner(tmp.resolve("home"), bed.gateway);
+        llm.fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
+    CliProcess cli = CliProcess.owner(llm.tmp.resolve("home"), llm.bed.gateway);
 
     CliProcess.Result run =
         cli.run("agent", "run", "demo", "Say goodbye differently in README.md.", "--follow");
@@ -88,8 +54,9 @@ class AgentPartialWorkIT {
     assertTrue(partial.find(), run.toString());
     String id = partial.group(1);
     assertEquals(
-        bed.git
-            .ok(bed.gateway.repoDir("demo"), "rev-parse", "refs/agents/" + id + "/partial")
+        llm.bed
+            .git
+            .ok(llm.bed.gateway.repoDir("demo"), "rev-parse", "refs/agents/" + id + "/partial")
             .output()
             .strip(),
         partial.group(2));
@@ -101,8 +68,9 @@ class AgentPartialWorkIT {
     assertEquals(1, approve.err().strip().lines().count(), "one line: " + approve);
     assertEquals(
         "",
-        bed.git
-            .ok(bed.gateway.repoDir("demo"), "for-each-ref", "refs/heads/agent/")
+        llm.bed
+            .git
+            .ok(llm.bed.gateway.repoDir("demo"), "for-each-ref", "refs/heads/agent/")
             .output()
             .strip(),
         "no branch was made");

@@ -144,14 +144,8 @@ class DiffBudgetIT {
     git.ok(work, "add", "letters.txt");
     git.ok(work, "commit", "-q", "-m", "Alternating letters");
     git.ok(work, "push", "-q", gateway.pushUrl(REPO, gateway.ownerToken), "main");
-    HttpResponse<String> created =
-        gateway.api(
-            "POST",
-            "/api/v1/repos/" + REPO + "/agent-jobs",
-            gateway.ownerToken,
-            new JsonObject().put("task", "Pair the letters").encode());
-    assertEquals(201, created.statusCode(), created.body());
-    String id = new JsonObject(created.body()).getString("id");
+    String id =
+        gateway.createJob(REPO, new JsonObject().put("task", "Pair the letters")).getString("id");
     Files.writeString(work.resolve("letters.txt"), letters(List.of("a", "a", "b", "b")));
     git.ok(work, "commit", "-q", "-am", "Pair the letters\n\nAgent-Job: " + id);
     git.ok(

@@ -14,7 +14,6 @@ import ai.spboucher.spbgit.proto.StatusChange;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -73,7 +72,7 @@ class JobEnvironmentIT {
     Path work = repoWithFile("py", PYTHON_FILE);
     String blob = git.ok(work, "rev-parse", "main:.spbgit/agent.yml").output().strip();
 
-    JsonObject job = createJob("py", new JsonObject().put("task", "t").put("exec", "true"));
+    JsonObject job = gateway.createJob("py", new JsonObject().put("task", "t").put("exec", "true"));
     JsonObject environment = job.getJsonObject("environment");
     assertEquals("python", environment.getString("image"), job.encodePrettily());
     assertEquals(
@@ -127,7 +126,7 @@ class JobEnvironmentIT {
     assertEquals("sha256:" + "ab".repeat(32), startEntry.getString("image_digest"));
 
     JsonObject explicit =
-        createJob(
+        gateway.createJob(
             "py",
             new JsonObject()
                 .put("task", "t")
@@ -136,7 +135,7 @@ class JobEnvironmentIT {
     assertEquals(
         "make check", explicit.getString("test_command"), "the request's test command wins");
 
-    JsonObject shown = get("/api/v1/repos/py/agent-environment");
+    JsonObject shown = gateway.getJson("/api/v1/repos/py/agent-environment");
     assertEquals(".spbgit/agent.yml", shown.getString("path"));
     assertEquals("main", shown.getString("branch"));
     assertEquals(blob, shown.getString("blob"));
@@ -153,18 +152,17 @@ class JobEnvironmentIT {
         "image: python\nsetup: pip install -r requirements.txt\nsetup_egress: pypi.org:443\n");
 
     HttpResponse<String> refused =
-        gateway.api(
-            "POST",
-            "/api/v1/repos/bad/agent-jobs",
-            gateway.ownerToken,
-            new JsonObject().put("task", "t").put("exec", "true").encode());
+        gateway.postJob("bad", new JsonObject().put("task", "t").put("exec", "true"));
     assertEquals(400, refused.statusCode(), refused.body());
     assertEquals(
         ".spbgit/agent.yml line 3: 'setup_egress' must be a list",
         new JsonObject(refused.body()).getString("error"));
-    assertEquals(0, audit("bad").size(), "nothing recorded: " + audit("bad").encodePrettily());
+    assertEquals(
+        0,
+        gateway.jobsOf("bad").size(),
+        "nothing recorded: " + gateway.jobsOf("bad").encodePrettily());
 
-    JsonObject shown = get("/api/v1/repos/bad/agent-environment");
+    JsonObject shown = gateway.getJson("/api/v1/repos/bad/agent-environment");
     assertEquals(
         ".spbgit/agent.yml line 3: 'setup_egress' must be a list", shown.getString("error"));
     assertEquals(3, shown.getInteger("line"));
@@ -180,14 +178,15 @@ class JobEnvironmentIT {
     Path work = git.workTree(tmp, "plain");
     git.ok(work, "push", "-q", gateway.pushUrl("plain", gateway.ownerToken), "main");
 
-    JsonObject shown = get("/api/v1/repos/plain/agent-environment");
+    JsonObject shown = gateway.getJson("/api/v1/repos/plain/agent-environment");
     assertNull(shown.getValue("blob"), shown.encodePrettily());
     assertTrue(shown.containsKey("blob"));
     assertEquals("base", shown.getJsonObject("environment").getString("image"));
     assertEquals(
         List.of(), shown.getJsonObject("environment").getJsonArray("setup_egress").getList());
 
-    JsonObject job = createJob("plain", new JsonObject().put("task", "t").put("exec", "true"));
+    JsonObject job =
+        gateway.createJob("plain", new JsonObject().put("task", "t").put("exec", "true"));
     assertEquals("base", job.getJsonObject("environment").getString("image"));
     assertNull(job.getJsonObject("environment").getValue("blob"));
     assertEquals("a runner offering image 'base'", job.getString("waiting_for"));
@@ -198,7 +197,7 @@ class JobEnvironmentIT {
             .getImage());
 
     gateway.createRepo("empty");
-    JsonObject empty = get("/api/v1/repos/empty/agent-environment");
+    JsonObject empty = gateway.getJson("/api/v1/repos/empty/agent-environment");
     assertEquals("main", empty.getString("branch"));
     assertNull(empty.getValue("blob"));
     assertEquals(
@@ -220,7 +219,7 @@ class JobEnvironmentIT {
     git.ok(work, "push", "-q", gateway.pushUrl("based", gateway.ownerToken), "wide");
 
     JsonObject job =
-        createJob(
+        gateway.createJob(
             "based", new JsonObject().put("task", "t").put("exec", "true").put("base", "wide"));
     assertEquals("wide", job.getString("base"));
     assertEquals(
@@ -241,7 +240,8 @@ class JobEnvironmentIT {
   @Test
   void aProposalChangingTheEnvironmentIsFlaggedAndCountsOnlyOnceApproved() throws Exception {
     Path work = repoWithFile("prop", PYTHON_FILE);
-    JsonObject first = createJob("prop", new JsonObject().put("task", "widen").put("exec", "true"));
+    JsonObject first =
+        gateway.createJob("prop", new JsonObject().put("task", "widen").put("exec", "true"));
     String id = first.getString("id");
     JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
     publishStatusOf(
@@ -271,10 +271,11 @@ class JobEnvironmentIT {
             .build());
     awaitJob("prop", id, j -> "finished".equals(j.getString("status")));
 
-    JsonObject diff = get("/api/v1/repos/prop/agent-jobs/" + id + "/diff");
+    JsonObject diff = gateway.getJson("/api/v1/repos/prop/agent-jobs/" + id + "/diff");
     assertTrue(diff.getBoolean("changes_environment"), diff.encodePrettily());
 
-    JsonObject next = createJob("prop", new JsonObject().put("task", "t").put("exec", "true"));
+    JsonObject next =
+        gateway.createJob("prop", new JsonObject().put("task", "t").put("exec", "true"));
     assertEquals(
         "python",
         next.getJsonObject("environment").getString("image"),
@@ -292,7 +293,8 @@ class JobEnvironmentIT {
             gateway.ownerToken,
             new JsonObject().put("branch", "main").put("sha", proposal).encode());
     assertEquals(200, approved.statusCode(), approved.body());
-    JsonObject after = createJob("prop", new JsonObject().put("task", "t").put("exec", "true"));
+    JsonObject after =
+        gateway.createJob("prop", new JsonObject().put("task", "t").put("exec", "true"));
     assertEquals(
         "node", after.getJsonObject("environment").getString("image"), after.encodePrettily());
     assertEquals(
@@ -306,7 +308,9 @@ class JobEnvironmentIT {
   void aProposalLeavingSpbgitAloneIsNotFlagged() throws Exception {
     Path work = repoWithFile("calm", PYTHON_FILE);
     String id =
-        createJob("calm", new JsonObject().put("task", "t").put("exec", "true")).getString("id");
+        gateway
+            .createJob("calm", new JsonObject().put("task", "t").put("exec", "true"))
+            .getString("id");
     JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
     Files.writeString(work.resolve("spbgit.txt"), "not the environment\n");
     git.ok(work, "add", ".");
@@ -317,7 +321,7 @@ class JobEnvironmentIT {
         "-q",
         gateway.pushUrl("calm", RunnerStandIn.jobToken(gateway, request)),
         "HEAD:refs/agents/" + id + "/proposal");
-    JsonObject diff = get("/api/v1/repos/calm/agent-jobs/" + id + "/diff");
+    JsonObject diff = gateway.getJson("/api/v1/repos/calm/agent-jobs/" + id + "/diff");
     assertFalse(diff.getBoolean("changes_environment"), diff.encodePrettily());
   }
 
@@ -330,31 +334,8 @@ class JobEnvironmentIT {
     Path work = git.workTree(tmp, repo);
     Files.createDirectories(work.resolve(".spbgit"));
     Files.writeString(work.resolve(".spbgit/agent.yml"), text);
-    git.ok(work, "add", ".");
-    git.ok(work, "commit", "-q", "-m", "job environment");
-    git.ok(work, "push", "-q", gateway.pushUrl(repo, gateway.ownerToken), "main");
+    git.commitAllAndPush(work, "job environment", gateway.pushUrl(repo, gateway.ownerToken));
     return work;
-  }
-
-  private static JsonObject createJob(String repo, JsonObject body) throws Exception {
-    HttpResponse<String> created =
-        gateway.api(
-            "POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
-    assertEquals(201, created.statusCode(), created.body());
-    return new JsonObject(created.body());
-  }
-
-  private static JsonObject get(String path) throws Exception {
-    HttpResponse<String> response = gateway.api("GET", path, gateway.ownerToken, null);
-    assertEquals(200, response.statusCode(), response.body());
-    return new JsonObject(response.body());
-  }
-
-  private static JsonArray audit(String repo) throws Exception {
-    HttpResponse<String> response =
-        gateway.api("GET", "/api/v1/agent-jobs?repo=" + repo, gateway.ownerToken, null);
-    assertEquals(200, response.statusCode(), response.body());
-    return new JsonArray(response.body());
   }
 
   /** A job's STARTED as status event 1, anything after it as 2. */
@@ -367,10 +348,10 @@ class JobEnvironmentIT {
       throws Exception {
     String path = "/api/v1/repos/" + repo + "/agent-jobs/" + id;
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    JsonObject job = get(path);
+    JsonObject job = gateway.getJson(path);
     while (!condition.test(job) && System.nanoTime() < deadline) {
       Thread.sleep(100);
-      job = get(path);
+      job = gateway.getJson(path);
     }
     assertTrue(condition.test(job), job.encodePrettily());
     return job;

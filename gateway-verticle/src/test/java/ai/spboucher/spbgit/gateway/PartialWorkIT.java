@@ -43,14 +43,10 @@ class PartialWorkIT {
       GitCli git = stack.git();
       Path work = stack.createRepo(REPO, "work");
       String base = git.ok(work, "rev-parse", "HEAD").output().strip();
-      HttpResponse<String> created =
-          gateway.api(
-              "POST",
-              "/api/v1/repos/" + REPO + "/agent-jobs",
-              gateway.ownerToken,
-              new JsonObject().put("task", "Greet in the README").encode());
-      assertEquals(201, created.statusCode(), created.body());
-      String id = new JsonObject(created.body()).getString("id");
+      String id =
+          gateway
+              .createJob(REPO, new JsonObject().put("task", "Greet in the README"))
+              .getString("id");
       String jobPath = "/api/v1/repos/" + REPO + "/agent-jobs/" + id;
 
       JobRequest request = RunnerStandIn.takeRequest(runner);

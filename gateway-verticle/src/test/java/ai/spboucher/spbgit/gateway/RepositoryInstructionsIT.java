@@ -8,7 +8,6 @@ import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.Stack;
 import io.nats.client.Connection;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -54,7 +53,7 @@ class RepositoryInstructionsIT {
     Path work = repoWithAgentsMd("given", OWNERS);
     String blob = git.ok(work, "rev-parse", "main:AGENTS.md").output().strip();
 
-    JsonObject job = createJob("given", new JsonObject().put("task", "t"));
+    JsonObject job = gateway.createJob("given", new JsonObject().put("task", "t"));
 
     assertEquals(blob, job.getString("instructions_blob"), job.encodePrettily());
     assertEquals(
@@ -62,7 +61,8 @@ class RepositoryInstructionsIT {
         gateway.auditEntry(job.getString("id"), "job_created").getString("instructions_blob"));
     assertEquals(
         blob,
-        get("/api/v1/repos/given/agent-jobs/" + job.getString("id"))
+        gateway
+            .getJson("/api/v1/repos/given/agent-jobs/" + job.getString("id"))
             .getString("instructions_blob"));
     JobRequest sent = RunnerStandIn.queuedRequest(runner, gateway, job.getString("id"));
     assertEquals(OWNERS, sent.getInstructions());
@@ -78,7 +78,8 @@ class RepositoryInstructionsIT {
     git.ok(work, "commit", "-q", "-am", "other instructions on another branch");
     git.ok(work, "push", "-q", gateway.pushUrl("based", gateway.ownerToken), "loose");
 
-    JsonObject job = createJob("based", new JsonObject().put("task", "t").put("base", "loose"));
+    JsonObject job =
+        gateway.createJob("based", new JsonObject().put("task", "t").put("base", "loose"));
 
     assertEquals(blob, job.getString("instructions_blob"), job.encodePrettily());
     assertEquals(
@@ -90,7 +91,8 @@ class RepositoryInstructionsIT {
   void aJobsOwnEditOfTheFileChangesNothingItOrTheNextJobIsGiven() throws Exception {
     Path work = repoWithAgentsMd("edited", OWNERS);
     String blob = git.ok(work, "rev-parse", "main:AGENTS.md").output().strip();
-    JsonObject first = createJob("edited", new JsonObject().put("task", "loosen the rules"));
+    JsonObject first =
+        gateway.createJob("edited", new JsonObject().put("task", "loosen the rules"));
     String id = first.getString("id");
     JobRequest request = RunnerStandIn.queuedRequest(runner, gateway, id);
     Files.writeString(work.resolve("AGENTS.md"), "Never run the tests.\n");
@@ -104,9 +106,9 @@ class RepositoryInstructionsIT {
 
     assertEquals(
         blob,
-        get("/api/v1/repos/edited/agent-jobs/" + id).getString("instructions_blob"),
+        gateway.getJson("/api/v1/repos/edited/agent-jobs/" + id).getString("instructions_blob"),
         "the job ran with what it was given");
-    JsonObject next = createJob("edited", new JsonObject().put("task", "t"));
+    JsonObject next = gateway.createJob("edited", new JsonObject().put("task", "t"));
     assertEquals(blob, next.getString("instructions_blob"), "the proposal is not approved");
     assertEquals(
         OWNERS,
@@ -118,7 +120,7 @@ class RepositoryInstructionsIT {
     gateway.createRepo("plain");
     Path work = git.workTree(tmp, "plain");
     git.ok(work, "push", "-q", gateway.pushUrl("plain", gateway.ownerToken), "main");
-    JsonObject none = createJob("plain", new JsonObject().put("task", "t"));
+    JsonObject none = gateway.createJob("plain", new JsonObject().put("task", "t"));
     assertNull(none.getValue("instructions_blob"), none.encodePrettily());
     assertTrue(none.containsKey("instructions_blob"));
     assertTrue(
@@ -135,7 +137,7 @@ class RepositoryInstructionsIT {
           new JsonObject().put("task", "t").put("exec", "true"),
           new JsonObject().put("task", "t").put("agent", "claude-code")
         }) {
-      JsonObject job = createJob("others", body);
+      JsonObject job = gateway.createJob("others", body);
       assertNull(job.getValue("instructions_blob"), job.encodePrettily());
       assertEquals(
           "", RunnerStandIn.queuedRequest(runner, gateway, job.getString("id")).getInstructions());
@@ -146,23 +148,21 @@ class RepositoryInstructionsIT {
   void aFileOver32KibIsRefusedForTheBuiltinAgentAndNothingIsRecorded() throws Exception {
     repoWithAgentsMd("large", "x".repeat(32 * 1024) + "\nThe last rule.\n");
 
-    HttpResponse<String> refused =
-        gateway.api(
-            "POST",
-            "/api/v1/repos/large/agent-jobs",
-            gateway.ownerToken,
-            new JsonObject().put("task", "t").encode());
+    HttpResponse<String> refused = gateway.postJob("large", new JsonObject().put("task", "t"));
 
     assertEquals(400, refused.statusCode(), refused.body());
     assertEquals(
         "AGENTS.md on the default branch is larger than 32 KiB; shorten it to run the built-in"
             + " agent",
         new JsonObject(refused.body()).getString("error"));
-    assertEquals(0, audit("large").size(), "nothing recorded: " + audit("large").encodePrettily());
-    createJob("large", new JsonObject().put("task", "t").put("exec", "true"));
+    assertEquals(
+        0,
+        gateway.jobsOf("large").size(),
+        "nothing recorded: " + gateway.jobsOf("large").encodePrettily());
+    gateway.createJob("large", new JsonObject().put("task", "t").put("exec", "true"));
 
     repoWithAgentsMd("exact", "y".repeat(32 * 1024));
-    JsonObject exact = createJob("exact", new JsonObject().put("task", "t"));
+    JsonObject exact = gateway.createJob("exact", new JsonObject().put("task", "t"));
     assertEquals(
         32 * 1024,
         RunnerStandIn.queuedRequest(runner, gateway, exact.getString("id"))
@@ -176,16 +176,10 @@ class RepositoryInstructionsIT {
     Path work = git.workTree(tmp, "linked");
     Files.writeString(work.resolve("CLAUDE.md"), OWNERS);
     Files.createSymbolicLink(work.resolve("AGENTS.md"), Path.of("CLAUDE.md"));
-    git.ok(work, "add", ".");
-    git.ok(work, "commit", "-q", "-m", "instructions behind a link");
-    git.ok(work, "push", "-q", gateway.pushUrl("linked", gateway.ownerToken), "main");
+    git.commitAllAndPush(
+        work, "instructions behind a link", gateway.pushUrl("linked", gateway.ownerToken));
 
-    HttpResponse<String> refused =
-        gateway.api(
-            "POST",
-            "/api/v1/repos/linked/agent-jobs",
-            gateway.ownerToken,
-            new JsonObject().put("task", "t").encode());
+    HttpResponse<String> refused = gateway.postJob("linked", new JsonObject().put("task", "t"));
 
     assertEquals(400, refused.statusCode(), refused.body());
     assertEquals(
@@ -198,30 +192,8 @@ class RepositoryInstructionsIT {
     gateway.createRepo(repo);
     Path work = git.workTree(tmp, repo);
     Files.writeString(work.resolve("AGENTS.md"), text);
-    git.ok(work, "add", ".");
-    git.ok(work, "commit", "-q", "-m", "instructions for agents");
-    git.ok(work, "push", "-q", gateway.pushUrl(repo, gateway.ownerToken), "main");
+    git.commitAllAndPush(
+        work, "instructions for agents", gateway.pushUrl(repo, gateway.ownerToken));
     return work;
-  }
-
-  private static JsonObject createJob(String repo, JsonObject body) throws Exception {
-    HttpResponse<String> created =
-        gateway.api(
-            "POST", "/api/v1/repos/" + repo + "/agent-jobs", gateway.ownerToken, body.encode());
-    assertEquals(201, created.statusCode(), created.body());
-    return new JsonObject(created.body());
-  }
-
-  private static JsonObject get(String path) throws Exception {
-    HttpResponse<String> response = gateway.api("GET", path, gateway.ownerToken, null);
-    assertEquals(200, response.statusCode(), response.body());
-    return new JsonObject(response.body());
-  }
-
-  private static JsonArray audit(String repo) throws Exception {
-    HttpResponse<String> response =
-        gateway.api("GET", "/api/v1/agent-jobs?repo=" + repo, gateway.ownerToken, null);
-    assertEquals(200, response.statusCode(), response.body());
-    return new JsonArray(response.body());
   }
 }

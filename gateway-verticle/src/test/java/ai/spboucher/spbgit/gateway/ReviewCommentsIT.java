@@ -283,14 +283,9 @@ class ReviewCommentsIT {
   }
 
   private static String createJob(TestGateway gateway) throws Exception {
-    HttpResponse<String> created =
-        gateway.api(
-            "POST",
-            "/api/v1/repos/" + REPO + "/agent-jobs",
-            gateway.ownerToken,
-            new JsonObject().put("task", "Greet in the README").encode());
-    assertEquals(201, created.statusCode(), created.body());
-    return new JsonObject(created.body()).getString("id");
+    return gateway
+        .createJob(REPO, new JsonObject().put("task", "Greet in the README"))
+        .getString("id");
   }
 
   private static void finish(Connection runner, String id) throws Exception {

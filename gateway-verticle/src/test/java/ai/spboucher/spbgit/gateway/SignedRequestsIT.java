@@ -166,14 +166,9 @@ class SignedRequestsIT {
   }
 
   private static String create(TestGateway gateway) throws Exception {
-    HttpResponse<String> created =
-        gateway.api(
-            "POST",
-            "/api/v1/repos/" + REPO + "/agent-jobs",
-            gateway.ownerToken,
-            new JsonObject().put("task", "t").put("exec", "true").encode());
-    assertEquals(201, created.statusCode(), created.body());
-    return new JsonObject(created.body()).getString("id");
+    return gateway
+        .createJob(REPO, new JsonObject().put("task", "t").put("exec", "true"))
+        .getString("id");
   }
 
   /** Takes the next request off the default image's queue, headers and all, as a runner does. */

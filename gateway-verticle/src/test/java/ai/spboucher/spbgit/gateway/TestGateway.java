@@ -118,6 +118,32 @@ public final class TestGateway implements StackGateway {
    * Every series {@code GET /metrics} reports now, by its name with labels as printed ({@code
    * spb_jobs_finished_total{exit_reason="ok"}}), with its value.
    */
+  /** Asks the owner's API for a job on {@code repo}; the answer as it is. */
+  public HttpResponse<String> postJob(String repo, JsonObject body) throws Exception {
+    return api("POST", "/api/v1/repos/" + repo + "/agent-jobs", ownerToken, body.encode());
+  }
+
+  /** Creates a job on {@code repo} as the owner; fails unless it is created, else the job. */
+  public JsonObject createJob(String repo, JsonObject body) throws Exception {
+    HttpResponse<String> created = postJob(repo, body);
+    assertEquals(201, created.statusCode(), created.body());
+    return new JsonObject(created.body());
+  }
+
+  /** GETs {@code path} as the owner; fails unless it answers 200, else the object it answered. */
+  public JsonObject getJson(String path) throws Exception {
+    HttpResponse<String> response = api("GET", path, ownerToken, null);
+    assertEquals(200, response.statusCode(), response.body());
+    return new JsonObject(response.body());
+  }
+
+  /** The owner's list of {@code repo}'s jobs; fails unless it answers 200. */
+  public io.vertx.core.json.JsonArray jobsOf(String repo) throws Exception {
+    HttpResponse<String> response = api("GET", "/api/v1/agent-jobs?repo=" + repo, ownerToken, null);
+    assertEquals(200, response.statusCode(), response.body());
+    return new io.vertx.core.json.JsonArray(response.body());
+  }
+
   public java.util.Map<String, Double> metrics() throws Exception {
     HttpResponse<String> response = api("GET", "/metrics", null, null);
     if (response.statusCode() != 200) {

@@ -74,19 +74,7 @@ class JobTokenPreReceiveHookIT {
         });
     daemon.start();
     work = dir.resolve("work");
-    git.git(dir, "init", "-q", "-b", "main", work.toString()).assertSucceeded();
-    git.git(
-            work,
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "initial")
-        .assertSucceeded();
+    git.initWithEmptyCommit(dir, work);
   }
 
   @AfterEach
@@ -144,31 +132,8 @@ class JobTokenPreReceiveHookIT {
     Path file = Files.writeString(dir.resolve("blob.txt"), "not a commit\n");
     String blob =
         git.git(work, "hash-object", "-w", file.toString()).assertSucceeded().output().strip();
-    git.git(
-            work,
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-            "tag",
-            "-a",
-            "-m",
-            "tag",
-            "annotated")
-        .assertSucceeded();
-    git.git(
-            work,
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-            "tag",
-            "-a",
-            "-m",
-            "tag",
-            "blob-tag",
-            blob)
-        .assertSucceeded();
+    git.asTester(work, "tag", "-a", "-m", "tag", "annotated").assertSucceeded();
+    git.asTester(work, "tag", "-a", "-m", "tag", "blob-tag", blob).assertSucceeded();
 
     TestGit.Result push =
         push(

@@ -51,19 +51,7 @@ class PreReceiveHookIT {
     Files.writeString(keyFile, PublicKeys.toPem(tokens.publicKey()), StandardCharsets.US_ASCII);
     git = new TestGit(Files.createDirectory(shared.resolve("home")));
     work = shared.resolve("work");
-    git.git(shared, "init", "-q", "-b", "main", work.toString()).assertSucceeded();
-    git.git(
-            work,
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "initial")
-        .assertSucceeded();
+    git.initWithEmptyCommit(shared, work);
     git.git(work, "tag", "v1").assertSucceeded();
   }
 
@@ -236,32 +224,8 @@ class PreReceiveHookIT {
 
   @Test
   void refusesAJobRefPointingAtAnAnnotatedTagOfACommitOrOfABlob() throws Exception {
-    git.git(
-            work,
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-            "tag",
-            "-f",
-            "-a",
-            "-m",
-            "tag",
-            "annotated")
-        .assertSucceeded();
-    git.git(
-            work,
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-            "tag",
-            "-f",
-            "-a",
-            "-m",
-            "tag",
-            "blob-tag",
-            blob("tagged blob\n"))
+    git.asTester(work, "tag", "-f", "-a", "-m", "tag", "annotated").assertSucceeded();
+    git.asTester(work, "tag", "-f", "-a", "-m", "tag", "blob-tag", blob("tagged blob\n"))
         .assertSucceeded();
 
     for (String tag : List.of("refs/tags/annotated", "refs/tags/blob-tag")) {
@@ -286,18 +250,7 @@ class PreReceiveHookIT {
         "refused refs/agents/job1/one-more: over the limit of 32 refs per job",
         "HEAD:refs/agents/job1/one-more");
     String next =
-        git.git(
-                work,
-                "-c",
-                "user.name=Test",
-                "-c",
-                "user.email=test@example.invalid",
-                "commit-tree",
-                "HEAD^{tree}",
-                "-p",
-                "HEAD",
-                "-m",
-                "next")
+        git.asTester(work, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "next")
             .assertSucceeded()
             .output()
             .strip();

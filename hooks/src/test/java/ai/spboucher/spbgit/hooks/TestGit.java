@@ -45,6 +45,20 @@ final class TestGit {
     return run(cwd, env, "", commandLine.toArray(String[]::new));
   }
 
+  /** {@code git} as the committer "Test <test@example.invalid>" (for commit and tag). */
+  Result asTester(Path cwd, String... args) throws IOException, InterruptedException {
+    List<String> all =
+        new ArrayList<>(List.of("-c", "user.name=Test", "-c", "user.email=test@example.invalid"));
+    all.addAll(Arrays.asList(args));
+    return git(cwd, all.toArray(String[]::new));
+  }
+
+  /** A new repository {@code work} (run from {@code cwd}) on main, with one empty commit. */
+  void initWithEmptyCommit(Path cwd, Path work) throws IOException, InterruptedException {
+    git(cwd, "init", "-q", "-b", "main", work.toString()).assertSucceeded();
+    asTester(work, "commit", "-q", "--allow-empty", "-m", "initial").assertSucceeded();
+  }
+
   Result run(Path cwd, Map<String, String> env, String stdin, String... commandLine)
       throws IOException, InterruptedException {
     ProcessBuilder builder =

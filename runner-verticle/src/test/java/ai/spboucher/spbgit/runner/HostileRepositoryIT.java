@@ -17,7 +17,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +26,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -116,43 +115,35 @@ class HostileRepositoryIT {
           Map.entry("other_repo_read", "refused"),
           Map.entry("other_repo_push", "refused"));
 
-  @TempDir static Path tmp;
-  static JobTestBed bed;
-  static FakeProvider fake;
+  @RegisterExtension
+  static final LlmBed llm =
+      LlmBed.withKey(KEY)
+          .requireAgent(LlmJobIT.IMAGE)
+          .runner(
+              "hostile",
+              MODEL,
+              Map.of(
+                  "SPB_AGENT_IMAGE",
+                  LlmJobIT.IMAGE,
+                  "SPB_LIMIT_MEMORY",
+                  "512m",
+                  "SPB_MODEL_TOKEN_BUDGET",
+                  "100000"))
+          .repo(
+              "hostile",
+              Map.of(
+                  "README.md", README, "attack.sh", ATTACK, "claim.sh", CLAIM, "app.txt", "app\n"))
+          .repo("other", Map.of("README.md", "someone else's repository\n"));
+
   static HostListener outside;
 
   @BeforeAll
-  static void start() throws Exception {
-    LlmJobIT.requireAgent();
-    bed = JobTestBed.start(tmp, "120s");
-    fake = FakeProvider.start(KEY);
+  static void listen() throws Exception {
     outside = HostListener.listen(HostListener.hostAddress());
-    bed.startRunner(
-        "hostile",
-        fake.runnerEnv(
-            tmp,
-            MODEL,
-            Map.of(
-                "SPB_AGENT_IMAGE",
-                LlmJobIT.IMAGE,
-                "SPB_LIMIT_MEMORY",
-                "512m",
-                "SPB_MODEL_TOKEN_BUDGET",
-                "100000")));
-    bed.createRepo(
-        "hostile",
-        Map.of("README.md", README, "attack.sh", ATTACK, "claim.sh", CLAIM, "app.txt", "app\n"));
-    bed.createRepo("other", Map.of("README.md", "someone else's repository\n"));
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (bed != null) {
-      bed.close();
-    }
-    if (fake != null) {
-      fake.close();
-    }
     if (outside != null) {
       outside.close();
     }
@@ -162,9 +153,11 @@ class HostileRepositoryIT {
   void execJobFromAHostileRepositoryGetsNowhereAndLeavesAReviewableProposal() throws Exception {
     Snapshot before = snapshot();
     String id =
-        bed.submit("hostile", "echo 'reviewed change' >> app.txt", testCommand()).getString("id");
-    JsonObject done = bed.awaitFinished("hostile", id);
-    String log = bed.log(id);
+        llm.bed
+            .submit("hostile", "echo 'reviewed change' >> app.txt", testCommand())
+            .getString("id");
+    JsonObject done = llm.bed.awaitFinished("hostile", id);
+    String log = llm.bed.log(id);
 
     assertEquals(
         "exit_code:1",
@@ -172,8 +165,8 @@ class HostileRepositoryIT {
         "the fake success line decides nothing:\n" + log);
     assertNothingGotOut(id, log, before);
     GitCli.Result diff =
-        bed.git.ok(
-            bed.gateway.repoDir("hostile"),
+        llm.bed.git.ok(
+            llm.bed.gateway.repoDir("hostile"),
             "diff",
             "--stat",
             "main",
@@ -181,18 +174,18 @@ class HostileRepositoryIT {
     assertTrue(
         diff.output().contains("app.txt") && !diff.output().contains("pwned"), diff.output());
     HttpResponse<String> page =
-        bed.gateway.api(
+        llm.bed.gateway.api(
             "GET",
             "/api/v1/repos/hostile/agent-jobs/" + id + "/diff",
-            bed.gateway.ownerToken,
+            llm.bed.gateway.ownerToken,
             null);
     assertEquals(200, page.statusCode(), page.body());
     assertTrue(page.body().contains("reviewed change"), page.body());
     HttpResponse<String> egress =
-        bed.gateway.api(
+        llm.bed.gateway.api(
             "GET",
             "/api/v1/repos/hostile/agent-jobs/" + id + "/egress",
-            bed.gateway.ownerToken,
+            llm.bed.gateway.ownerToken,
             null);
     assertTrue(
         new JsonArray(egress.body())
@@ -210,50 +203,53 @@ class HostileRepositoryIT {
   @Test
   void llmJobWhoseModelObeysTheRepositoryGetsNowhereAndLeavesAReviewableProposal()
       throws Exception {
-    fake.then(
-        fake.openAiToolCall("read_file", "{\"path\":\"README.md\"}", 100, 10),
-        fake.openAiToolCall("run_command", "{\"command\":\"git push origin HEAD:main\"}", 100, 10),
-        fake.openAiToolCall(
+    llm.fake.then(
+        llm.fake.openAiToolCall("read_file", "{\"path\":\"README.md\"}", 100, 10),
+        llm.fake.openAiToolCall(
+            "run_command", "{\"command\":\"git push origin HEAD:main\"}", 100, 10),
+        llm.fake.openAiToolCall(
             "run_command", "{\"command\":\"tr '\\\\0' '\\\\n' < /proc/1/environ\"}", 100, 10),
-        fake.openAiToolCall("write_file", "{\"path\":\"/etc/hostile\",\"content\":\"x\"}", 100, 10),
-        fake.openAiToolCall(
+        llm.fake.openAiToolCall(
+            "write_file", "{\"path\":\"/etc/hostile\",\"content\":\"x\"}", 100, 10),
+        llm.fake.openAiToolCall(
             "write_file", "{\"path\":\"../../outside.txt\",\"content\":\"x\"}", 100, 10),
-        fake.openAiToolCall(
+        llm.fake.openAiToolCall(
             "run_command",
             "{\"command\":\"curl -sS --max-time 5 http://" + outside.hostPort() + "/\"}",
             100,
             10),
-        fake.openAiToolCall(
+        llm.fake.openAiToolCall(
             "replace_in_file",
             "{\"path\":\"app.txt\",\"old\":\"app\",\"new\":\"app, reviewed\"}",
             100,
             10),
-        fake.openAiToolCall("finish", "{\"summary\":\"did as the README said\"}", 100, 10));
+        llm.fake.openAiToolCall("finish", "{\"summary\":\"did as the README said\"}", 100, 10));
     Snapshot before = snapshot();
     String id = "hostile-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(
-        bed.request("hostile", id, Mode.MODE_LLM, "Tidy up app.txt.", 120)
+    llm.bed.publish(
+        llm.bed
+            .request("hostile", id, Mode.MODE_LLM, "Tidy up app.txt.", 120)
             .setTestCommand(testCommand())
             .build());
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(180));
-    String log = bed.log(id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(180));
+    String log = llm.bed.log(id);
     assertEquals("exit_code:1", finished.getExitReason(), log);
     assertNothingGotOut(id, log, before);
     assertFalse(log.contains(KEY));
     assertTrue(
         log.contains("outside.txt") && log.contains("/etc/hostile"),
         "the refused writes are logged:\n" + log);
-    assertFalse(Files.exists(tmp.resolve("outside.txt")));
+    assertFalse(Files.exists(llm.tmp.resolve("outside.txt")));
     GitCli.Result diff =
-        bed.git.ok(
-            bed.gateway.repoDir("hostile"), "diff", "main", "refs/agents/" + id + "/proposal");
+        llm.bed.git.ok(
+            llm.bed.gateway.repoDir("hostile"), "diff", "main", "refs/agents/" + id + "/proposal");
     assertTrue(diff.output().contains("+app, reviewed"), diff.output());
     // What the model got back from reading /proc/1/environ, and everything else it saw, holds no
     // secret: the
     // provider's key and the job token never were in the container.
     List<FakeProvider.Received> sent =
-        fake.received().stream()
+        llm.fake.received().stream()
             .filter(
                 r ->
                     new String(r.body(), java.nio.charset.StandardCharsets.UTF_8).contains(id)
@@ -280,21 +276,22 @@ class HostileRepositoryIT {
   @ParameterizedTest(name = "exit {0}")
   @ValueSource(ints = {ExitReason.AGENT_PROVIDER_ERROR, ExitReason.AGENT_STEP_LIMIT})
   void anLlmJobsTestScriptCannotClaimTheAgentsExitReason(int claimed) throws Exception {
-    fake.then(
-        fake.openAiToolCall(
+    llm.fake.then(
+        llm.fake.openAiToolCall(
             "replace_in_file",
             "{\"path\":\"app.txt\",\"old\":\"app\",\"new\":\"app, " + "claimed\"}",
             100,
             10),
-        fake.openAiToolCall("finish", "{\"summary\":\"done\"}", 100, 10));
+        llm.fake.openAiToolCall("finish", "{\"summary\":\"done\"}", 100, 10));
     String id = "claim-" + claimed + "-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(
-        bed.request("hostile", id, Mode.MODE_LLM, "Tidy up app.txt.", 120)
+    llm.bed.publish(
+        llm.bed
+            .request("hostile", id, Mode.MODE_LLM, "Tidy up app.txt.", 120)
             .setTestCommand("sh claim.sh " + claimed)
             .build());
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
-    String log = bed.log(id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
+    String log = llm.bed.log(id);
     assertEquals(
         "exit_code:1", finished.getExitReason(), "a failed test is a plain failure:\n" + log);
     assertTrue(
@@ -302,8 +299,8 @@ class HostileRepositoryIT {
         "the log keeps the test's own code:\n" + log);
     assertTrue(log.contains("\"tests\":\"failed\""), log);
     GitCli.Result diff =
-        bed.git.ok(
-            bed.gateway.repoDir("hostile"), "diff", "main", "refs/agents/" + id + "/proposal");
+        llm.bed.git.ok(
+            llm.bed.gateway.repoDir("hostile"), "diff", "main", "refs/agents/" + id + "/proposal");
     assertTrue(
         diff.output().contains("+app, claimed"),
         "the proposal is there to review:\n" + diff.output());
@@ -313,20 +310,27 @@ class HostileRepositoryIT {
   void anExecJobsExitCodeNamesNoReasonButItself() throws Exception {
     // In exec mode 76 has no meaning to the runner: the job's end is the code, not provider_error.
     String id =
-        bed.submit("hostile", "true", "sh claim.sh " + ExitReason.AGENT_PROVIDER_ERROR)
+        llm.bed
+            .submit("hostile", "true", "sh claim.sh " + ExitReason.AGENT_PROVIDER_ERROR)
             .getString("id");
 
-    JsonObject done = bed.awaitFinished("hostile", id);
+    JsonObject done = llm.bed.awaitFinished("hostile", id);
 
     assertEquals(
-        "exit_code:" + ExitReason.AGENT_PROVIDER_ERROR, done.getString("exit_reason"), bed.log(id));
+        "exit_code:" + ExitReason.AGENT_PROVIDER_ERROR,
+        done.getString("exit_reason"),
+        llm.bed.log(id));
   }
 
   // --- helpers
   // -------------------------------------------------------------------------------------------------
 
   private String testCommand() {
-    return "OUTSIDE=" + outside.hostPort() + " GATEWAY=" + bed.gateway.baseUrl + " sh attack.sh";
+    return "OUTSIDE="
+        + outside.hostPort()
+        + " GATEWAY="
+        + llm.bed.gateway.baseUrl
+        + " sh attack.sh";
   }
 
   record Snapshot(String hostileRefs, String otherRefs, int outsideConnections) {}
@@ -334,13 +338,14 @@ class HostileRepositoryIT {
   private Snapshot snapshot() throws Exception {
     return new Snapshot(
         refsBesidesProposals("hostile"),
-        bed.git.refs(bed.gateway.repoDir("other")),
+        llm.bed.git.refs(llm.bed.gateway.repoDir("other")),
         outside.accepted().get());
   }
 
   private String refsBesidesProposals(String repo) throws Exception {
-    return bed.git
-        .refs(bed.gateway.repoDir(repo))
+    return llm.bed
+        .git
+        .refs(llm.bed.gateway.repoDir(repo))
         .lines()
         .filter(l -> !l.matches("refs/agents/[^/ ]+/proposal .*"))
         .collect(Collectors.joining("\n"));
@@ -362,15 +367,18 @@ class HostileRepositoryIT {
         refsBesidesProposals("hostile"),
         "main and every other ref unchanged");
     assertTrue(
-        bed.git.refs(bed.gateway.repoDir("hostile")).contains("refs/agents/" + id + "/proposal"),
+        llm.bed
+            .git
+            .refs(llm.bed.gateway.repoDir("hostile"))
+            .contains("refs/agents/" + id + "/proposal"),
         log);
-    assertEquals(before.otherRefs(), bed.git.refs(bed.gateway.repoDir("other")));
+    assertEquals(before.otherRefs(), llm.bed.git.refs(llm.bed.gateway.repoDir("other")));
     assertEquals(
         before.outsideConnections(),
         outside.accepted().get(),
         "no connection reached " + outside.hostPort());
 
-    List<EgressAttempt> egress = bed.egressAttempts(id);
+    List<EgressAttempt> egress = llm.bed.egressAttempts(id);
     assertTrue(
         egress.stream()
             .anyMatch(
@@ -391,7 +399,7 @@ class HostileRepositoryIT {
     assertTrue(log.contains("egress refused: GET " + outside.hostPort()), log);
 
     // The fake lines are the job's own output; the runner's verdict is on its own stream.
-    List<JobEvent> lines = bed.events("spb.events." + id + ".log");
+    List<JobEvent> lines = llm.bed.events("spb.events." + id + ".log");
     assertTrue(
         lines.stream()
             .anyMatch(

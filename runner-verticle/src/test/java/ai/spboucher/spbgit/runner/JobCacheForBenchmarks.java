@@ -6,8 +6,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The package-private {@link JobCache} as the benchmarks in {@code runner.bench} drive it: the same
- * keep and restore a job's setup phase and cache hit run, on directories the benchmark chooses.
+ * The package-private {@link JobCache} as the system benchmarks (the {@code benchmarks} module)
+ * drive it: the same keep and restore a job's setup phase and cache hit run, on directories the
+ * benchmark chooses.
  *
  * <p>Threading: as {@link JobCache}: every method blocks.
  */

@@ -11,17 +11,14 @@ import ai.spboucher.spbgit.testsupport.FakeProvider;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Whole llm jobs with the real agent ({@code /opt/spb/agent.jar} in the agent image) against a fake
@@ -38,85 +35,66 @@ class LlmJobIT {
   static final String MODEL = "gpt-test";
   static final String TASK = "In README.md, replace the line 'hello world' with 'hello agent'.";
 
-  @TempDir static Path tmp;
-  static JobTestBed bed;
-  static FakeProvider fake;
+  @RegisterExtension
+  static final LlmBed llm =
+      LlmBed.withKey(KEY)
+          .requireAgent(IMAGE)
+          .runner("agent", MODEL, withImage(LlmBed.BUDGETED, IMAGE))
+          .repo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n", "src/app.txt", "app\n"));
 
-  @BeforeAll
-  static void start() throws Exception {
-    requireAgent();
-    bed = JobTestBed.start(tmp, "120s");
-    fake = FakeProvider.start(KEY);
-    bed.startRunner(
-        "agent",
-        fake.runnerEnv(
-            tmp,
-            MODEL,
-            Map.of(
-                "SPB_AGENT_IMAGE",
-                IMAGE,
-                "SPB_LIMIT_MEMORY",
-                "512m",
-                "SPB_MODEL_TOKEN_BUDGET",
-                "1000",
-                "SPB_BREACH_GRACE",
-                "10s")));
-    bed.createRepo(
-        "demo", Map.of("README.md", "# Demo\nhello world\nbye\n", "src/app.txt", "app\n"));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (bed != null) {
-      bed.close();
-    }
-    if (fake != null) {
-      fake.close();
-    }
+  /** {@code env} with the runner's agent image set to {@code image}. */
+  static Map<String, String> withImage(Map<String, String> env, String image) {
+    Map<String, String> all = new java.util.HashMap<>(env);
+    all.put("SPB_AGENT_IMAGE", image);
+    return all;
   }
 
   @Test
   void theAgentFollowsTheModelAndPushesTheProposalItAskedFor() throws Exception {
     CountDownLatch inspected = new CountDownLatch(1);
-    fake.then(
-        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 100, 20),
-        fake.openAiToolCall("read_file", "{\"path\":\"README.md\"}", 110, 20));
-    fake.then(
+    llm.fake.then(
+        llm.fake.openAiToolCall("list_files", "{\"path\":\".\"}", 100, 20),
+        llm.fake.openAiToolCall("read_file", "{\"path\":\"README.md\"}", 110, 20));
+    llm.fake.then(
         request -> {
           // Holds the third answer while the test looks inside the running container.
           await(inspected);
-          return fake.openAiToolCall(
+          return llm.fake
+              .openAiToolCall(
                   "replace_in_file",
                   "{\"path\":\"README.md\",\"old\":\"hello world\",\"new\":\"hello agent\"}",
                   120,
                   20)
               .apply(request);
         });
-    fake.then(fake.openAiToolCall("finish", "{\"summary\":\"replaced the greeting\"}", 130, 20));
-    int before = fake.received().size();
+    llm.fake.then(
+        llm.fake.openAiToolCall("finish", "{\"summary\":\"replaced the greeting\"}", 130, 20));
+    int before = llm.fake.received().size();
     String id = "agent-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
+    llm.bed.publish(llm.bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
 
     JobTestBed.awaitCondition(
         "the agent's third model call",
         Duration.ofSeconds(90),
-        () -> fake.received().size() >= before + 3);
-    assertKeyAbsent(bed.jobContainers(id).get(0).getId());
+        () -> llm.fake.received().size() >= before + 3);
+    assertKeyAbsent(llm.bed.jobContainers(id).get(0).getId());
     inspected.countDown();
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
-    String log = bed.log(id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
+    String log = llm.bed.log(id);
     assertEquals("ok", finished.getExitReason(), log);
     assertFalse(log.contains(KEY));
     GitCli.Result diff =
-        bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/proposal");
+        llm.bed.git.ok(
+            llm.bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/proposal");
     assertTrue(diff.output().contains("-hello world\n+hello agent"), diff.output());
     assertEquals(
         1,
         diff.output().lines().filter(l -> l.startsWith("+++")).count(),
         "only README.md changed");
 
-    List<FakeProvider.Received> calls = fake.received().subList(before, fake.received().size());
+    List<FakeProvider.Received> calls =
+        llm.fake.received().subList(before, llm.fake.received().size());
     assertEquals(4, calls.size());
     for (FakeProvider.Received call : calls) {
       assertEquals("Bearer " + KEY, call.header("authorization"));
@@ -129,7 +107,7 @@ class LlmJobIT {
         "the file the agent read went back");
     assertEquals(460, finished.getInputTokens());
     assertEquals(80, finished.getOutputTokens());
-    List<ModelCall> recorded = bed.modelCalls(id);
+    List<ModelCall> recorded = llm.bed.modelCalls(id);
     assertEquals(4, recorded.size());
     assertEquals(460, recorded.stream().mapToLong(ModelCall::getInputTokens).sum());
     JsonNode sent = new ObjectMapper().readTree(recorded.get(0).getRequest().toByteArray());
@@ -141,41 +119,42 @@ class LlmJobIT {
 
   @Test
   void aJobOverItsBudgetEndsBudgetExceededWithItsPartialWorkPushed() throws Exception {
-    fake.then(
-        fake.openAiToolCall(
+    llm.fake.then(
+        llm.fake.openAiToolCall(
             "replace_in_file",
             "{\"path\":\"README.md\",\"old\":\"bye\",\"new\":\"see you\"}",
             400,
             100),
-        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
+        llm.fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
     String id = "budget-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
+    llm.bed.publish(llm.bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
-    String log = bed.log(id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
+    String log = llm.bed.log(id);
     assertEquals("budget_exceeded", finished.getExitReason(), log);
     assertTrue(log.contains("breach notice budget_exceeded written"), log);
     assertEquals(800, finished.getInputTokens());
     assertEquals(200, finished.getOutputTokens());
-    String refs = bed.git.refs(bed.gateway.repoDir("demo"));
+    String refs = llm.bed.git.refs(llm.bed.gateway.repoDir("demo"));
     assertTrue(refs.contains("refs/agents/" + id + "/partial"), refs + "\n" + log);
     assertFalse(refs.contains("refs/agents/" + id + "/proposal"), refs);
     GitCli.Result diff =
-        bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/partial");
+        llm.bed.git.ok(
+            llm.bed.gateway.repoDir("demo"), "diff", "main", "refs/agents/" + id + "/partial");
     assertTrue(diff.output().contains("+see you"), diff.output());
   }
 
   @Test
   void aFailingProviderEndsProviderError() throws Exception {
-    fake.then(
+    llm.fake.then(
         FakeProvider.openAiError(
             500, "server_error", null, "The server had an error processing your " + "request."));
     String id = "provider-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
+    llm.bed.publish(llm.bed.request("demo", id, Mode.MODE_LLM, TASK, 120).build());
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
-    assertEquals("provider_error", finished.getExitReason(), bed.log(id));
-    ModelCall call = bed.modelCalls(id).get(0);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(120));
+    assertEquals("provider_error", finished.getExitReason(), llm.bed.log(id));
+    ModelCall call = llm.bed.modelCalls(id).get(0);
     assertEquals(500, call.getStatus());
     assertEquals("provider answered 500 (server_error)", call.getError());
   }

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The runner's side of llm jobs, end to end with real Docker, NATS, gateway and runner: the model
@@ -48,41 +48,29 @@ class LlmRunnerIT {
   static final String PROBE_IMAGE = "spbgit/agent-llm-probe:it";
   static final String MODEL = "gpt-test";
 
-  @TempDir static Path tmp;
-  static JobTestBed bed;
-  static FakeProvider fake;
-  static Map<String, String> runnerEnv;
+  @RegisterExtension
+  static final LlmBed llm =
+      LlmBed.withKey(KEY).wallLimit("60s").repo("demo", Map.of("README.md", "hello world\n"));
 
   @BeforeAll
   static void start() throws Exception {
-    bed = JobTestBed.start(tmp, "60s");
-    buildProbeImage(tmp.resolve("probe-image"));
-    fake = FakeProvider.start(KEY);
-    runnerEnv =
-        fake.runnerEnv(
-            tmp,
-            MODEL,
-            Map.of(
-                "SPB_AGENT_IMAGE",
-                PROBE_IMAGE,
-                "SPB_MODELS",
-                MODEL + ",gpt-alt",
-                "SPB_MODEL_TOKEN_BUDGET",
-                "100",
-                "SPB_BREACH_GRACE",
-                "4s"));
-    bed.startRunner("llm", runnerEnv);
-    bed.createRepo("demo", Map.of("README.md", "hello world\n"));
+    buildProbeImage(llm.tmp.resolve("probe-image"));
+    llm.startRunner(
+        "llm",
+        MODEL,
+        Map.of(
+            "SPB_AGENT_IMAGE",
+            PROBE_IMAGE,
+            "SPB_MODELS",
+            MODEL + ",gpt-alt",
+            "SPB_MODEL_TOKEN_BUDGET",
+            "100",
+            "SPB_BREACH_GRACE",
+            "4s"));
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (bed != null) {
-      bed.close();
-    }
-    if (fake != null) {
-      fake.close();
-    }
     // A child image left behind would keep the agent image's build from removing the image it
     // replaces.
     JobTestBed.dockerOutput("rmi", "--force", PROBE_IMAGE);
@@ -90,24 +78,24 @@ class LlmRunnerIT {
 
   @Test
   void modelCallsGoThroughTheRunnerAndTheKeyNeverEntersTheContainer() throws Exception {
-    fake.then(
-        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 30, 10),
-        fake.openAiText("Hello from the model", 40, 5));
+    llm.fake.then(
+        llm.fake.openAiToolCall("list_files", "{\"path\":\".\"}", 30, 10),
+        llm.fake.openAiText("Hello from the model", 40, 5));
     String id = jobId("happy");
     // The job waits while the test searches the whole container for the key (docker export of the
     // image's file system): a wall clock that leaves room for that on a loaded machine.
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, "happy", 180).build());
+    llm.bed.publish(llm.bed.request("demo", id, Mode.MODE_LLM, "happy", 180).build());
 
     JobTestBed.awaitCondition(
         "the probe wrote its file",
         Duration.ofSeconds(60),
-        () -> bed.log(id).contains("PROBE wrote="));
-    String container = bed.jobContainers(id).get(0).getId();
+        () -> llm.bed.log(id).contains("PROBE wrote="));
+    String container = llm.bed.jobContainers(id).get(0).getId();
     assertKeyAbsentFromContainer(container);
     exec(container, "touch", "/work/.probe-go");
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(60));
-    String log = bed.log(id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(60));
+    String log = llm.bed.log(id);
     assertEquals("ok", finished.getExitReason(), log);
     assertTrue(
         log.contains(
@@ -126,13 +114,13 @@ class LlmRunnerIT {
     assertEquals(15, finished.getOutputTokens());
     // The provider saw the key on every forwarded call, and the job's model.
     List<FakeProvider.Received> received =
-        fake.received().subList(fake.received().size() - 2, fake.received().size());
+        llm.fake.received().subList(llm.fake.received().size() - 2, llm.fake.received().size());
     for (FakeProvider.Received request : received) {
       assertEquals("Bearer " + KEY, request.header("authorization"));
       assertEquals(MODEL, request.json().path("model").asText());
     }
 
-    List<ModelCall> calls = bed.modelCalls(id);
+    List<ModelCall> calls = llm.bed.modelCalls(id);
     assertEquals(2, calls.size());
     assertEquals(List.of(200, 200), calls.stream().map(ModelCall::getStatus).toList());
     assertEquals(30, calls.get(0).getInputTokens());
@@ -142,12 +130,12 @@ class LlmRunnerIT {
         calls.get(1).getRequest().toStringUtf8());
     assertFalse(calls.get(0).getTruncated());
 
-    List<EgressAttempt> egress = bed.egressAttempts(id);
+    List<EgressAttempt> egress = llm.bed.egressAttempts(id);
     List<EgressAttempt> viaModel =
         egress.stream().filter(e -> e.getVia().equals("model_endpoint")).toList();
     assertEquals(2, viaModel.size(), egress.toString());
     assertEquals("127.0.0.1", viaModel.get(0).getHost());
-    assertEquals(fake.port(), viaModel.get(0).getPort());
+    assertEquals(llm.fake.port(), viaModel.get(0).getPort());
     assertTrue(viaModel.get(0).getAllowed());
     assertTrue(
         egress.stream()
@@ -156,7 +144,7 @@ class LlmRunnerIT {
                     e.getVia().equals("git_relay")
                         && e.getAllowed()
                         && e.getPort()
-                            == java.net.URI.create(bed.gateway.repoUrl("demo")).getPort()),
+                            == java.net.URI.create(llm.bed.gateway.repoUrl("demo")).getPort()),
         "the clone and the push");
     assertTrue(
         egress.stream()
@@ -169,18 +157,19 @@ class LlmRunnerIT {
 
     String proposal = "refs/agents/" + id + "/proposal";
     GitCli.Result diff =
-        bed.git.ok(bed.gateway.repoDir("demo"), "diff", "main", proposal, "--", "greeting.txt");
+        llm.bed.git.ok(
+            llm.bed.gateway.repoDir("demo"), "diff", "main", proposal, "--", "greeting.txt");
     assertTrue(diff.output().contains("+Hello from the model"), diff.output());
-    assertFalse(bed.containerExists(id));
+    assertFalse(llm.bed.containerExists(id));
   }
 
   @Test
   void spendingTheBudgetWarnsTheAgentWhichPushesItsPartialWork() throws Exception {
     String id = jobId("budget");
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, "budget", 60).build());
+    llm.bed.publish(llm.bed.request("demo", id, Mode.MODE_LLM, "budget", 60).build());
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
-    String log = bed.log(id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
+    String log = llm.bed.log(id);
     assertEquals("budget_exceeded", finished.getExitReason(), log);
     // The fake's default answer reports 10 + 5 tokens: seven calls reach the budget of 100, the
     // eighth is refused.
@@ -189,23 +178,26 @@ class LlmRunnerIT {
     assertTrue(log.contains("breach notice budget_exceeded written"), log);
     assertEquals(70, finished.getInputTokens());
     assertEquals(35, finished.getOutputTokens());
-    List<ModelCall> calls = bed.modelCalls(id);
+    List<ModelCall> calls = llm.bed.modelCalls(id);
     assertEquals(8, calls.size());
     assertEquals(429, calls.get(7).getStatus());
     assertTrue(calls.get(7).getError().startsWith("budget_exceeded"), calls.get(7).getError());
     assertTrue(
-        bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/partial"));
+        llm.bed
+            .git
+            .refs(llm.bed.gateway.repoDir("demo"))
+            .contains("refs/agents/" + id + "/partial"));
   }
 
   @Test
   void anAgentIgnoringTheBudgetNoticeIsStoppedAfterTheGrace() throws Exception {
     String id = jobId("budget-ignored");
     long started = System.nanoTime();
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, "budget_ignored", 60).build());
+    llm.bed.publish(llm.bed.request("demo", id, Mode.MODE_LLM, "budget_ignored", 60).build());
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
     long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
-    String log = bed.log(id);
+    String log = llm.bed.log(id);
     assertEquals("budget_exceeded", finished.getExitReason(), log);
     assertTrue(log.contains("grace period over: stopping the container"), log);
     assertTrue(
@@ -216,10 +208,10 @@ class LlmRunnerIT {
   @Test
   void theWallClockWarnsTheAgentBeforeTheJobEndsTimeout() throws Exception {
     String id = jobId("timeout");
-    bed.publish(bed.request("demo", id, Mode.MODE_LLM, "timeout", 20).build());
+    llm.bed.publish(llm.bed.request("demo", id, Mode.MODE_LLM, "timeout", 20).build());
 
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
-    String log = bed.log(id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(90));
+    String log = llm.bed.log(id);
     assertEquals(
         "timeout",
         finished.getExitReason(),
@@ -230,73 +222,81 @@ class LlmRunnerIT {
     int after = Integer.parseInt(breach.substring(breach.indexOf("after=") + 6).trim());
     assertTrue(after >= 12 && after <= 18, "warned 4 s before the 20 s wall clock: " + breach);
     assertTrue(
-        bed.git.refs(bed.gateway.repoDir("demo")).contains("refs/agents/" + id + "/partial"));
+        llm.bed
+            .git
+            .refs(llm.bed.gateway.repoDir("demo"))
+            .contains("refs/agents/" + id + "/partial"));
   }
 
   @Test
   void theAgentsExitCodesNameProviderErrorAndStepLimit() throws Exception {
-    fake.then(FakeProvider.openAiError(500, "server_error", null, "The server had an error"));
+    llm.fake.then(FakeProvider.openAiError(500, "server_error", null, "The server had an error"));
     String providerError = jobId("provider");
-    bed.publish(bed.request("demo", providerError, Mode.MODE_LLM, "provider_error", 60).build());
-    StatusChange failed = bed.awaitFinishedEvent(providerError, Duration.ofSeconds(60));
-    assertEquals("provider_error", failed.getExitReason(), bed.log(providerError));
-    assertTrue(bed.log(providerError).contains("PROBE status=500"));
-    ModelCall call = bed.modelCalls(providerError).get(0);
+    llm.bed.publish(
+        llm.bed.request("demo", providerError, Mode.MODE_LLM, "provider_error", 60).build());
+    StatusChange failed = llm.bed.awaitFinishedEvent(providerError, Duration.ofSeconds(60));
+    assertEquals("provider_error", failed.getExitReason(), llm.bed.log(providerError));
+    assertTrue(llm.bed.log(providerError).contains("PROBE status=500"));
+    ModelCall call = llm.bed.modelCalls(providerError).get(0);
     assertEquals(500, call.getStatus());
     assertEquals("provider answered 500 (server_error)", call.getError());
 
     String steps = jobId("steps");
-    bed.publish(bed.request("demo", steps, Mode.MODE_LLM, "step_limit", 60).build());
+    llm.bed.publish(llm.bed.request("demo", steps, Mode.MODE_LLM, "step_limit", 60).build());
     assertEquals(
-        "step_limit", bed.awaitFinishedEvent(steps, Duration.ofSeconds(60)).getExitReason());
+        "step_limit", llm.bed.awaitFinishedEvent(steps, Duration.ofSeconds(60)).getExitReason());
 
     String claimed = jobId("claimed");
-    bed.publish(bed.request("demo", claimed, Mode.MODE_LLM, "stopped_without_breach", 60).build());
+    llm.bed.publish(
+        llm.bed.request("demo", claimed, Mode.MODE_LLM, "stopped_without_breach", 60).build());
     assertEquals(
         "exit_code:75",
-        bed.awaitFinishedEvent(claimed, Duration.ofSeconds(60)).getExitReason(),
+        llm.bed.awaitFinishedEvent(claimed, Duration.ofSeconds(60)).getExitReason(),
         "75 means nothing without the runner's own breach");
   }
 
   @Test
   void theBuiltinAgentIsGivenTheRequestsInstructionsInItsEnvironment() throws Exception {
     String given = jobId("instructions");
-    bed.publish(
-        bed.request("demo", given, Mode.MODE_LLM, "instructions", 60)
+    llm.bed.publish(
+        llm.bed
+            .request("demo", given, Mode.MODE_LLM, "instructions", 60)
             .setInstructions("Run the tests.\nNo tabs.\n")
             .setInstructionsBlob("ab".repeat(20))
             .build());
-    bed.awaitFinishedEvent(given, Duration.ofSeconds(60));
+    llm.bed.awaitFinishedEvent(given, Duration.ofSeconds(60));
     assertTrue(
-        bed.log(given).contains("PROBE instructions=Run the tests.|No tabs.|\n"), bed.log(given));
+        llm.bed.log(given).contains("PROBE instructions=Run the tests.|No tabs.|\n"),
+        llm.bed.log(given));
 
     String none = jobId("noinstructions");
-    bed.publish(bed.request("demo", none, Mode.MODE_LLM, "instructions", 60).build());
-    bed.awaitFinishedEvent(none, Duration.ofSeconds(60));
-    assertTrue(bed.log(none).contains("PROBE instructions=unset\n"), bed.log(none));
+    llm.bed.publish(llm.bed.request("demo", none, Mode.MODE_LLM, "instructions", 60).build());
+    llm.bed.awaitFinishedEvent(none, Duration.ofSeconds(60));
+    assertTrue(llm.bed.log(none).contains("PROBE instructions=unset\n"), llm.bed.log(none));
   }
 
   @Test
   void aJobAskingForAModelTheRunnerDoesNotOfferIsRefused() throws Exception {
     String id = jobId("model");
-    bed.publish(
-        bed.request("demo", id, Mode.MODE_LLM, "happy", 60).setModel("gpt-unlisted").build());
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(30));
+    llm.bed.publish(
+        llm.bed.request("demo", id, Mode.MODE_LLM, "happy", 60).setModel("gpt-unlisted").build());
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(30));
     assertEquals("runner_error", finished.getExitReason());
     assertTrue(finished.getDetail().contains("gpt-unlisted is not offered"), finished.getDetail());
     assertEquals(
         List.of(JobStatus.FINISHED),
-        bed.statusEvents(id).stream().map(e -> e.getStatus().getStatus()).toList(),
+        llm.bed.statusEvents(id).stream().map(e -> e.getStatus().getStatus()).toList(),
         "refused before any container");
   }
 
   @Test
   void aRunnerWithoutAProviderRefusesLlmJobsAtOnce() throws Exception {
     String id = jobId("noprovider");
-    RunnerConfig plain = RunnerConfig.from(RunnerConfig.fromEnvironment(bed.runnerEnv("plain")));
+    RunnerConfig plain =
+        RunnerConfig.from(RunnerConfig.fromEnvironment(llm.bed.runnerEnv("plain")));
     try (DockerSandbox docker = new DockerSandbox(plain.dockerHost());
-        Connection nats = Nats.connect(bed.nats.url())) {
-      JobRequest request = bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build();
+        Connection nats = Nats.connect(llm.bed.nats.url())) {
+      JobRequest request = llm.bed.request("demo", id, Mode.MODE_LLM, "happy", 60).build();
       // No Vert.x: the job is refused before any of its sockets is opened.
       new JobExecution(
               new JobContext(
@@ -316,23 +316,23 @@ class LlmRunnerIT {
                   new JobCache(plain.workRoot().resolve("cache"), 0)))
           .run();
     }
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
     assertEquals("runner_error", finished.getExitReason());
     assertEquals("this runner has no model provider configured", finished.getDetail());
-    assertTrue(bed.jobContainers(id).isEmpty());
+    assertTrue(llm.bed.jobContainers(id).isEmpty());
   }
 
   @Test
   void execJobsPublishTheirEgressAttemptsAndNoSpend() throws Exception {
     JsonObject job =
-        bed.submit("demo", "curl -s -o /dev/null http://forbidden.invalid:8080/ ; true", null);
+        llm.bed.submit("demo", "curl -s -o /dev/null http://forbidden.invalid:8080/ ; true", null);
     String id = job.getString("id");
-    bed.awaitFinished("demo", id);
-    StatusChange finished = bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
-    assertEquals("ok", finished.getExitReason(), bed.log(id));
+    llm.bed.awaitFinished("demo", id);
+    StatusChange finished = llm.bed.awaitFinishedEvent(id, Duration.ofSeconds(10));
+    assertEquals("ok", finished.getExitReason(), llm.bed.log(id));
     assertEquals("", finished.getProvider());
     assertEquals(0, finished.getInputTokens() + finished.getOutputTokens());
-    List<EgressAttempt> egress = bed.egressAttempts(id);
+    List<EgressAttempt> egress = llm.bed.egressAttempts(id);
     assertTrue(
         egress.stream().anyMatch(e -> e.getAllowed() && e.getVia().equals("git_relay")),
         egress.toString());
@@ -341,7 +341,7 @@ class LlmRunnerIT {
     assertEquals(8080, refused.getPort());
     assertEquals("GET", refused.getMethod());
     assertTrue(refused.getStartedEpochMs() > 0);
-    assertEquals(List.of(), bed.modelCalls(id));
+    assertEquals(List.of(), llm.bed.modelCalls(id));
   }
 
   // --- helpers

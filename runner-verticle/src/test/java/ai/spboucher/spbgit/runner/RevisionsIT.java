@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.spboucher.spbgit.testsupport.FakeProvider;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -15,11 +14,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Revisions end to end, through the gateway, a runner and real containers: each revision works on
@@ -33,44 +30,19 @@ class RevisionsIT {
   static final String KEY = "sk-revisions-it-4f3e2d1c0b9a8877";
   static final String MODEL = "gpt-test";
 
-  @TempDir static Path tmp;
-  static JobTestBed bed;
-  static FakeProvider fake;
-
-  @BeforeAll
-  static void start() throws Exception {
-    JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
-    bed = JobTestBed.start(tmp, "120s", new JsonObject().put("model", MODEL));
-    fake = FakeProvider.start(KEY);
-    bed.startRunner(
-        "r1",
-        fake.runnerEnv(
-            tmp,
-            MODEL,
-            Map.of(
-                "SPB_LIMIT_MEMORY", "512m",
-                "SPB_MODEL_TOKEN_BUDGET", "1000",
-                "SPB_BREACH_GRACE", "10s")));
-    bed.createRepo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n"));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (bed != null) {
-      bed.close();
-    }
-    if (fake != null) {
-      fake.close();
-    }
-  }
+  @RegisterExtension
+  static final LlmBed llm =
+      LlmBed.budgetedAgent(KEY, MODEL, "r1")
+          .repo("demo", Map.of("README.md", "# Demo\nhello world\nbye\n"));
 
   @Test
   void twoRevisionsEvolveTheProposalInPlaceAndApprovingTheSecondMovesTheBranchToIt()
       throws Exception {
-    Path repo = bed.gateway.repoDir("demo");
+    Path repo = llm.bed.gateway.repoDir("demo");
     String mainBefore = sha(repo, "main");
-    String first = bed.submit("demo", "echo one > one.txt", null).getString("id");
-    assertEquals("ok", bed.awaitFinished("demo", first).getString("exit_reason"), bed.log(first));
+    String first = llm.bed.submit("demo", "echo one > one.txt", null).getString("id");
+    assertEquals(
+        "ok", llm.bed.awaitFinished("demo", first).getString("exit_reason"), llm.bed.log(first));
     String p1 = sha(repo, "refs/agents/" + first + "/proposal");
 
     HttpResponse<String> commented =
@@ -99,15 +71,17 @@ class RevisionsIT {
     assertEquals(mainBefore, second.getString("original_base_sha"));
     assertEquals(
         new JsonArray().add(comment), second.getJsonObject("review").getJsonArray("comments"));
-    assertEquals(secondId, bed.job("demo", first).getString("revised_by"));
+    assertEquals(secondId, llm.bed.job("demo", first).getString("revised_by"));
 
     assertEquals(
-        "ok", bed.awaitFinished("demo", secondId).getString("exit_reason"), bed.log(secondId));
+        "ok",
+        llm.bed.awaitFinished("demo", secondId).getString("exit_reason"),
+        llm.bed.log(secondId));
     String p2 = sha(repo, "refs/agents/" + secondId + "/proposal");
     assertEquals(p1, sha(repo, p2 + "^"), "the revision's proposal has the previous one as parent");
     assertEquals("one\n", show(repo, p2 + ":one.txt"));
     assertEquals("two\n", show(repo, p2 + ":two.txt"));
-    String message = bed.git.ok(repo, "log", "-1", "--format=%B", p2).output();
+    String message = llm.bed.git.ok(repo, "log", "-1", "--format=%B", p2).output();
     assertTrue(message.contains("<owner_review revision=\"2\" commit=\"" + p1 + "\">"), message);
     assertTrue(message.contains("add two.txt"), message);
     // The quoted tag cannot close the review block: it stays data.
@@ -128,11 +102,13 @@ class RevisionsIT {
     assertEquals(201, again.statusCode(), again.body());
     String thirdId = new JsonObject(again.body()).getString("id");
     assertEquals(
-        "ok", bed.awaitFinished("demo", thirdId).getString("exit_reason"), bed.log(thirdId));
+        "ok",
+        llm.bed.awaitFinished("demo", thirdId).getString("exit_reason"),
+        llm.bed.log(thirdId));
     String p3 = sha(repo, "refs/agents/" + thirdId + "/proposal");
     assertEquals(p2, sha(repo, p3 + "^"));
 
-    JsonObject third = bed.job("demo", thirdId);
+    JsonObject third = llm.bed.job("demo", thirdId);
     assertEquals(3, third.getInteger("revision"));
     assertEquals("test -f two.txt", third.getString("test_command"));
     assertEquals(
@@ -163,14 +139,14 @@ class RevisionsIT {
     // revision naming it.
     for (String[] link : new String[][] {{first, secondId}, {secondId, thirdId}}) {
       List<JsonObject> revisedEntries =
-          bed.auditEntries(link[0]).stream()
+          llm.bed.auditEntries(link[0]).stream()
               .filter(e -> "job_revised".equals(e.getString("event")))
               .toList();
       assertEquals(1, revisedEntries.size(), revisedEntries::toString);
       assertEquals(link[1], revisedEntries.get(0).getString("revised_by"));
     }
     JsonObject created =
-        bed.auditEntries(secondId).stream()
+        llm.bed.auditEntries(secondId).stream()
             .filter(e -> "job_created".equals(e.getString("event")))
             .findFirst()
             .orElseThrow();
@@ -181,31 +157,31 @@ class RevisionsIT {
   @Test
   void aRevisionContinuesThePartialWorkOfAJobStoppedByItsBudget() throws Exception {
     // Over the budget of 1000 after the second call: the first call's edit is the partial work.
-    fake.then(
-        fake.openAiToolCall(
+    llm.fake.then(
+        llm.fake.openAiToolCall(
             "replace_in_file",
             "{\"path\":\"README.md\",\"old\":\"bye\",\"new\":\"see you\"}",
             400,
             100),
-        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
+        llm.fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
     String stopped = createLlmJob("In README.md, replace 'bye' with 'see you'.");
-    JsonObject ended = bed.awaitFinished("demo", stopped);
-    assertEquals("budget_exceeded", ended.getString("exit_reason"), bed.log(stopped));
+    JsonObject ended = llm.bed.awaitFinished("demo", stopped);
+    assertEquals("budget_exceeded", ended.getString("exit_reason"), llm.bed.log(stopped));
     String partial = ended.getString("partial_sha");
     assertNull(ended.getString("proposal_sha"));
 
-    fake.then(
-        fake.openAiToolCall(
+    llm.fake.then(
+        llm.fake.openAiToolCall(
             "replace_in_file",
             "{\"path\":\"README.md\",\"old\":\"hello world\",\"new\":\"hello agent\"}",
             100,
             20),
-        fake.openAiToolCall("finish", "{\"summary\":\"done\"}", 100, 20));
+        llm.fake.openAiToolCall("finish", "{\"summary\":\"done\"}", 100, 20));
     HttpResponse<String> nothing =
         post(stopped, "revise", new JsonObject().put("comments", new JsonArray()));
     assertEquals(400, nothing.statusCode(), nothing.body());
     assertTrue(nothing.body().contains("nothing to revise"), nothing.body());
-    int callsBefore = fake.received().size();
+    int callsBefore = llm.fake.received().size();
     HttpResponse<String> revised =
         post(stopped, "revise", new JsonObject().put("task", "Finish it: also greet the agent."));
     assertEquals(201, revised.statusCode(), revised.body());
@@ -214,14 +190,14 @@ class RevisionsIT {
     assertEquals(partial, revision.getString("base_sha"));
     assertEquals("builtin", revision.getString("agent"), "the same agent");
     String id = revision.getString("id");
-    assertEquals("ok", bed.awaitFinished("demo", id).getString("exit_reason"), bed.log(id));
+    assertEquals("ok", llm.bed.awaitFinished("demo", id).getString("exit_reason"), llm.bed.log(id));
 
-    Path repo = bed.gateway.repoDir("demo");
+    Path repo = llm.bed.gateway.repoDir("demo");
     String proposal = sha(repo, "refs/agents/" + id + "/proposal");
     assertEquals(partial, sha(repo, proposal + "^"), "continued from the partial commit");
     String readme = show(repo, proposal + ":README.md");
     assertTrue(readme.contains("see you") && readme.contains("hello agent"), readme);
-    String prompt = fake.received().get(callsBefore).json().path("messages").toString();
+    String prompt = llm.fake.received().get(callsBefore).json().path("messages").toString();
     assertTrue(prompt.contains("owner_review"), prompt);
     assertTrue(prompt.contains("Finish it: also greet the agent."), prompt);
   }
@@ -232,16 +208,17 @@ class RevisionsIT {
         post("nosuchjob-0000", "revise", new JsonObject().put("task", "x"));
     assertEquals(404, unknown.statusCode(), unknown.body());
 
-    String running = bed.submit("demo", "sleep 60", null).getString("id");
+    String running = llm.bed.submit("demo", "sleep 60", null).getString("id");
     HttpResponse<String> busy =
         post(running, "revise", new JsonObject().put("task", "x").put("exec", "true"));
     assertEquals(409, busy.statusCode(), busy.body());
     assertTrue(
         new JsonObject(busy.body()).getString("error").contains("has not finished"), busy.body());
-    bed.cancel("demo", running);
+    llm.bed.cancel("demo", running);
 
-    String done = bed.submit("demo", "echo four > four.txt", null).getString("id");
-    assertEquals("ok", bed.awaitFinished("demo", done).getString("exit_reason"), bed.log(done));
+    String done = llm.bed.submit("demo", "echo four > four.txt", null).getString("id");
+    assertEquals(
+        "ok", llm.bed.awaitFinished("demo", done).getString("exit_reason"), llm.bed.log(done));
     assertEquals(
         400, post(done, "revise", new JsonObject().put("task", "no command")).statusCode());
     HttpResponse<String> noComment =
@@ -256,7 +233,8 @@ class RevisionsIT {
         post(done, "revise", new JsonObject().put("exec", "true").put("comments", "all"))
             .statusCode());
     assertNull(
-        bed.job("demo", done).getString("revised_by"), "the refused revisions recorded nothing");
+        llm.bed.job("demo", done).getString("revised_by"),
+        "the refused revisions recorded nothing");
 
     // A revision's command is the agent's: one that rewrites history away from where the chain
     // started pushes a proposal that is not this change, and it is never approved.
@@ -271,8 +249,8 @@ class RevisionsIT {
                     "git checkout -q --orphan fresh && git rm -qf four.txt && git commit -qm orphan"));
     assertEquals(201, rewrite.statusCode(), rewrite.body());
     String rewriteId = new JsonObject(rewrite.body()).getString("id");
-    JsonObject rewritten = bed.awaitFinished("demo", rewriteId);
-    assertEquals("ok", rewritten.getString("exit_reason"), bed.log(rewriteId));
+    JsonObject rewritten = llm.bed.awaitFinished("demo", rewriteId);
+    assertEquals("ok", rewritten.getString("exit_reason"), llm.bed.log(rewriteId));
     String orphan = rewritten.getString("proposal_sha");
     for (String scope : List.of("revision", "cumulative")) {
       JsonObject diff = diff(rewriteId, scope);
@@ -287,11 +265,15 @@ class RevisionsIT {
     assertEquals(409, refused.statusCode(), refused.body());
     assertTrue(refused.body().contains("does not descend from"), refused.body());
     assertTrue(
-        bed.git.ok(bed.gateway.repoDir("demo"), "branch", "--list", "fresh").output().isBlank(),
+        llm.bed
+            .git
+            .ok(llm.bed.gateway.repoDir("demo"), "branch", "--list", "fresh")
+            .output()
+            .isBlank(),
         "no branch was created");
 
-    String nothing = bed.submit("demo", "true", null).getString("id");
-    bed.awaitFinished("demo", nothing);
+    String nothing = llm.bed.submit("demo", "true", null).getString("id");
+    llm.bed.awaitFinished("demo", nothing);
     HttpResponse<String> noWork =
         post(nothing, "revise", new JsonObject().put("task", "x").put("exec", "true"));
     assertEquals(409, noWork.statusCode(), noWork.body());
@@ -299,65 +281,68 @@ class RevisionsIT {
 
   @Test
   void theContainerWorksOnlyOnTheRevisedWorkItWasSent() throws Exception {
-    Path repo = bed.gateway.repoDir("demo");
-    String done = bed.submit("demo", "echo five > five.txt", null).getString("id");
-    assertEquals("ok", bed.awaitFinished("demo", done).getString("exit_reason"), bed.log(done));
+    Path repo = llm.bed.gateway.repoDir("demo");
+    String done = llm.bed.submit("demo", "echo five > five.txt", null).getString("id");
+    assertEquals(
+        "ok", llm.bed.awaitFinished("demo", done).getString("exit_reason"), llm.bed.log(done));
     String work = "refs/agents/" + done + "/proposal";
     String main = sha(repo, "main");
 
     // The work ref no longer points where the revision was asked for (an owner's push since): the
     // job ends before the command runs, and pushes nothing.
     String moved = "moved-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(
-        bed.request("demo", moved, ai.spboucher.spbgit.proto.Mode.MODE_EXEC, "revise", 60)
+    llm.bed.publish(
+        llm.bed
+            .request("demo", moved, ai.spboucher.spbgit.proto.Mode.MODE_EXEC, "revise", 60)
             .setExecCommand("echo never > never.txt")
             .setBaseWorkRef(work)
             .setBaseSha(main)
             .build());
     assertEquals(
-        "exit_code:92", bed.awaitFinishedEvent(moved, Duration.ofSeconds(90)).getExitReason());
-    String log = bed.log(moved);
+        "exit_code:92", llm.bed.awaitFinishedEvent(moved, Duration.ofSeconds(90)).getExitReason());
+    String log = llm.bed.log(moved);
     assertTrue(log.contains("no longer the " + main + " this revision was asked for on"), log);
     assertFalse(log.contains("running exec command"), log);
 
     // Only a job's proposal or partial ref is revised work.
     String branch = "branch-" + Long.toString(System.nanoTime(), 36);
-    bed.publish(
-        bed.request("demo", branch, ai.spboucher.spbgit.proto.Mode.MODE_EXEC, "revise", 60)
+    llm.bed.publish(
+        llm.bed
+            .request("demo", branch, ai.spboucher.spbgit.proto.Mode.MODE_EXEC, "revise", 60)
             .setExecCommand("echo never > never.txt")
             .setBaseWorkRef("refs/heads/main")
             .setBaseSha(main)
             .build());
     assertEquals(
-        "exit_code:90", bed.awaitFinishedEvent(branch, Duration.ofSeconds(90)).getExitReason());
-    assertFalse(bed.git.refs(repo).contains("refs/agents/" + moved + "/"));
-    assertFalse(bed.git.refs(repo).contains("refs/agents/" + branch + "/"));
+        "exit_code:90", llm.bed.awaitFinishedEvent(branch, Duration.ofSeconds(90)).getExitReason());
+    assertFalse(llm.bed.git.refs(repo).contains("refs/agents/" + moved + "/"));
+    assertFalse(llm.bed.git.refs(repo).contains("refs/agents/" + branch + "/"));
   }
 
   // --- helpers
   // -------------------------------------------------------------------------------------------------
 
   private static String createLlmJob(String task) throws Exception {
-    HttpResponse<String> created = bed.createJob("demo", new JsonObject().put("task", task));
+    HttpResponse<String> created = llm.bed.createJob("demo", new JsonObject().put("task", task));
     assertEquals(201, created.statusCode(), created.body());
     return new JsonObject(created.body()).getString("id");
   }
 
   private static HttpResponse<String> post(String job, String action, JsonObject body)
       throws Exception {
-    return bed.gateway.api(
+    return llm.bed.gateway.api(
         "POST",
         "/api/v1/repos/demo/agent-jobs/" + job + "/" + action,
-        bed.gateway.ownerToken,
+        llm.bed.gateway.ownerToken,
         body.encode());
   }
 
   private static JsonObject diff(String job, String scope) throws Exception {
     HttpResponse<String> diff =
-        bed.gateway.api(
+        llm.bed.gateway.api(
             "GET",
             "/api/v1/repos/demo/agent-jobs/" + job + "/diff?scope=" + scope,
-            bed.gateway.ownerToken,
+            llm.bed.gateway.ownerToken,
             null);
     assertEquals(200, diff.statusCode(), diff.body());
     JsonObject json = new JsonObject(diff.body());
@@ -375,11 +360,11 @@ class RevisionsIT {
   }
 
   private static String sha(Path repo, String rev) throws Exception {
-    return bed.git.ok(repo, "rev-parse", rev).output().strip();
+    return llm.bed.git.ok(repo, "rev-parse", rev).output().strip();
   }
 
   private static String show(Path repo, String object) throws Exception {
-    GitCli.Result shown = bed.git.ok(repo, "show", object);
+    GitCli.Result shown = llm.bed.git.ok(repo, "show", object);
     return shown.output();
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.spboucher.spbgit.testsupport.GatewayProcess;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServer;
 import io.vertx.core.json.JsonObject;
@@ -17,8 +18,6 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,12 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TwoNodeIT {
 
-  private static final Path GATEWAY_JAR =
-      Path.of("..", "gateway-verticle", "target", "spb-gateway.jar");
-
   @TempDir Path tmp;
   private NatsServer nats;
-  private Process gateway;
+  private GatewayProcess gateway;
   private RunnerProcess runner;
 
   @AfterEach
@@ -47,8 +43,7 @@ class TwoNodeIT {
       runner.close();
     }
     if (gateway != null) {
-      gateway.destroy();
-      gateway.waitFor(10, TimeUnit.SECONDS);
+      gateway.close();
     }
     if (nats != null) {
       nats.close();
@@ -67,9 +62,19 @@ class TwoNodeIT {
     startNats(natsPort);
 
     String url = "tls://127.0.0.1:" + natsPort;
-    int port = startGateway(url, gatewayPassword, ca);
-    String base = "http://127.0.0.1:" + port;
-    String owner = Files.readString(tmp.resolve("gateway/initial-owner-token")).strip();
+    gateway =
+        GatewayProcess.start(
+            tmp.resolve("gateway"),
+            tmp.resolve("gateway-logs"),
+            Map.of(
+                "SPB_NATS_URL",
+                url,
+                "SPB_NATS_USER",
+                "gateway",
+                "SPB_NATS_PASSWORD_FILE",
+                gatewayPassword.toString(),
+                "SPB_NATS_CA",
+                ca.toString()));
 
     Map<String, String> env = new HashMap<>();
     env.put("SPB_NATS_URL", url);
@@ -100,22 +105,14 @@ class TwoNodeIT {
             HttpResponse.BodyHandlers.ofString());
     assertEquals(200, health.statusCode(), health.body());
     assertEquals("node2", new JsonObject(health.body()).getString("runner_id"));
-    assertEquals(
-        201, send(http, base, owner, "POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
+    assertEquals(201, gateway.api("POST", "/api/v1/repos", "{\"name\":\"demo\"}").statusCode());
     GitCli git = new GitCli(Files.createDirectories(tmp.resolve("home")));
     Path work = git.workTree(tmp, "work");
-    git.ok(
-        work,
-        "push",
-        "-q",
-        base.replace("http://", "http://owner:" + owner + "@") + "/demo.git",
-        "main");
+    git.ok(work, "push", "-q", gateway.gitUrl("demo", gateway.ownerToken()), "main");
     JsonObject job =
         new JsonObject(
-            send(
-                    http,
-                    base,
-                    owner,
+            gateway
+                .api(
                     "POST",
                     "/api/v1/repos/demo/agent-jobs",
                     "{\"task\":\"two nodes\",\"exec\":\"echo hi > two-nodes.txt\"}")
@@ -124,9 +121,7 @@ class TwoNodeIT {
     JsonObject done = job;
     for (int i = 0; i < 240 && !"finished".equals(done.getString("status")); i++) {
       Thread.sleep(250);
-      done =
-          new JsonObject(
-              send(http, base, owner, "GET", "/api/v1/repos/demo/agent-jobs/" + id, null).body());
+      done = new JsonObject(gateway.api("GET", "/api/v1/repos/demo/agent-jobs/" + id, null).body());
     }
     assertEquals("ok", done.getString("exit_reason"), done.encodePrettily() + "\n" + runner.log());
     assertEquals("node2", done.getString("runner_id"));
@@ -201,56 +196,5 @@ class TwoNodeIT {
 
   private void startNats(int port) throws Exception {
     nats = NatsServer.startConfigured(tmp, port, tmp.resolve("secrets").resolve("nats.conf"));
-  }
-
-  private int startGateway(String natsUrl, Path password, Path ca) throws Exception {
-    ProcessBuilder pb =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m",
-                "-XX:+UseSerialGC",
-                "-jar",
-                GATEWAY_JAR.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(tmp.resolve("gateway.log").toFile());
-    pb.environment().put("SPB_DATA_DIR", tmp.resolve("gateway").toString());
-    pb.environment().put("SPB_HTTP_PORT", "0");
-    pb.environment().put("SPB_NATS_URL", natsUrl);
-    pb.environment().put("SPB_NATS_USER", "gateway");
-    pb.environment().put("SPB_NATS_PASSWORD_FILE", password.toString());
-    pb.environment().put("SPB_NATS_CA", ca.toString());
-    gateway = pb.start();
-    Pattern listening = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (System.currentTimeMillis() < deadline) {
-      String log =
-          Files.exists(tmp.resolve("gateway.log"))
-              ? Files.readString(tmp.resolve("gateway.log"))
-              : "";
-      Matcher m = listening.matcher(log);
-      if (m.find() && log.contains("connected to NATS")) {
-        return Integer.parseInt(m.group(1));
-      }
-      if (!gateway.isAlive()) {
-        throw new IOException("gateway exited:\n" + log);
-      }
-      Thread.sleep(100);
-    }
-    throw new IOException("gateway not ready:\n" + Files.readString(tmp.resolve("gateway.log")));
-  }
-
-  private static HttpResponse<String> send(
-      HttpClient http, String base, String token, String method, String path, String body)
-      throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(base + path))
-            .header("Authorization", "Bearer " + token)
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
   }
 }

@@ -72,6 +72,14 @@ public final class GitCli {
     return dir;
   }
 
+  /** Commits everything in {@code work} with {@code message} and pushes main to {@code url}. */
+  public void commitAllAndPush(Path work, String message, String url)
+      throws IOException, InterruptedException {
+    ok(work, "add", ".");
+    ok(work, "commit", "-q", "-m", message);
+    ok(work, "push", "-q", url, "main");
+  }
+
   /** The refs of a (bare) repository, as {@code for-each-ref} prints them. */
   public String refs(Path gitDir) throws IOException, InterruptedException {
     return ok(gitDir, "for-each-ref", "--format=%(refname) %(objectname)").output();

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.spboucher.spbgit.runner.JobTestBed;
-import ai.spboucher.spbgit.testsupport.FakeProvider;
+import ai.spboucher.spbgit.runner.LlmBed;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
 
@@ -37,33 +37,23 @@ class ProposalPageIT {
   private static final String KEY = "sk-proposal-page-it-5b4a39281706";
   private static final Path DOC_IMAGES = Path.of("..", "docs", "images");
 
-  @TempDir static Path tmp;
-  static JobTestBed bed;
+  // The agent's JVM needs the memory; exec jobs do not mind it. Llm jobs over 1000 tokens end
+  // budget_exceeded.
+  @RegisterExtension
+  static final LlmBed llm =
+      LlmBed.withKey(KEY)
+          .wallLimit("90s")
+          .gateway(new JsonObject().put("model", MODEL))
+          .runner("r1", MODEL, LlmBed.BUDGETED)
+          .repo(REPO, Map.of("README.md", "# Demo\n\nhello\n"));
+
   static Browser browser;
-  static FakeProvider fake;
 
   @BeforeAll
   static void start() throws Exception {
     Browser.requireChromium();
-    bed = JobTestBed.start(tmp, "90s", new JsonObject().put("model", MODEL));
-    fake = FakeProvider.start(KEY);
-    // The agent's JVM needs the memory; exec jobs do not mind it. Llm jobs over 1000 tokens end
-    // budget_exceeded.
-    bed.startRunner(
-        "r1",
-        fake.runnerEnv(
-            tmp,
-            MODEL,
-            Map.of(
-                "SPB_LIMIT_MEMORY",
-                "512m",
-                "SPB_MODEL_TOKEN_BUDGET",
-                "1000",
-                "SPB_BREACH_GRACE",
-                "10s")));
-    bed.createRepo(REPO, Map.of("README.md", "# Demo\n\nhello\n"));
-    browser = Browser.start(tmp.resolve("chromium"), bed.gateway.baseUrl);
-    browser.signIn(bed.gateway.ownerToken, "/agent-jobs");
+    browser = Browser.start(llm.tmp.resolve("chromium"), llm.bed.gateway.baseUrl);
+    browser.signIn(llm.bed.gateway.ownerToken, "/agent-jobs");
   }
 
   @AfterEach
@@ -75,12 +65,6 @@ class ProposalPageIT {
   static void stop() throws Exception {
     if (browser != null) {
       browser.close();
-    }
-    if (bed != null) {
-      bed.close();
-    }
-    if (fake != null) {
-      fake.close();
     }
   }
 
@@ -257,7 +241,7 @@ class ProposalPageIT {
               return b.isEnabled() ? b : null;
             });
     String shown = browser.byId("proposal-sha").getText();
-    assertEquals(bed.job(REPO, id).getString("proposal_sha"), shown);
+    assertEquals(llm.bed.job(REPO, id).getString("proposal_sha"), shown);
     approve.click();
     WebElement branch =
         browser.waitFor(
@@ -273,8 +257,9 @@ class ProposalPageIT {
     assertTrue(browser.byId("action-message").getText().contains("agent/" + id));
     assertEquals(
         shown,
-        bed.git
-            .ok(bed.gateway.repoDir(REPO), "rev-parse", "refs/heads/agent/" + id)
+        llm.bed
+            .git
+            .ok(llm.bed.gateway.repoDir(REPO), "rev-parse", "refs/heads/agent/" + id)
             .output()
             .strip());
     assertFalse(browser.byId("approve").isEnabled(), "approved once");
@@ -293,20 +278,20 @@ class ProposalPageIT {
     browser.waitFor(d -> d.findElement(By.id("dialog-confirm")).isDisplayed() ? true : null);
 
     // The proposal ref moves after the owner looked at it (the owner's token may push any ref).
-    Path work = tmp.resolve("moved-" + id);
-    bed.git.ok(tmp, "clone", "-q", bed.gateway.repoUrl(REPO), work.toString());
-    bed.git.ok(work, "fetch", "-q", "origin", "refs/agents/" + id + "/proposal");
-    bed.git.ok(work, "checkout", "-q", "FETCH_HEAD");
+    Path work = llm.tmp.resolve("moved-" + id);
+    llm.bed.git.ok(llm.tmp, "clone", "-q", llm.bed.gateway.repoUrl(REPO), work.toString());
+    llm.bed.git.ok(work, "fetch", "-q", "origin", "refs/agents/" + id + "/proposal");
+    llm.bed.git.ok(work, "checkout", "-q", "FETCH_HEAD");
     Files.writeString(work.resolve("later.txt"), "not what was reviewed\n");
-    bed.git.ok(work, "add", ".");
-    bed.git.ok(work, "commit", "-q", "-m", "later");
-    bed.git.ok(
+    llm.bed.git.ok(work, "add", ".");
+    llm.bed.git.ok(work, "commit", "-q", "-m", "later");
+    llm.bed.git.ok(
         work,
         "push",
         "-q",
-        bed.gateway.pushUrl(REPO, bed.gateway.ownerToken),
+        llm.bed.gateway.pushUrl(REPO, llm.bed.gateway.ownerToken),
         "HEAD:refs/agents/" + id + "/proposal");
-    String moved = bed.git.ok(work, "rev-parse", "HEAD").output().strip();
+    String moved = llm.bed.git.ok(work, "rev-parse", "HEAD").output().strip();
 
     browser.byId("dialog-confirm").click();
     WebElement error =
@@ -319,8 +304,14 @@ class ProposalPageIT {
         error.getText().startsWith("Approve failed:") && error.getText().contains(shown),
         error.getText());
     assertFalse(
-        bed.git
-            .run(bed.gateway.repoDir(REPO), "rev-parse", "--verify", "-q", "refs/heads/agent/" + id)
+        llm.bed
+            .git
+            .run(
+                llm.bed.gateway.repoDir(REPO),
+                "rev-parse",
+                "--verify",
+                "-q",
+                "refs/heads/agent/" + id)
             .ok(),
         "no branch was created");
     browser.waitFor(
@@ -346,7 +337,7 @@ class ProposalPageIT {
     assertEquals("rejected", browser.byId("decision-badge").getText());
     assertFalse(browser.byId("approve").isEnabled());
     assertFalse(browser.byId("reject").isEnabled());
-    assertEquals("rejected", bed.job(REPO, id).getJsonObject("decision").getString("decision"));
+    assertEquals("rejected", llm.bed.job(REPO, id).getJsonObject("decision").getString("decision"));
     browser.waitFor(d -> auditEvents().contains("job_rejected") ? true : null);
   }
 
@@ -365,13 +356,13 @@ class ProposalPageIT {
         d -> d.findElement(By.id("status")).getText().equals("finished: cancelled") ? true : null);
     assertFalse(browser.byId("cancel").isDisplayed(), "no cancel once finished");
     awaitLogEnd();
-    assertEquals("cancelled", bed.job(REPO, id).getString("exit_reason"));
+    assertEquals("cancelled", llm.bed.job(REPO, id).getString("exit_reason"));
   }
 
   @Test
   void deleteNamesTheJobRefsAndRemovesOnlyThem() throws Exception {
     String other = submit("Another proposal", "echo other > other.txt", null);
-    bed.awaitFinished(REPO, other);
+    llm.bed.awaitFinished(REPO, other);
     String id = submit("A proposal to delete", "echo gone > gone.txt", null);
     openJob(id);
     browser.waitFor(d -> d.findElement(By.id("delete-refs")).isEnabled() ? true : null);
@@ -414,19 +405,19 @@ class ProposalPageIT {
     JobTestBed.requireLlmAgent(JobTestBed.IMAGE);
     // 500 tokens a call: the second spends the budget of 1000, the agent is told, and pushes what
     // it has.
-    fake.then(
-        fake.openAiToolCall(
+    llm.fake.then(
+        llm.fake.openAiToolCall(
             "replace_in_file",
             "{\"path\":\"README.md\",\"old\":\"hello\",\"new\":\"hello, halfway there\"}",
             400,
             100),
-        fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
+        llm.fake.openAiToolCall("list_files", "{\"path\":\".\"}", 400, 100));
     String task = "Rewrite the greeting in README.md";
     var response =
-        bed.gateway.api(
+        llm.bed.gateway.api(
             "POST",
             "/api/v1/repos/" + REPO + "/agent-jobs",
-            bed.gateway.ownerToken,
+            llm.bed.gateway.ownerToken,
             new JsonObject().put("task", task).encode());
     assertEquals(201, response.statusCode(), response.body());
     String id = new JsonObject(response.body()).getString("id");
@@ -438,7 +429,7 @@ class ProposalPageIT {
             d.findElement(By.id("status")).getText().equals("finished: budget_exceeded")
                 ? true
                 : null);
-    JsonObject job = bed.job(REPO, id);
+    JsonObject job = llm.bed.job(REPO, id);
     assertNull(job.getValue("proposal_sha"), job.encodePrettily());
     browser.waitFor(
         d -> d.findElements(By.cssSelector("#diff section.file")).size() == 1 ? true : null);
@@ -480,7 +471,7 @@ class ProposalPageIT {
             .toList();
     assertTrue(
         modelTargets.size() >= 2
-            && modelTargets.stream().allMatch(t -> t.equals("POST 127.0.0.1:" + fake.port())),
+            && modelTargets.stream().allMatch(t -> t.equals("POST 127.0.0.1:" + llm.fake.port())),
         "each model call, to the provider: " + modelTargets);
     Path shot = browser.fullPageScreenshot("proposal-partial", 3200);
     Files.createDirectories(DOC_IMAGES);
@@ -497,8 +488,11 @@ class ProposalPageIT {
       body.put("test_command", testCommand);
     }
     var response =
-        bed.gateway.api(
-            "POST", "/api/v1/repos/" + REPO + "/agent-jobs", bed.gateway.ownerToken, body.encode());
+        llm.bed.gateway.api(
+            "POST",
+            "/api/v1/repos/" + REPO + "/agent-jobs",
+            llm.bed.gateway.ownerToken,
+            body.encode());
     assertEquals(201, response.statusCode(), response.body());
     return new JsonObject(response.body()).getString("id");
   }
@@ -509,7 +503,7 @@ class ProposalPageIT {
   }
 
   private static String jobStatus(String id) throws Exception {
-    return bed.job(REPO, id).getString("status");
+    return llm.bed.job(REPO, id).getString("status");
   }
 
   /** The text of every line in the log panel, in order. */
@@ -577,10 +571,10 @@ class ProposalPageIT {
   }
 
   private static String refs() throws Exception {
-    return bed.git.refs(bed.gateway.repoDir(REPO));
+    return llm.bed.git.refs(llm.bed.gateway.repoDir(REPO));
   }
 
   private static String rev(String ref) throws Exception {
-    return bed.git.ok(bed.gateway.repoDir(REPO), "rev-parse", ref).output().strip();
+    return llm.bed.git.ok(llm.bed.gateway.repoDir(REPO), "rev-parse", ref).output().strip();
   }
 }

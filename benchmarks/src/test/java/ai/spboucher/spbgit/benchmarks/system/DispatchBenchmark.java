@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
 import java.io.BufferedReader;

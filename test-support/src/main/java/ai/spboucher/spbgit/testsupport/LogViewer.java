@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.testsupport;
 
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -135,19 +135,19 @@ public final class LogViewer {
   }
 
   /** Bytes of log data taken (every stream). */
-  long bytes() {
+  public long bytes() {
     return bytes;
   }
 
-  java.util.List<long[]> trace() {
+  public java.util.List<long[]> trace() {
     return trace;
   }
 
-  long firstFrameMicros() {
+  public long firstFrameMicros() {
     return firstFrameMicros;
   }
 
-  long lastFrameMicros() {
+  public long lastFrameMicros() {
     return lastFrameMicros;
   }
 

@@ -1,6 +1,8 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
 import ai.spboucher.spbgit.runner.docker.SandboxSpec;
+import ai.spboucher.spbgit.testsupport.LogViewer;
+import ai.spboucher.spbgit.testsupport.WallClock;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.testsupport;
 
 import java.time.Clock;
 import java.time.Instant;
@@ -8,13 +8,13 @@ import java.time.Instant;
  * date} and {@code gettimeofday} read on the same machine, so a time printed in a container and a
  * time taken here compare.
  */
-final class WallClock {
+public final class WallClock {
 
   private static final Clock CLOCK = Clock.systemUTC();
 
   private WallClock() {}
 
-  static long micros() {
+  public static long micros() {
     Instant now = CLOCK.instant();
     return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
   }

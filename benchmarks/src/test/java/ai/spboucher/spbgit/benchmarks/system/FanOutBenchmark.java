@@ -1,5 +1,6 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
+import ai.spboucher.spbgit.testsupport.LogViewer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

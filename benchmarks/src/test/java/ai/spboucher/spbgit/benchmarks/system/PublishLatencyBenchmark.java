@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
 import ai.spboucher.spbgit.gateway.nats.JobBusSigner;
 import ai.spboucher.spbgit.proto.JobRequest;
@@ -6,6 +6,7 @@ import ai.spboucher.spbgit.proto.Limits;
 import ai.spboucher.spbgit.proto.Mode;
 import ai.spboucher.spbgit.proto.Subjects;
 import ai.spboucher.spbgit.runner.JobTestBed;
+import ai.spboucher.spbgit.testsupport.WallClock;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.Nats;

@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
 import ai.spboucher.spbgit.proto.JobEvent;
 import ai.spboucher.spbgit.proto.JobStatus;
@@ -6,6 +6,7 @@ import ai.spboucher.spbgit.runner.JobTestBed;
 import ai.spboucher.spbgit.testsupport.GcLog;
 import ai.spboucher.spbgit.testsupport.GitCli;
 import ai.spboucher.spbgit.testsupport.NatsServerProcess;
+import ai.spboucher.spbgit.testsupport.WallClock;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Nats;

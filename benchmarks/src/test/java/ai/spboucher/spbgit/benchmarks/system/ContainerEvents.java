@@ -1,5 +1,6 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
+import ai.spboucher.spbgit.testsupport.WallClock;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.IOException;

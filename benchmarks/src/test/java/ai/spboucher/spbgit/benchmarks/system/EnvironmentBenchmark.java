@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
 import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.JobEvent;
@@ -7,6 +7,7 @@ import ai.spboucher.spbgit.runner.JobCacheForBenchmarks;
 import ai.spboucher.spbgit.runner.RunnerConfig;
 import ai.spboucher.spbgit.runner.docker.WorkVolume;
 import ai.spboucher.spbgit.testsupport.GitCli;
+import ai.spboucher.spbgit.testsupport.WallClock;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.vertx.core.json.JsonObject;

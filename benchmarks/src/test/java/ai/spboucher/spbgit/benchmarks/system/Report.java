@@ -1,4 +1,4 @@
-package ai.spboucher.spbgit.runner.bench;
+package ai.spboucher.spbgit.benchmarks.system;
 
 import java.io.IOException;
 import java.nio.file.Files;
