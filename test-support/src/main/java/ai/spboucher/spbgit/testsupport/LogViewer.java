@@ -5,7 +5,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -65,8 +68,7 @@ public final class LogViewer {
    * Per log frame taken: {seq, runner's ts in ms, arrival in µs, data length}; for finding where
    * time goes.
    */
-  private final java.util.List<long[]> trace =
-      java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+  private final List<long[]> trace = Collections.synchronizedList(new ArrayList<>());
 
   private enum Stream {
     STDOUT,
@@ -139,7 +141,7 @@ public final class LogViewer {
     return bytes;
   }
 
-  public java.util.List<long[]> trace() {
+  public List<long[]> trace() {
     return trace;
   }
 
