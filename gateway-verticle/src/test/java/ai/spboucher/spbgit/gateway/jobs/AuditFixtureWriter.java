@@ -17,7 +17,6 @@ import ai.spboucher.spbgit.gateway.review.ProposalDiffs;
 import ai.spboucher.spbgit.gateway.review.ReviewComments;
 import ai.spboucher.spbgit.proto.CacheOutcome;
 import ai.spboucher.spbgit.proto.JobEvent;
-import ai.spboucher.spbgit.proto.JobRequest;
 import ai.spboucher.spbgit.proto.JobStatus;
 import ai.spboucher.spbgit.proto.RequestRefusal;
 import ai.spboucher.spbgit.proto.StatusChange;
@@ -31,11 +30,8 @@ import io.vertx.junit5.VertxExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +40,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import org.eclipse.jgit.lib.CommitBuilder;
 import org.eclipse.jgit.lib.Constants;
 import org.eclipse.jgit.lib.FileMode;
@@ -82,8 +77,9 @@ class AuditFixtureWriter {
       new NewJob("say hello", "echo hello > hello.txt", "", "", "", "");
 
   @TempDir Path tmp;
-  private final MovableClock clock = new MovableClock(Instant.parse("2026-12-01T10:00:00Z"));
-  private final FakeQueue queue = new FakeQueue();
+  private final JobLifecycleFixture.MovableClock clock =
+      new JobLifecycleFixture.MovableClock(Instant.parse("2026-12-01T10:00:00Z"));
+  private final JobLifecycleFixture.FakeQueue queue = new JobLifecycleFixture.FakeQueue();
   private Vertx vertx;
   private Context context;
   private RepositoryStore repos;
@@ -491,84 +487,5 @@ class AuditFixtureWriter {
       }
     }
     return inserter.insert(tree);
-  }
-
-  /** The queue as the job lifecycle sees it; events are handed over by the writer. */
-  private static final class FakeQueue implements JobQueue {
-
-    volatile RuntimeException publishFailure;
-    volatile boolean removesCancelled;
-    final List<JobRequest> published = new ArrayList<>();
-    private Function<JobEvent, Future<?>> handler;
-    private Context handlerContext;
-
-    @Override
-    public boolean isConnected() {
-      return true;
-    }
-
-    @Override
-    public synchronized Future<Long> publish(JobRequest request, String jobToken, Context context) {
-      if (publishFailure != null) {
-        return Future.failedFuture(publishFailure);
-      }
-      published.add(request);
-      return Future.succeededFuture((long) published.size());
-    }
-
-    @Override
-    public synchronized boolean cancel(String jobId, long queueSequence) {
-      return removesCancelled;
-    }
-
-    @Override
-    public void consumeStatus(Context context, Function<JobEvent, Future<?>> handler) {
-      this.handlerContext = context;
-      this.handler = handler;
-    }
-
-    Future<?> deliver(JobEvent event) throws Exception {
-      CompletableFuture<Future<?>> handled = new CompletableFuture<>();
-      handlerContext.runOnContext(
-          v ->
-              handler
-                  .apply(event)
-                  .onComplete(
-                      ar ->
-                          handled.complete(
-                              ar.succeeded()
-                                  ? Future.succeededFuture()
-                                  : Future.failedFuture(ar.cause()))));
-      return handled.get(20, TimeUnit.SECONDS);
-    }
-  }
-
-  /** A clock the writer moves. */
-  private static final class MovableClock extends Clock {
-
-    private volatile Instant now;
-
-    MovableClock(Instant start) {
-      this.now = start;
-    }
-
-    void set(Instant instant) {
-      now = instant;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-
-    @Override
-    public ZoneOffset getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
   }
 }

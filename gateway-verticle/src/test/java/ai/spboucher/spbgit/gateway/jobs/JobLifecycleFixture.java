@@ -285,7 +285,7 @@ abstract class JobLifecycleFixture {
    * The queue as the lifecycle sees it: what was published and cancelled, and events handed over by
    * the test.
    */
-  final class FakeQueue implements JobQueue {
+  static final class FakeQueue implements JobQueue {
 
     volatile boolean connected = true;
     volatile RuntimeException publishFailure;
